@@ -1,0 +1,53 @@
+"""Suite-wide fixtures and the rule for tests that need a server.
+
+Tests marked `needs_postgres` or `needs_redis` run against the real services.
+On a bare machine (no DATABASE_URL / REDIS_URL) they are skipped with the
+reason; with REQUIRE_SERVICES=1 (set by .ci/run) a missing service fails the
+run instead, so CI can never go green by skipping.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from django.conf import settings
+
+REQUIRE_SERVICES = os.environ.get("REQUIRE_SERVICES", "").lower() in {"1", "true", "yes"}
+
+
+def _postgres_missing() -> str | None:
+    if settings.DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql":
+        return "needs PostgreSQL: set DATABASE_URL=postgres://..."
+    return None
+
+
+def _redis_missing() -> str | None:
+    url = settings.REDIS_URL
+    if not url:
+        return "needs Redis: set REDIS_URL=redis://..."
+    import redis
+
+    try:
+        redis.Redis.from_url(url, socket_connect_timeout=1).ping()
+    except redis.RedisError as exc:
+        return f"needs Redis at {url}: {exc}"
+    return None
+
+
+_CHECKS = {"needs_postgres": _postgres_missing, "needs_redis": _redis_missing}
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    if REQUIRE_SERVICES:
+        problems = [msg for check in _CHECKS.values() if (msg := check())]
+        if problems:
+            raise pytest.UsageError("REQUIRE_SERVICES=1 but: " + "; ".join(problems))
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    for marker, check in _CHECKS.items():
+        if item.get_closest_marker(marker) and (reason := check()):
+            if REQUIRE_SERVICES:
+                pytest.fail(reason)
+            pytest.skip(reason)
