@@ -1,7 +1,11 @@
 from django.contrib import admin
 from django.urls import include, path
 
+from petstore.health import healthz, readyz
+
 urlpatterns = [
+    path("healthz", healthz, name="healthz"),
+    path("readyz", readyz, name="readyz"),
     path("v1/", include("pets.urls")),
     path("admin/", admin.site.urls),
     path("accounts/", include("django.contrib.auth.urls")),
