@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
 PORT   ?= 8000
 
-.PHONY: run test lint migrate clean
+.PHONY: run test lint bench clean
 
 $(STAMP): pyproject.toml
 	@test -d $(VENV) || $(PYTHON) -m venv $(VENV)
@@ -24,6 +24,11 @@ run: $(STAMP)
 # only the tests that need a server, saying why; .ci/run points it at both.
 test: $(STAMP)
 	SECRET_KEY=test-only-not-secret SECURE_SSL_REDIRECT=0 $(BIN)/pytest $(PYTEST_ARGS)
+
+# Benchmarks against their floors on the local PostgreSQL and Redis; writes bench/results.md.
+bench: $(STAMP)
+	@command -v wrk >/dev/null || (apt-get update -qq && apt-get install -y -qq wrk)
+	$(BIN)/python bench/run.py $(BENCH_ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

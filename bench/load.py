@@ -1,0 +1,112 @@
+"""Driving load with wrk and reading its answer.
+
+Every figure is measured side by side: the two sides of a comparison run one
+after the other, alternating, several rounds each, and the median of each side
+is compared. Absolute numbers drift on shared machines; ratios taken this way
+hold.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import statistics
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+WRK_DIR = Path(__file__).resolve().parent / "wrk"
+
+_UNITS = {"us": 0.001, "ms": 1.0, "s": 1000.0, "m": 60000.0}
+
+
+@dataclass
+class Run:
+    rps: float
+    p50_ms: float
+    p99_ms: float
+    requests: int
+    errors: int  # non-2xx/3xx answers plus socket errors
+    created: int | None = None  # 201s counted by a Lua script
+
+
+@dataclass
+class Side:
+    label: str
+    runs: list[Run]
+
+    @property
+    def rps(self) -> float:
+        return statistics.median(r.rps for r in self.runs)
+
+    @property
+    def p50_ms(self) -> float:
+        return statistics.median(r.p50_ms for r in self.runs)
+
+    @property
+    def p99_ms(self) -> float:
+        return statistics.median(r.p99_ms for r in self.runs)
+
+    @property
+    def errors(self) -> int:
+        return sum(r.errors for r in self.runs)
+
+
+def _ms(text: str) -> float:
+    match = re.fullmatch(r"([\d.]+)(us|ms|s|m)", text.strip())
+    if not match:
+        raise ValueError(f"unreadable wrk latency {text!r}")
+    return float(match.group(1)) * _UNITS[match.group(2)]
+
+
+def parse(output: str) -> Run:
+    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", output).group(1))
+    p50 = _ms(re.search(r"^\s+50%\s+(\S+)", output, re.M).group(1))
+    p99 = _ms(re.search(r"^\s+99%\s+(\S+)", output, re.M).group(1))
+    requests = int(re.search(r"(\d+) requests in", output).group(1))
+    non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", output)
+    socket = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", output)
+    errors = (int(non2xx.group(1)) if non2xx else 0) + (
+        sum(int(g) for g in socket.groups()) if socket else 0
+    )
+    created = re.search(r"^CREATED (\d+)$", output, re.M)
+    return Run(rps, p50, p99, requests, errors, int(created.group(1)) if created else None)
+
+
+def wrk(
+    url: str,
+    *,
+    seconds: int,
+    connections: int,
+    headers: dict[str, str] | None = None,
+    script: str | None = None,
+    env: dict[str, str] | None = None,
+) -> Run:
+    if not shutil.which("wrk"):
+        raise SystemExit("wrk is not installed: apt-get install -y wrk")
+    cmd = ["wrk", "-t1", f"-c{connections}", f"-d{seconds}s", "--latency", "--timeout", "10s"]
+    for name, value in (headers or {}).items():
+        cmd += ["-H", f"{name}: {value}"]
+    if script:
+        cmd += ["-s", str(WRK_DIR / script)]
+    cmd.append(url)
+    out = subprocess.run(
+        cmd, capture_output=True, text=True, check=True, env={**os.environ, **(env or {})}
+    )
+    return parse(out.stdout)
+
+
+def side_by_side(
+    a: tuple[str, dict], b: tuple[str, dict], *, rounds: int, **common
+) -> tuple[Side, Side]:
+    """Run a and b alternately `rounds` times each (after one warm-up of each)."""
+    (label_a, kwargs_a), (label_b, kwargs_b) = a, b
+    warm = {**common, "seconds": 2}
+    wrk(**{**warm, **kwargs_a})
+    wrk(**{**warm, **kwargs_b})
+    side_a, side_b = Side(label_a, []), Side(label_b, [])
+    for _ in range(rounds):
+        side_a.runs.append(wrk(**{**common, **kwargs_a}))
+        side_b.runs.append(wrk(**{**common, **kwargs_b}))
+    return side_a, side_b
