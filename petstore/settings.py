@@ -121,6 +121,12 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 LOGIN_URL = "login"
+# Failed sign-ins allowed per (address, username) and per address within the window (seconds).
+SIGNIN_MAX_ATTEMPTS = env_int("SIGNIN_MAX_ATTEMPTS", 5)
+SIGNIN_MAX_ATTEMPTS_PER_ADDRESS = env_int("SIGNIN_MAX_ATTEMPTS_PER_ADDRESS", 20)
+SIGNIN_WINDOW = env_int("SIGNIN_WINDOW", 15 * 60)
+# Reverse proxies in front of the app whose X-Forwarded-For is trusted (0: use REMOTE_ADDR).
+NUM_PROXIES = env_int("NUM_PROXIES", 0)
 LOGIN_REDIRECT_URL = "/dashboard/"
 LOGOUT_REDIRECT_URL = "login"
 

@@ -2,12 +2,14 @@ from django.contrib import admin
 from django.urls import include, path
 
 from petstore.health import healthz, readyz
+from petstore.signin import ThrottledLoginView
 
 urlpatterns = [
     path("healthz", healthz, name="healthz"),
     path("readyz", readyz, name="readyz"),
     path("v1/", include("pets.urls")),
     path("admin/", admin.site.urls),
+    path("accounts/login/", ThrottledLoginView.as_view(), name="login"),
     path("accounts/", include("django.contrib.auth.urls")),
     path("", include("domains.urls")),
 ]

@@ -1,0 +1,61 @@
+"""Sign-in with a limit on failed attempts.
+
+Failed attempts are counted in the shared cache per client address and per
+(address, username); past the limit the form answers 429 with a message on the
+form until the window passes. A successful sign-in clears the per-user count.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.contrib.auth.views import LoginView
+from django.core.cache import cache
+
+
+def client_address(request) -> str:
+    """REMOTE_ADDR, or the address the trusted proxies saw (settings.NUM_PROXIES)."""
+    forwarded = request.META.get("HTTP_X_FORWARDED_FOR")
+    proxies = settings.NUM_PROXIES
+    if forwarded and proxies:
+        hops = [hop.strip() for hop in forwarded.split(",")]
+        return hops[-min(proxies, len(hops))]
+    return request.META.get("REMOTE_ADDR", "")
+
+
+class ThrottledLoginView(LoginView):
+    def _keys(self) -> list[str]:
+        address = client_address(self.request)
+        username = self.request.POST.get("username", "").strip().lower()[:150]
+        return [f"signin:addr:{address}", f"signin:user:{address}:{username}"]
+
+    def _blocked(self) -> bool:
+        address_key, user_key = self._keys()
+        counts = cache.get_many([address_key, user_key])
+        return (
+            counts.get(address_key, 0) >= settings.SIGNIN_MAX_ATTEMPTS_PER_ADDRESS
+            or counts.get(user_key, 0) >= settings.SIGNIN_MAX_ATTEMPTS
+        )
+
+    def post(self, request, *args, **kwargs):
+        if self._blocked():
+            form = self.get_form()
+            minutes = max(1, settings.SIGNIN_WINDOW // 60)
+            form.add_error(
+                None,
+                f"Too many failed sign-in attempts. Wait {minutes} minutes and try again.",
+            )
+            return self.render_to_response(self.get_context_data(form=form), status=429)
+        return super().post(request, *args, **kwargs)
+
+    def form_invalid(self, form):
+        for key in self._keys():
+            cache.add(key, 0, timeout=settings.SIGNIN_WINDOW)
+            try:
+                cache.incr(key)
+            except ValueError:  # expired between add and incr
+                cache.set(key, 1, timeout=settings.SIGNIN_WINDOW)
+        return super().form_invalid(form)
+
+    def form_valid(self, form):
+        cache.delete(self._keys()[1])
+        return super().form_valid(form)
