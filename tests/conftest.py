@@ -35,7 +35,21 @@ def _redis_missing() -> str | None:
     return None
 
 
-_CHECKS = {"needs_postgres": _postgres_missing, "needs_redis": _redis_missing}
+CHROMIUM = "/usr/bin/chromium"
+
+
+def _chromium_missing() -> str | None:
+    # Debian's `chromium` package; .ci/run installs it when it is missing.
+    if not os.access(CHROMIUM, os.X_OK):
+        return f"needs Chromium at {CHROMIUM}: apt-get install -y chromium"
+    return None
+
+
+_CHECKS = {
+    "needs_postgres": _postgres_missing,
+    "needs_redis": _redis_missing,
+    "browser": _chromium_missing,
+}
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
