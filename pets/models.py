@@ -1,1 +1,116 @@
-from django.db import models  # noqa: F401
+"""The animal store's data: categories, pets, API keys and idempotency records."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+NAME_MAX_LENGTH = 100
+CATEGORY_NAME_MAX_LENGTH = 50
+
+
+class PetStatus(models.TextChoices):
+    AVAILABLE = "available", "Available"
+    PENDING = "pending", "Pending"
+    SOLD = "sold", "Sold"
+
+
+class Category(models.Model):
+    name = models.CharField(max_length=CATEGORY_NAME_MAX_LENGTH, unique=True)
+
+    class Meta:
+        ordering = ["id"]
+        verbose_name_plural = "categories"
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Pet(models.Model):
+    # BigAutoField (DEFAULT_AUTO_FIELD): the spec's int64 identifier.
+    name = models.CharField(max_length=NAME_MAX_LENGTH)
+    category = models.ForeignKey(Category, on_delete=models.PROTECT, related_name="pets")
+    status = models.CharField(max_length=16, choices=PetStatus.choices, default=PetStatus.AVAILABLE)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["id"]
+        indexes = [
+            # listPets filtered by status walks this index in id order
+            # (WHERE status = %s AND id > %s ORDER BY id), whatever the page.
+            models.Index(fields=["status", "id"], name="pets_pet_status_id_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} (#{self.pk})"
+
+
+class ApiKeyQuerySet(models.QuerySet):
+    def active(self) -> ApiKeyQuerySet:
+        return self.filter(revoked_at__isnull=True)
+
+
+class ApiKey(models.Model):
+    """A bearer key. Only a SHA-256 of the key is stored; `prefix` finds the row."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_keys"
+    )
+    name = models.CharField(max_length=100, default="default", help_text="A label for humans.")
+    prefix = models.CharField(max_length=16, unique=True, editable=False)
+    key_hash = models.CharField(max_length=64, editable=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True, editable=False)
+    revoked_at = models.DateTimeField(null=True, blank=True, editable=False)
+
+    objects = ApiKeyQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        verbose_name = "API key"
+
+    def __str__(self) -> str:
+        return f"{self.display_prefix} ({self.name})"
+
+    @property
+    def display_prefix(self) -> str:
+        from pets.keys import KEY_SCHEME
+
+        return f"{KEY_SCHEME}_{self.prefix}"
+
+    @property
+    def is_revoked(self) -> bool:
+        return self.revoked_at is not None
+
+
+class IdempotencyRecord(models.Model):
+    """One Idempotency-Key of one API key: claimed, then completed with its response."""
+
+    api_key = models.ForeignKey(ApiKey, on_delete=models.CASCADE, related_name="+")
+    key = models.CharField(max_length=255)
+    fingerprint = models.CharField(max_length=64)  # SHA-256 of method, path and body
+    claim_token = models.CharField(max_length=32)
+    locked_at = models.DateTimeField()
+    expires_at = models.DateTimeField(db_index=True)
+    response_status = models.PositiveSmallIntegerField(null=True, blank=True)
+    response_body = models.JSONField(null=True, blank=True)
+    response_headers = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["api_key", "key"], name="pets_idempotency_unique_key"),
+            models.CheckConstraint(
+                condition=Q(response_status__isnull=True) | Q(response_status__gte=100),
+                name="pets_idempotency_status_valid",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.key
+
+    @property
+    def completed(self) -> bool:
+        return self.response_status is not None

@@ -160,15 +160,48 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DATA_UPLOAD_MAX_MEMORY_SIZE", 64 * 1024)
 API_BASE_URL = env_str("API_BASE_URL", "http://localhost:8000/v1")
 API_STAGING_BASE_URL = env_str("API_STAGING_BASE_URL", "https://staging.petstore.example/v1")
 
+# Requests per API key (DRF rate syntax, e.g. "600/min"); empty turns it off.
+API_RATE_LIMIT = env_str("API_RATE_LIMIT", "600/min")
+
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["pets.parsers.JSONParser"],
+    # Secure by default: every DRF view needs a bearer API key unless it opts out.
+    "DEFAULT_AUTHENTICATION_CLASSES": ["pets.authentication.BearerKeyAuthentication"],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_THROTTLE_CLASSES": ["pets.authentication.ApiKeyRateThrottle"],
+    "EXCEPTION_HANDLER": "pets.errors.exception_handler",
+    "URL_FORMAT_OVERRIDE": None,  # `?format=` is an ordinary (ignored) parameter
 }
 
 SPECTACULAR_SETTINGS = {
     "TITLE": "Petstore API",
     "VERSION": "1.0.0",
+    "DESCRIPTION": (
+        "The v1 animal-store API. Every operation needs `Authorization: Bearer <key>`; "
+        "every error is the Error body `{code, message, status}`."
+    ),
+    "SERVERS": [
+        {"url": API_BASE_URL, "description": "Production"},
+        {"url": API_STAGING_BASE_URL, "description": "Staging"},
+    ],
+    "SCHEMA_PATH_PREFIX": r"/v1",
+    "SCHEMA_PATH_PREFIX_TRIM": True,  # paths are relative to the servers' /v1
+    "PREPROCESSING_HOOKS": ["pets.schema.only_v1_endpoints"],
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "pets.schema.name_pets_array",
+    ],
+    "ENUM_GENERATE_CHOICE_DESCRIPTION": False,
+    "ENUM_NAME_OVERRIDES": {
+        "PetStatus": "pets.models.PetStatus",
+        "ErrorCode": "pets.exceptions.ErrorCode.ALL",
+    },
+    "COMPONENT_NO_READ_ONLY_REQUIRED": False,
+    # The document and the docs page are public: no key, no throttle.
+    "SERVE_AUTHENTICATION": [],
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.AllowAny"],
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
@@ -204,6 +237,11 @@ CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 240)
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 CELERY_BEAT_SCHEDULE: dict = {}  # filled in by the apps below
+# Pets API: Idempotency-Key records live 24 hours; purge the expired ones hourly.
+CELERY_BEAT_SCHEDULE["pets-purge-idempotency-keys"] = {
+    "task": "pets.tasks.purge_expired_idempotency_keys",
+    "schedule": 3600.0,
+}
 
 # --- Domains ----------------------------------------------------------------
 

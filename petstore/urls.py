@@ -13,3 +13,7 @@ urlpatterns = [
     path("accounts/", include("django.contrib.auth.urls")),
     path("", include("domains.urls")),
 ]
+
+# Errors under /v1 are the API's Error body; elsewhere Django's default pages.
+handler404 = "pets.errors.handler404"
+handler500 = "pets.errors.handler500"

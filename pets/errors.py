@@ -1,0 +1,128 @@
+"""The Error body `{code, message, status}` for every error under /v1.
+
+DRF exceptions go through `exception_handler` (REST_FRAMEWORK["EXCEPTION_HANDLER"]);
+unknown paths under /v1 hit `unknown_path` (the last route of pets.urls, so it
+works with DEBUG on too); `handler404` / `handler500` cover what escapes both.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.http import Http404, HttpRequest, JsonResponse
+from django.views import defaults
+from django.views.decorators.csrf import csrf_exempt
+from rest_framework import exceptions
+from rest_framework.response import Response
+from rest_framework.views import set_rollback
+
+from pets.exceptions import ErrorCode
+
+log = logging.getLogger(__name__)
+
+
+_CODE_BY_CLASS: list[tuple[type[exceptions.APIException], str]] = [
+    (exceptions.ValidationError, ErrorCode.VALIDATION_ERROR),
+    (exceptions.ParseError, ErrorCode.BAD_REQUEST),
+    (exceptions.NotAuthenticated, ErrorCode.UNAUTHORIZED),
+    (exceptions.AuthenticationFailed, ErrorCode.UNAUTHORIZED),
+    (exceptions.NotFound, ErrorCode.NOT_FOUND),
+    (exceptions.MethodNotAllowed, ErrorCode.METHOD_NOT_ALLOWED),
+    (exceptions.NotAcceptable, ErrorCode.NOT_ACCEPTABLE),
+    (exceptions.UnsupportedMediaType, ErrorCode.UNSUPPORTED_MEDIA_TYPE),
+    (exceptions.Throttled, ErrorCode.RATE_LIMITED),
+]
+
+
+def error_body(code: str, message: str, http_status: int, **extra) -> dict:
+    return {"code": code, "message": message, "status": http_status, **extra}
+
+
+def _code_for(exc: exceptions.APIException) -> str:
+    for cls, code in _CODE_BY_CLASS:
+        if isinstance(exc, cls):
+            return code
+    if exc.default_code in ErrorCode.ALL:
+        return exc.default_code
+    # Anything else DRF may raise still maps onto the fixed set.
+    return ErrorCode.INTERNAL_ERROR if exc.status_code >= 500 else ErrorCode.BAD_REQUEST
+
+
+def _fields(detail) -> dict[str, list[str]]:
+    if isinstance(detail, dict):
+        return {
+            str(name): [str(m) for m in (msgs if isinstance(msgs, list) else [msgs])]
+            for name, msgs in detail.items()
+        }
+    messages = detail if isinstance(detail, list) else [detail]
+    return {"non_field_errors": [str(m) for m in messages]}
+
+
+def _body_for(exc: exceptions.APIException) -> dict:
+    code = _code_for(exc)
+    if isinstance(exc, exceptions.ValidationError):
+        fields = _fields(exc.detail)
+        names = ", ".join(fields)
+        return error_body(code, f"Invalid input: {names}.", exc.status_code, fields=fields)
+    if isinstance(exc, exceptions.Throttled):
+        wait = int(exc.wait) if exc.wait is not None else None
+        message = "Too many requests."
+        if wait is not None:
+            message += f" Retry in {wait} seconds."
+        return error_body(code, message, exc.status_code)
+    return error_body(code, str(exc.detail), exc.status_code)
+
+
+def exception_handler(exc: Exception, context: dict) -> Response:
+    if isinstance(exc, Http404):
+        exc = exceptions.NotFound()
+    elif isinstance(exc, DjangoPermissionDenied):
+        exc = exceptions.PermissionDenied()
+
+    if not isinstance(exc, exceptions.APIException):
+        # A bug: log it with its traceback and answer the Error body, never HTML.
+        log.exception("Unhandled error in %s", context.get("view").__class__.__name__)
+        set_rollback()
+        body = error_body(ErrorCode.INTERNAL_ERROR, "Internal server error.", 500)
+        return Response(body, status=500)
+
+    headers = {}
+    if auth_header := getattr(exc, "auth_header", None):
+        if isinstance(exc, exceptions.AuthenticationFailed):
+            # RFC 6750 section 3: say the token itself was refused.
+            auth_header += ', error="invalid_token"'
+        headers["WWW-Authenticate"] = auth_header
+    if getattr(exc, "wait", None):
+        headers["Retry-After"] = str(int(exc.wait))
+    set_rollback()
+    return Response(_body_for(exc), status=exc.status_code, headers=headers)
+
+
+# --- Outside DRF ---------------------------------------------------------------
+
+
+def _is_api(request: HttpRequest) -> bool:
+    return request.path == "/v1" or request.path.startswith("/v1/")
+
+
+def _json_error(code: str, message: str, http_status: int) -> JsonResponse:
+    return JsonResponse(error_body(code, message, http_status), status=http_status)
+
+
+@csrf_exempt
+def unknown_path(request: HttpRequest, *args, **kwargs) -> JsonResponse:
+    """Catch-all for /v1: an unknown path is a 404 Error body, whatever the method."""
+    return _json_error(ErrorCode.NOT_FOUND, f"No operation at {request.path}.", 404)
+
+
+def handler404(request: HttpRequest, exception: Exception | None = None):
+    if _is_api(request):
+        return unknown_path(request)
+    return defaults.page_not_found(request, exception)
+
+
+def handler500(request: HttpRequest):
+    if _is_api(request):
+        return _json_error(ErrorCode.INTERNAL_ERROR, "Internal server error.", 500)
+    return defaults.server_error(request)

@@ -1,0 +1,70 @@
+"""The fixed set of error codes and the API's own exceptions (no view imports here:
+DRF settings import this module while rest_framework.views is loading)."""
+
+from __future__ import annotations
+
+from rest_framework import exceptions, status
+
+
+class ErrorCode:
+    """The complete, fixed set of `code` values (documented in docs/decisions/pets.md)."""
+
+    BAD_REQUEST = "bad_request"
+    VALIDATION_ERROR = "validation_error"
+    UNAUTHORIZED = "unauthorized"
+    NOT_FOUND = "not_found"
+    METHOD_NOT_ALLOWED = "method_not_allowed"
+    NOT_ACCEPTABLE = "not_acceptable"
+    IDEMPOTENCY_KEY_IN_USE = "idempotency_key_in_use"
+    GONE = "gone"
+    PAYLOAD_TOO_LARGE = "payload_too_large"
+    UNSUPPORTED_MEDIA_TYPE = "unsupported_media_type"
+    IDEMPOTENCY_KEY_REUSED = "idempotency_key_reused"
+    RATE_LIMITED = "rate_limited"
+    INTERNAL_ERROR = "internal_error"
+
+    ALL = (
+        BAD_REQUEST,
+        VALIDATION_ERROR,
+        UNAUTHORIZED,
+        NOT_FOUND,
+        METHOD_NOT_ALLOWED,
+        NOT_ACCEPTABLE,
+        IDEMPOTENCY_KEY_IN_USE,
+        GONE,
+        PAYLOAD_TOO_LARGE,
+        UNSUPPORTED_MEDIA_TYPE,
+        IDEMPOTENCY_KEY_REUSED,
+        RATE_LIMITED,
+        INTERNAL_ERROR,
+    )
+
+
+class BadRequest(exceptions.APIException):
+    status_code = status.HTTP_400_BAD_REQUEST
+    default_detail = "Bad request."
+    default_code = ErrorCode.BAD_REQUEST
+
+
+class Gone(exceptions.APIException):
+    status_code = status.HTTP_410_GONE
+    default_detail = "This operation has been removed."
+    default_code = ErrorCode.GONE
+
+
+class PayloadTooLarge(exceptions.APIException):
+    status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
+    default_detail = "Request body is too large."
+    default_code = ErrorCode.PAYLOAD_TOO_LARGE
+
+
+class IdempotencyKeyInUse(exceptions.APIException):
+    status_code = status.HTTP_409_CONFLICT
+    default_detail = "A request with this Idempotency-Key is still being processed; retry later."
+    default_code = ErrorCode.IDEMPOTENCY_KEY_IN_USE
+
+
+class IdempotencyKeyReused(exceptions.APIException):
+    status_code = status.HTTP_422_UNPROCESSABLE_ENTITY
+    default_detail = "This Idempotency-Key was already used with a different request."
+    default_code = ErrorCode.IDEMPOTENCY_KEY_REUSED

@@ -1,0 +1,131 @@
+"""Idempotency-Key for POST (IETF httpapi draft, Stripe's behaviour).
+
+1. `claim()` inserts (api key, Idempotency-Key) in its own short transaction;
+   the unique constraint lets exactly one concurrent request win.
+2. The winner runs the operation and calls `complete()` in the *same*
+   transaction as its writes, conditionally on its claim token: the pet and the
+   stored response commit together or not at all.
+3. A retry with the same key and body replays the stored response; a different
+   body is 422; a claim not completed yet is 409.
+
+A request that fails (validation error, crash) `release()`s its claim, so the
+client may retry with the same key. A claim abandoned by a dead process can be
+taken over after LOCK_TIMEOUT; if its owner was merely slow, its `complete()`
+then updates nothing and its transaction is rolled back.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import secrets
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from pets.exceptions import BadRequest, IdempotencyKeyInUse, IdempotencyKeyReused
+from pets.models import ApiKey, IdempotencyRecord
+
+HEADER = "Idempotency-Key"
+TTL = timedelta(hours=24)
+LOCK_TIMEOUT = timedelta(seconds=60)
+MAX_KEY_LENGTH = 255
+
+
+@dataclass(frozen=True)
+class Claim:
+    record_id: int
+    token: str
+
+
+@dataclass(frozen=True)
+class Replay:
+    status: int
+    body: object
+    headers: dict
+
+
+def parse_header(raw: str | None) -> str | None:
+    """The key, or None when absent. Accepts the draft's sf-string form ("...") too."""
+    if raw is None:
+        return None
+    value = raw.strip()
+    if len(value) >= 2 and value[0] == value[-1] == '"':
+        value = value[1:-1]
+    if not 1 <= len(value) <= MAX_KEY_LENGTH or not all(" " <= c <= "~" for c in value):
+        raise BadRequest(f"{HEADER} must be 1 to {MAX_KEY_LENGTH} printable ASCII characters.")
+    return value
+
+
+def fingerprint(*, method: str, path: str, body: object) -> str:
+    canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(f"{method} {path}\n{canonical}".encode()).hexdigest()
+
+
+def claim(*, api_key: ApiKey, key: str, fingerprint: str) -> Claim | Replay:
+    """Claim the key for this request, or return the response to replay.
+
+    Raises IdempotencyKeyReused (422) or IdempotencyKeyInUse (409).
+    """
+    for _ in range(3):
+        now = timezone.now()
+        token = secrets.token_hex(16)
+        try:
+            with transaction.atomic():
+                record = IdempotencyRecord.objects.create(
+                    api_key=api_key,
+                    key=key,
+                    fingerprint=fingerprint,
+                    claim_token=token,
+                    locked_at=now,
+                    expires_at=now + TTL,
+                )
+            return Claim(record_id=record.pk, token=token)
+        except IntegrityError:
+            pass
+        existing = IdempotencyRecord.objects.filter(api_key=api_key, key=key).first()
+        if existing is None:
+            continue  # released in between: try to claim again
+        if existing.expires_at <= now:
+            IdempotencyRecord.objects.filter(pk=existing.pk, expires_at__lte=now).delete()
+            continue
+        if existing.fingerprint != fingerprint:
+            raise IdempotencyKeyReused()
+        if existing.completed:
+            return Replay(
+                existing.response_status, existing.response_body, existing.response_headers
+            )
+        if existing.locked_at <= now - LOCK_TIMEOUT and _take_over(existing, token, now):
+            return Claim(record_id=existing.pk, token=token)
+        raise IdempotencyKeyInUse()
+    raise IdempotencyKeyInUse()
+
+
+def _take_over(record: IdempotencyRecord, token: str, now: datetime) -> bool:
+    return bool(
+        IdempotencyRecord.objects.filter(
+            pk=record.pk, claim_token=record.claim_token, response_status__isnull=True
+        ).update(claim_token=token, locked_at=now)
+    )
+
+
+def complete(claim: Claim, *, status: int, body: object, headers: dict) -> None:
+    """Store the response; call inside the transaction that made the writes."""
+    updated = IdempotencyRecord.objects.filter(
+        pk=claim.record_id, claim_token=claim.token, response_status__isnull=True
+    ).update(response_status=status, response_body=body, response_headers=headers)
+    if not updated:
+        raise IdempotencyKeyInUse()  # our claim was taken over: roll back our writes
+
+
+def release(claim: Claim) -> None:
+    IdempotencyRecord.objects.filter(
+        pk=claim.record_id, claim_token=claim.token, response_status__isnull=True
+    ).delete()
+
+
+def purge_expired(*, now: datetime | None = None) -> int:
+    deleted, _ = IdempotencyRecord.objects.filter(expires_at__lte=now or timezone.now()).delete()
+    return deleted

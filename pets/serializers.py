@@ -1,0 +1,104 @@
+"""Input and output shapes. Input fields are strict: JSON types are not coerced."""
+
+from __future__ import annotations
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from pets.exceptions import ErrorCode
+from pets.models import NAME_MAX_LENGTH, Category, Pet, PetStatus
+
+INT64_MAX = 2**63 - 1
+
+
+class StrictCharField(serializers.CharField):
+    """A JSON string only: numbers and booleans are refused, not turned into text."""
+
+    default_error_messages = {
+        "invalid": "Must be a string.",
+        "encoding": "Must be valid Unicode text.",
+    }
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("invalid")
+        try:
+            data.encode("utf-8")  # lone surrogates ("\ud800") cannot be stored
+        except UnicodeEncodeError:
+            self.fail("encoding")
+        return super().to_internal_value(data)
+
+
+@extend_schema_field({"type": "integer", "format": "int64", "minimum": 1, "maximum": INT64_MAX})
+class CategoryIdField(serializers.PrimaryKeyRelatedField):
+    """A JSON integer within int64 naming an existing category."""
+
+    default_error_messages = {
+        "incorrect_type": "Must be an integer.",
+        "out_of_range": f"Must be between 1 and {INT64_MAX}.",
+        "does_not_exist": "Unknown category {pk_value}.",
+    }
+
+    def to_internal_value(self, data):
+        if type(data) is not int:  # bool is an int subclass; floats and strings are refused
+            self.fail("incorrect_type", data_type=type(data).__name__)
+        if not 1 <= data <= INT64_MAX:
+            self.fail("out_of_range")
+        return super().to_internal_value(data)
+
+
+class StrictChoiceField(serializers.ChoiceField):
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("invalid_choice", input=data)
+        return super().to_internal_value(data)
+
+
+class NewPetSerializer(serializers.Serializer):
+    """createPet's request body. Unknown members are ignored."""
+
+    name = StrictCharField(min_length=1, max_length=NAME_MAX_LENGTH)
+    categoryId = CategoryIdField(queryset=Category.objects.all(), source="category")
+    status = StrictChoiceField(
+        choices=PetStatus.choices,
+        default=PetStatus.AVAILABLE,
+        help_text="Availability status; `available` when omitted.",
+    )
+
+
+@extend_schema_field(OpenApiTypes.INT64)
+class Int64Field(serializers.IntegerField):
+    pass
+
+
+class PetSerializer(serializers.Serializer):
+    """A pet as returned: exactly id, name, categoryId, status."""
+
+    id = Int64Field()
+    name = serializers.CharField()
+    categoryId = Int64Field(source="category_id")
+    status = serializers.ChoiceField(choices=PetStatus.choices)
+
+    class Meta:
+        model = Pet
+
+
+class CategorySerializer(serializers.Serializer):
+    id = Int64Field()
+    name = serializers.CharField()
+
+
+class ErrorSerializer(serializers.Serializer):
+    """The Error body of every error response."""
+
+    code = serializers.ChoiceField(
+        choices=[(c, c) for c in ErrorCode.ALL], help_text="Machine-readable error code."
+    )
+    message = serializers.CharField(help_text="Human-readable description.")
+    status = serializers.IntegerField(help_text="The HTTP status code of the response.")
+    fields = serializers.DictField(
+        child=serializers.ListField(child=serializers.CharField()),
+        required=False,
+        help_text="On validation_error: the invalid fields or parameters and what is wrong.",
+    )

@@ -1,0 +1,228 @@
+"""The v1 operations: listPets, createPet, getPet (deprecated), listCategories.
+
+Views are thin: they validate input with a serializer, call a service, and shape
+the output with another serializer. Authentication, permission, throttling and
+the Error body come from REST_FRAMEWORK (settings.py) and pets.errors.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from django.db import transaction
+from django.http import QueryDict
+from django.utils import timezone
+from django.utils.http import http_date
+from django_filters.rest_framework import DjangoFilterBackend
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import status
+from rest_framework.exceptions import NotFound
+from rest_framework.generics import GenericAPIView
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from pets import idempotency, schema
+from pets.exceptions import BadRequest, Gone
+from pets.filters import PetFilter
+from pets.models import Category, Pet
+from pets.pagination import LINK_HEADER, KeysetPagination
+from pets.serializers import CategorySerializer, NewPetSerializer, PetSerializer
+from pets.services import pet_create
+
+INT64_MAX = 2**63 - 1
+
+# getPet: deprecated since this service's first release, removed 5 December 2030.
+GET_PET_DEPRECATED_AT = datetime(2026, 11, 1, tzinfo=UTC)
+GET_PET_SUNSET_AT = datetime(2030, 12, 5, tzinfo=UTC)
+
+
+def _json_object(request) -> dict:
+    data = request.data  # may raise ParseError (400), UnsupportedMediaType (415), 413
+    if isinstance(data, QueryDict) or not isinstance(data, dict):
+        raise BadRequest("The request body must be a JSON object.")
+    return data
+
+
+class PetsView(GenericAPIView):
+    queryset = Pet.objects.all()
+    serializer_class = PetSerializer
+    filter_backends = [DjangoFilterBackend]
+    filterset_class = PetFilter
+    pagination_class = KeysetPagination
+
+    @extend_schema(
+        operation_id="listPets",
+        summary="List pets",
+        description=(
+            "Pets in ascending id order. The body is a bare array; the next page is "
+            'the URL in the `Link: <...>; rel="next"` header (absent on the last page).'
+        ),
+        parameters=[LINK_HEADER],
+        responses={
+            # A bare serializer (not OpenApiResponse) so drf-spectacular sees a list
+            # and documents the filter and paging parameters.
+            200: PetSerializer(many=True),
+            400: schema.error(
+                "validation_error: `limit` is not an integer from 1 to 100, `status` is "
+                "empty or unknown, or `cursor` is invalid (see `fields`)."
+            ),
+            401: schema.UNAUTHORIZED,
+            406: schema.NOT_ACCEPTABLE,
+            429: schema.RATE_LIMITED,
+        },
+    )
+    def get(self, request):
+        queryset = self.filter_queryset(self.get_queryset())
+        page = self.paginate_queryset(queryset)
+        return self.get_paginated_response(PetSerializer(page, many=True).data)
+
+    @extend_schema(
+        operation_id="createPet",
+        summary="Add a pet",
+        request=NewPetSerializer,
+        parameters=[
+            OpenApiParameter(
+                idempotency.HEADER,
+                OpenApiTypes.STR,
+                OpenApiParameter.HEADER,
+                description=(
+                    "Makes a retry safe: the same key and body within 24 hours returns the "
+                    "first response and creates nothing. Keys are scoped to the API key."
+                ),
+            ),
+            OpenApiParameter(
+                "Location",
+                OpenApiTypes.URI,
+                OpenApiParameter.HEADER,
+                response=[201],
+                description="URL of the new pet.",
+            ),
+        ],
+        responses={
+            201: OpenApiResponse(PetSerializer, description="The created pet."),
+            400: schema.error(
+                "validation_error: a field is missing or invalid (see `fields`); "
+                "bad_request: the body is not a JSON object, or a bad Idempotency-Key."
+            ),
+            401: schema.UNAUTHORIZED,
+            406: schema.NOT_ACCEPTABLE,
+            409: schema.error("idempotency_key_in_use: the first request is still running."),
+            413: schema.error("payload_too_large: the body exceeds the size limit."),
+            415: schema.error("unsupported_media_type: the body is not application/json."),
+            422: schema.error("idempotency_key_reused: same key, different request."),
+            429: schema.RATE_LIMITED,
+        },
+    )
+    def post(self, request):
+        body = _json_object(request)
+        key = idempotency.parse_header(request.headers.get(idempotency.HEADER))
+        if key is None:
+            return self._create(request, body, claim=None)
+
+        outcome = idempotency.claim(
+            api_key=request.auth,
+            key=key,
+            fingerprint=idempotency.fingerprint(method="POST", path=request.path, body=body),
+        )
+        if isinstance(outcome, idempotency.Replay):
+            headers = {**outcome.headers, "Idempotent-Replayed": "true"}
+            return Response(outcome.body, status=outcome.status, headers=headers)
+        try:
+            return self._create(request, body, claim=outcome)
+        except BaseException:
+            idempotency.release(outcome)
+            raise
+
+    def _create(self, request, body: dict, claim: idempotency.Claim | None) -> Response:
+        serializer = NewPetSerializer(data=body)
+        serializer.is_valid(raise_exception=True)
+        with transaction.atomic():
+            pet = pet_create(**serializer.validated_data)
+            data = PetSerializer(pet).data
+            headers = {"Location": request.build_absolute_uri(f"/v1/pets/{pet.pk}")}
+            if claim is not None:
+                idempotency.complete(claim, status=201, body=data, headers=headers)
+        return Response(data, status=status.HTTP_201_CREATED, headers=headers)
+
+
+class PetDetailView(APIView):
+    DEPRECATION_HEADERS = {
+        # RFC 9745: a structured-field date; RFC 8594: an HTTP-date.
+        "Deprecation": f"@{int(GET_PET_DEPRECATED_AT.timestamp())}",
+        "Sunset": http_date(GET_PET_SUNSET_AT.timestamp()),
+    }
+    DEPRECATION_LINKS = (
+        '</v1/pets>; rel="successor-version", '
+        '</v1/docs/#/pets/getPet>; rel="deprecation"; type="text/html", '
+        '</v1/docs/#/pets/getPet>; rel="sunset"; type="text/html"'
+    )
+
+    @extend_schema(
+        operation_id="getPet",
+        summary="Get a pet (deprecated)",
+        description=(
+            "Deprecated: use `GET /pets` (with a `status` filter) instead. Every response "
+            "carries `Deprecation`, `Sunset` and `Link` headers; from the sunset date "
+            "(2030-12-05) the operation answers 410 Gone."
+        ),
+        deprecated=True,
+        parameters=[
+            OpenApiParameter(
+                "petId", OpenApiTypes.INT64, OpenApiParameter.PATH, description="The pet's id."
+            ),
+            OpenApiParameter(
+                "Deprecation",
+                OpenApiTypes.STR,
+                OpenApiParameter.HEADER,
+                response=True,
+                description="RFC 9745 deprecation date, `@<unix seconds>`.",
+            ),
+            OpenApiParameter(
+                "Sunset",
+                OpenApiTypes.STR,
+                OpenApiParameter.HEADER,
+                response=True,
+                description="RFC 8594 removal date: Thu, 05 Dec 2030 00:00:00 GMT.",
+            ),
+        ],
+        responses={
+            200: OpenApiResponse(PetSerializer, description="The pet."),
+            401: schema.UNAUTHORIZED,
+            404: schema.error("not_found: no pet with this id."),
+            406: schema.NOT_ACCEPTABLE,
+            410: schema.error("gone: the operation was removed on its sunset date."),
+            429: schema.RATE_LIMITED,
+        },
+    )
+    def get(self, request, petId: int):
+        if timezone.now() >= GET_PET_SUNSET_AT:
+            raise Gone("getPet was removed on 2030-12-05; use GET /v1/pets instead.")
+        pet = Pet.objects.filter(pk=petId).first() if petId <= INT64_MAX else None
+        if pet is None:
+            raise NotFound(f"No pet with id {petId}.")
+        return Response(PetSerializer(pet).data)
+
+    def finalize_response(self, request, response, *args, **kwargs):
+        response = super().finalize_response(request, response, *args, **kwargs)
+        for name, value in self.DEPRECATION_HEADERS.items():
+            response[name] = value
+        response["Link"] = self.DEPRECATION_LINKS
+        return response
+
+
+class CategoriesView(APIView):
+    @schema.stability("experimental")
+    @extend_schema(
+        operation_id="listCategories",
+        summary="List categories (experimental)",
+        description="Every category, in id order: the valid `categoryId` values.",
+        responses={
+            200: OpenApiResponse(CategorySerializer(many=True), description="All categories."),
+            401: schema.UNAUTHORIZED,
+            406: schema.NOT_ACCEPTABLE,
+            429: schema.RATE_LIMITED,
+        },
+    )
+    def get(self, request):
+        return Response(CategorySerializer(Category.objects.order_by("id"), many=True).data)
