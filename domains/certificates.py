@@ -1,0 +1,190 @@
+"""Certificate flows: request after verification, issue after a CAA check, renew, sweep.
+
+These are the plain functions behind domains/tasks.py; tests call them directly.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from domains import ca, checks
+from domains.models import Certificate, Domain
+from domains.services import record_event
+from domains.states import CertState, State, transition
+
+# A requested certificate not issued after the issue delay plus this is re-queued.
+LOST_TASK_GRACE = timedelta(minutes=5)
+# How long the sweep's claim on a due check lasts before it is due again.
+SWEEP_LEASE = timedelta(minutes=5)
+
+
+class TemporaryDNSError(Exception):
+    """CAA could not be looked up; retry later (RFC 8659: never read it as permission)."""
+
+    def __init__(self, result: checks.CheckResult):
+        super().__init__(result.message)
+        self.result = result
+
+
+def certificate_request(*, domain: Domain) -> bool:
+    """Verified -> issuing, and queue the issue task after the simulated CA delay."""
+    from domains import tasks
+
+    now = timezone.now()
+    if not transition(
+        domain,
+        State.ISSUING,
+        cert_state=CertState.REQUESTED,
+        cert_requested_at=now,
+        cert_code="",
+        cert_message="",
+    ):
+        return False
+    domain_id, delay = domain.pk, settings.DOMAINS_CERT_ISSUE_DELAY
+    transaction.on_commit(
+        lambda: tasks.issue_certificate.apply_async((domain_id,), countdown=delay)
+    )
+    return True
+
+
+def certificate_issue(*, domain_id: int) -> Certificate | None:
+    """Issue the certificate of a domain in the issuing state; safe to run twice."""
+    domain = Domain.objects.filter(pk=domain_id).select_related("project").first()
+    if domain is None or domain.state != State.ISSUING:
+        return domain.certificate if domain else None
+    result = checks.caa(domain.hostname)
+    if result.temporary:
+        raise TemporaryDNSError(result)
+    if not result.ok:
+        if transition(
+            domain,
+            State.VERIFIED,
+            cert_state=CertState.BLOCKED,
+            cert_code=result.code,
+            cert_message=result.message,
+            cert_requested_at=None,
+        ):
+            record_event(
+                project=domain.project,
+                domain=domain,
+                action="certificate_blocked",
+                message=result.message,
+            )
+        return None
+    with transaction.atomic():
+        # The row lock makes a second, concurrent run wait and then see `active`.
+        locked = Domain.objects.select_for_update().get(pk=domain_id)
+        if locked.state != State.ISSUING:
+            return locked.certificate
+        certificate = _store(locked)
+        transition(locked, State.ACTIVE, cert_state=CertState.ISSUED)
+        record_event(
+            project=domain.project,
+            domain=locked,
+            action="certificate_issued",
+            message=f"Serial {certificate.serial}, valid until {certificate.not_after:%Y-%m-%d}",
+        )
+    return certificate
+
+
+def _store(domain: Domain) -> Certificate:
+    issued = ca.issue(domain.hostname, now=timezone.now())
+    return Certificate.objects.create(
+        domain=domain,
+        serial=issued.serial,
+        not_before=issued.not_before,
+        not_after=issued.not_after,
+        san=issued.san,
+        pem=issued.pem,
+        key_pem=issued.key_pem,
+    )
+
+
+def renew_before() -> timedelta:
+    return timedelta(days=settings.DOMAINS_CERT_RENEW_BEFORE_DAYS)
+
+
+def certificate_renew(*, domain_id: int) -> Certificate | None:
+    """Replace an active domain's certificate that expires within the renewal margin."""
+    domain = Domain.objects.filter(pk=domain_id, state=State.ACTIVE).first()
+    if domain is None or not _needs_renewal(domain):
+        return None
+    result = checks.caa(domain.hostname)
+    if result.temporary:
+        raise TemporaryDNSError(result)
+    if not result.ok:
+        Domain.objects.filter(pk=domain.pk).update(
+            cert_code=result.code, cert_message=f"Renewal blocked: {result.message}"
+        )
+        record_event(
+            project=domain.project,
+            domain=domain,
+            action="renewal_blocked",
+            message=result.message,
+        )
+        return None
+    with transaction.atomic():
+        locked = Domain.objects.select_for_update().get(pk=domain_id)
+        if locked.state != State.ACTIVE or not _needs_renewal(locked):
+            return None
+        certificate = _store(locked)
+        Domain.objects.filter(pk=domain_id).update(cert_code="", cert_message="")
+        record_event(
+            project=locked.project,
+            domain=locked,
+            action="certificate_renewed",
+            message=f"Serial {certificate.serial}, valid until {certificate.not_after:%Y-%m-%d}",
+        )
+    return certificate
+
+
+def _needs_renewal(domain: Domain) -> bool:
+    latest = domain.certificates.order_by("-not_after").first()
+    return latest is None or latest.not_after <= timezone.now() + renew_before()
+
+
+def certificates_due_for_renewal() -> list[int]:
+    threshold = timezone.now() + renew_before()
+    return [
+        domain.pk
+        for domain in Domain.objects.filter(state=State.ACTIVE).prefetch_related("certificates")
+        if not domain.certificates.all()
+        or max(c.not_after for c in domain.certificates.all()) <= threshold
+    ]
+
+
+def sweep() -> dict:
+    """Queue every due check, re-queue lost certificate work. Run by beat every minute.
+
+    A due domain is claimed by pushing its next_check_at forward by a lease with a
+    conditional UPDATE, so two sweeps never queue the same check; if the queued
+    task is lost, the domain is simply due again when the lease ends.
+    """
+    from domains import tasks
+
+    now = timezone.now()
+    queued = {"checks": [], "certificates": []}
+    for pk, due in Domain.objects.due_for_check(now).values_list("pk", "next_check_at"):
+        if Domain.objects.filter(pk=pk, next_check_at=due).update(next_check_at=now + SWEEP_LEASE):
+            queued["checks"].append(pk)
+    grace = timedelta(seconds=settings.DOMAINS_CERT_ISSUE_DELAY) + LOST_TASK_GRACE
+    for pk, asked in Domain.objects.stuck_issuing(grace, now).values_list(
+        "pk", "cert_requested_at"
+    ):
+        if Domain.objects.filter(pk=pk, cert_requested_at=asked).update(cert_requested_at=now):
+            queued["certificates"].append(pk)
+    for domain in Domain.objects.needing_certificate().filter(cert_state=CertState.NONE):
+        certificate_request(domain=domain)  # queues its own task on commit
+
+    def enqueue():
+        for pk in queued["checks"]:
+            tasks.check_domain.delay(pk)
+        for pk in queued["certificates"]:
+            tasks.issue_certificate.delay(pk)
+
+    transaction.on_commit(enqueue)
+    return queued

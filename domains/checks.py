@@ -1,0 +1,233 @@
+"""What the DNS says about a custom domain, as a result a person and a program can act on.
+
+`verify()` answers "does this host name point at the platform?" and `caa()`
+answers "may the platform's CA issue for it?". Both return a CheckResult whose
+`code` is one of the codes below; see docs/decisions/domains.md for the list.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.conf import settings
+
+from domains import dns
+
+OK = "ok"
+NO_RECORD = "no_record"
+NXDOMAIN = "nxdomain"
+WRONG_TARGET = "wrong_target"
+CONFLICTING_RECORD = "conflicting_record"
+CAA_BLOCKED = "caa_blocked"
+DNS_TIMEOUT = "dns_timeout"
+DNS_SERVFAIL = "dns_servfail"
+TARGET_UNRESOLVED = "target_unresolved"
+# Temporary: retried, never reported as the owner's misconfiguration.
+TEMPORARY_CODES = frozenset({DNS_TIMEOUT, DNS_SERVFAIL, TARGET_UNRESOLVED})
+
+# CAA property tags we understand (RFC 8659 and registered extensions).
+_KNOWN_CAA_TAGS = frozenset(
+    {"issue", "issuewild", "iodef", "contactemail", "contactphone", "issuemail", "issuevmc"}
+)
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    code: str
+    message: str
+    expected: str = ""
+    found: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.code == OK
+
+    @property
+    def temporary(self) -> bool:
+        return self.code in TEMPORARY_CODES
+
+
+def _temporary(lookup: dns.Lookup, expected: str) -> CheckResult:
+    if lookup.status == dns.TIMEOUT:
+        return CheckResult(
+            DNS_TIMEOUT,
+            f"The DNS servers did not answer for {lookup.name} ({lookup.rdtype}) in time. "
+            "This is a temporary problem on the DNS side, not your configuration; "
+            "we will check again automatically.",
+            expected,
+        )
+    return CheckResult(
+        DNS_SERVFAIL,
+        f"The DNS servers failed to answer for {lookup.name} ({lookup.rdtype}) (SERVFAIL). "
+        "This is usually temporary; we will check again automatically. If it lasts, "
+        "ask your DNS provider whether the zone is served correctly.",
+        expected,
+    )
+
+
+def _describe(records: list[str]) -> str:
+    return ", ".join(records)
+
+
+def verify(hostname: str, *, is_apex: bool) -> CheckResult:
+    return _verify_apex(hostname) if is_apex else _verify_subdomain(hostname)
+
+
+def _verify_subdomain(hostname: str) -> CheckResult:
+    target = dns.normalize(settings.PLATFORM_CNAME_TARGET)
+    expected = f"CNAME {target}"
+    cname = dns.lookup(hostname, "CNAME")
+    if cname.temporary:
+        return _temporary(cname, expected)
+    others = [dns.lookup(hostname, "A"), dns.lookup(hostname, "AAAA")]
+    for other in others:
+        if other.temporary:
+            return _temporary(other, expected)
+    conflicts = [f"{o.rdtype} {value}" for o in others for value in o.values]
+    if cname.values:
+        found_target = dns.normalize(cname.values[0])
+        found = f"CNAME {found_target}"
+        if conflicts:
+            return CheckResult(
+                CONFLICTING_RECORD,
+                f"{hostname} has a conflicting record beside the CNAME: {_describe(conflicts)}. "
+                f"Delete it; a CNAME must be the only record on the name.",
+                expected,
+                "; ".join([found, *conflicts]),
+            )
+        if found_target == target:
+            return CheckResult(OK, f"{hostname} points to {target}.", expected, found)
+        return CheckResult(
+            WRONG_TARGET,
+            f"The CNAME points to {found_target}; it must be {target}.",
+            expected,
+            found,
+        )
+    if conflicts:
+        return CheckResult(
+            CONFLICTING_RECORD,
+            f"{hostname} has {_describe(conflicts)} instead of the CNAME. Delete the "
+            f"{' and '.join(sorted({c.split()[0] for c in conflicts}))} record and add "
+            f"CNAME {target}.",
+            expected,
+            "; ".join(conflicts),
+        )
+    if cname.status == dns.NXDOMAIN:
+        return CheckResult(
+            NXDOMAIN,
+            f"{hostname} does not exist in DNS yet (NXDOMAIN). Add the CNAME record "
+            f"pointing to {target}; changes can take up to 48 hours to propagate.",
+            expected,
+        )
+    return CheckResult(
+        NO_RECORD,
+        f"{hostname} exists but has no CNAME record yet. Add CNAME {target}; changes can "
+        "take up to 48 hours to propagate.",
+        expected,
+    )
+
+
+def _verify_apex(hostname: str) -> CheckResult:
+    target = dns.normalize(settings.PLATFORM_CNAME_TARGET)
+    wanted = [dns.lookup(target, "A"), dns.lookup(target, "AAAA")]
+    for lookup in wanted:
+        if lookup.temporary:
+            return _temporary(lookup, f"ALIAS {target}")
+    expected_addresses = sorted({value for lookup in wanted for value in lookup.final})
+    if not expected_addresses:
+        return CheckResult(
+            TARGET_UNRESOLVED,
+            f"The platform target {target} did not resolve to any address. This is on our "
+            "side and temporary; we will check again automatically.",
+            f"ALIAS {target}",
+        )
+    expected = f"ALIAS {target} ({_describe(expected_addresses)})"
+    seen = [dns.lookup(hostname, "A"), dns.lookup(hostname, "AAAA")]
+    for lookup in seen:
+        if lookup.temporary:
+            return _temporary(lookup, expected)
+    found_records = [f"{lookup.rdtype} {value}" for lookup in seen for value in lookup.final]
+    found_addresses = {value for lookup in seen for value in lookup.final}
+    found = _describe(found_records)
+    if found_addresses == set(expected_addresses):
+        return CheckResult(OK, f"{hostname} resolves to the platform ({target}).", expected, found)
+    if not found_addresses:
+        if all(lookup.status == dns.NXDOMAIN for lookup in seen):
+            return CheckResult(
+                NXDOMAIN,
+                f"{hostname} does not exist in DNS yet (NXDOMAIN). Add an ALIAS or ANAME "
+                f"record pointing to {target}.",
+                expected,
+            )
+        return CheckResult(
+            NO_RECORD,
+            f"{hostname} has no A or AAAA answer yet. Add an ALIAS or ANAME record pointing "
+            f"to {target}; changes can take up to 48 hours to propagate.",
+            expected,
+        )
+    extra = sorted(found_addresses - set(expected_addresses))
+    if found_addresses > set(expected_addresses):
+        return CheckResult(
+            CONFLICTING_RECORD,
+            f"{hostname} also answers with {_describe(extra)}, which is not the platform. "
+            "Delete those A/AAAA records and keep only the ALIAS/ANAME record.",
+            expected,
+            found,
+        )
+    return CheckResult(
+        WRONG_TARGET,
+        f"{hostname} resolves to {found}, not to the platform. Replace those records with "
+        f"an ALIAS or ANAME record pointing to {target}.",
+        expected,
+        found,
+    )
+
+
+def _climb(hostname: str) -> list[str]:
+    """The name and its parents, nearest first, down to (not including) the root (RFC 8659)."""
+    labels = dns.normalize(hostname).split(".")
+    return [".".join(labels[i:]) for i in range(len(labels))]
+
+
+def caa(hostname: str) -> CheckResult:
+    """May the platform's CA issue for `hostname`? The relevant CAA set is the nearest one."""
+    ca = dns.normalize(settings.DOMAINS_CA_IDENTIFIER)
+    expected = f'CAA 0 issue "{ca}" (or no CAA records)'
+    for name in _climb(hostname):
+        lookup = dns.lookup(name, "CAA")
+        if lookup.temporary:
+            # RFC 8659: a failed CAA lookup must not be read as permission.
+            return _temporary(lookup, expected)
+        if not lookup.rdatas:
+            continue
+        found = "; ".join(f"{name} CAA {text}" for text in lookup.final)
+        for rdata in lookup.rdatas:
+            tag = rdata.tag.decode("ascii", "replace").lower()
+            if rdata.flags & 128 and tag not in _KNOWN_CAA_TAGS:
+                return CheckResult(
+                    CAA_BLOCKED,
+                    f"The CAA record on {name} ({rdata.to_text()}) has an unknown critical "
+                    f'property, so no CA may issue. Remove it or add CAA 0 issue "{ca}".',
+                    expected,
+                    found,
+                )
+        issuers = [
+            rdata
+            for rdata in lookup.rdatas
+            if rdata.tag.decode("ascii", "replace").lower() == "issue"
+        ]
+        if not issuers:
+            return CheckResult(OK, f"The CAA records on {name} set no issue rule.", expected, found)
+        for rdata in issuers:
+            allowed = rdata.value.decode("ascii", "replace").split(";")[0].strip().lower()
+            if allowed == ca:
+                return CheckResult(OK, f"The CAA records on {name} allow {ca}.", expected, found)
+        blocking = ", ".join(f"{name} CAA {rdata.to_text()}" for rdata in issuers)
+        return CheckResult(
+            CAA_BLOCKED,
+            f"The CAA record {blocking} does not allow the platform's certificate authority "
+            f'{ca}. Add the record {name}. CAA 0 issue "{ca}" (or remove the CAA records).',
+            expected,
+            found,
+        )
+    return CheckResult(OK, "No CAA records: any certificate authority may issue.", expected)

@@ -1,0 +1,331 @@
+"""A small, real authoritative DNS server for development and tests (dnspython + sockets).
+
+It answers over UDP and TCP from records held in memory: the tests set them
+per case, and `manage.py devdns` loads them from zone files (one
+`<zone>.zone` file per zone, re-read when they change).
+
+Unlike a dnspython Zone, the store accepts a CNAME beside other data, because
+that is exactly the broken setup the platform must recognise (an A record left
+beside a CNAME). It keeps NXDOMAIN (name unknown) and NODATA (name known, no
+record of that type) apart, can be told to answer SERVFAIL for a name, or to
+never answer for one (the client times out).
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+import socketserver
+import struct
+import threading
+import time
+from pathlib import Path
+
+import dns.exception
+import dns.flags
+import dns.message
+import dns.name
+import dns.rcode
+import dns.rdata
+import dns.rdataclass
+import dns.rdataset
+import dns.rdatatype
+import dns.rrset
+import dns.zone
+from publicsuffixlist import PublicSuffixList
+
+log = logging.getLogger(__name__)
+DEFAULT_TTL = 300
+_MAX_CHAIN = 8
+
+
+def _name(text: str | dns.name.Name) -> dns.name.Name:
+    if isinstance(text, dns.name.Name):
+        return text
+    return dns.name.from_text(text if text.endswith(".") else text + ".")
+
+
+class Records:
+    """Thread-safe record store: zones (for SOA/authority) and rdatasets per name."""
+
+    def __init__(self) -> None:
+        self._lock = threading.RLock()
+        self._zones: set[dns.name.Name] = set()
+        self._data: dict[dns.name.Name, dict[int, dns.rdataset.Rdataset]] = {}
+        self.blackholed: set[dns.name.Name] = set()
+        self.servfailing: set[dns.name.Name] = set()
+        self._psl = PublicSuffixList()
+
+    # --- writing ------------------------------------------------------------
+
+    def add_zone(self, origin: str) -> dns.name.Name:
+        zone = _name(origin)
+        with self._lock:
+            if zone not in self._zones:
+                self._zones.add(zone)
+                soa = f"ns1.{zone} hostmaster.{zone} 1 7200 900 1209600 60"
+                self._put(zone, "SOA", [soa], DEFAULT_TTL)
+                self._put(zone, "NS", [f"ns1.{zone}"], DEFAULT_TTL)
+        return zone
+
+    def add(self, name: str, rdtype: str, *values: str, ttl: int = DEFAULT_TTL) -> None:
+        """Add records; the zone (the registrable domain of `name`) is created if needed."""
+        owner = _name(name)
+        text = owner.to_text(omit_final_dot=True)
+        with self._lock:
+            if self._zone_of(owner) is None:
+                self.add_zone(self._psl.privatesuffix(text) or text)
+            self._put(owner, rdtype, list(values), ttl)
+
+    def _put(self, owner: dns.name.Name, rdtype: str, values: list[str], ttl: int) -> None:
+        kind = dns.rdatatype.from_text(rdtype)
+        node = self._data.setdefault(owner, {})
+        rdataset = node.get(kind) or dns.rdataset.Rdataset(dns.rdataclass.IN, kind)
+        for value in values:
+            rdataset.add(dns.rdata.from_text(dns.rdataclass.IN, kind, value), ttl)
+        node[kind] = rdataset
+
+    def remove(self, name: str, rdtype: str | None = None) -> None:
+        owner = _name(name)
+        with self._lock:
+            node = self._data.get(owner, {})
+            if rdtype is None:
+                self._data.pop(owner, None)
+            else:
+                node.pop(dns.rdatatype.from_text(rdtype), None)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._zones.clear()
+            self._data.clear()
+            self.blackholed.clear()
+            self.servfailing.clear()
+
+    def blackhole(self, name: str) -> None:
+        """Never answer queries for this name: clients time out."""
+        self.blackholed.add(_name(name))
+
+    def servfail(self, name: str) -> None:
+        self.servfailing.add(_name(name))
+
+    def load_zone(self, zone: dns.zone.Zone) -> None:
+        with self._lock:
+            self._zones.add(zone.origin)
+            for owner, rdataset in zone.iterate_rdatasets():
+                name = owner if owner.is_absolute() else owner.derelativize(zone.origin)
+                self._data.setdefault(name, {})[rdataset.rdtype] = rdataset
+
+    def replace_with(self, other: Records) -> None:
+        with self._lock:
+            self._zones, self._data = set(other._zones), dict(other._data)
+
+    # --- answering ----------------------------------------------------------
+
+    def _zone_of(self, qname: dns.name.Name) -> dns.name.Name | None:
+        candidates = [zone for zone in self._zones if qname.is_subdomain(zone)]
+        return max(candidates, key=len, default=None)
+
+    def answer(self, query: dns.message.Message) -> dns.message.Message | None:
+        response = dns.message.make_response(query)
+        response.flags |= dns.flags.AA
+        if not query.question:
+            response.set_rcode(dns.rcode.FORMERR)
+            return response
+        question = query.question[0]
+        qname, qtype = question.name, question.rdtype
+        if qname in self.blackholed:
+            return None
+        if qname in self.servfailing:
+            response.set_rcode(dns.rcode.SERVFAIL)
+            response.flags &= ~dns.flags.AA
+            return response
+        with self._lock:
+            self._resolve(response, qname, qtype)
+        return response
+
+    def _resolve(self, response, qname, qtype) -> None:
+        for _ in range(_MAX_CHAIN):
+            zone = self._zone_of(qname)
+            if zone is None:
+                if not response.answer:  # not ours at all: nothing is known about it
+                    response.set_rcode(dns.rcode.NXDOMAIN)
+                return
+            node = self._data.get(qname)
+            if node is None:
+                exists = any(name.is_subdomain(qname) for name in self._data)
+                if not exists:
+                    response.set_rcode(dns.rcode.NXDOMAIN)
+                self._authority(response, zone)
+                return
+            if qtype in node:
+                response.answer.append(self._rrset(qname, node[qtype]))
+                return
+            cname = node.get(dns.rdatatype.CNAME)
+            if cname is None:
+                self._authority(response, zone)  # NODATA
+                return
+            response.answer.append(self._rrset(qname, cname))
+            qname = next(iter(cname)).target
+
+    def _authority(self, response, zone) -> None:
+        soa = self._data.get(zone, {}).get(dns.rdatatype.SOA)
+        if soa is not None:
+            response.authority.append(self._rrset(zone, soa))
+
+    @staticmethod
+    def _rrset(name, rdataset) -> dns.rrset.RRset:
+        rrset = dns.rrset.RRset(name, rdataset.rdclass, rdataset.rdtype)
+        rrset.update(rdataset)
+        rrset.ttl = rdataset.ttl
+        return rrset
+
+
+def _wire(response: dns.message.Message, limit: int) -> bytes:
+    try:
+        return response.to_wire(max_size=limit)
+    except dns.exception.TooBig:
+        response.answer, response.authority, response.additional = [], [], []
+        response.flags |= dns.flags.TC
+        return response.to_wire()
+
+
+def _parse(data: bytes) -> dns.message.Message | None:
+    try:
+        return dns.message.from_wire(data)
+    except dns.exception.DNSException:
+        return None
+
+
+class _UDPHandler(socketserver.BaseRequestHandler):
+    def handle(self) -> None:
+        data, sock = self.request
+        query = _parse(data)
+        if query is None:
+            return
+        response = self.server.records_for().answer(query)
+        if response is not None:
+            limit = max(512, query.payload if query.edns >= 0 else 512)
+            sock.sendto(_wire(response, limit), self.client_address)
+
+
+class _TCPHandler(socketserver.BaseRequestHandler):
+    def handle(self) -> None:
+        conn = self.request
+        conn.settimeout(10)
+        try:
+            while True:
+                header = _recv_exactly(conn, 2)
+                if header is None:
+                    return
+                query = _parse(_recv_exactly(conn, struct.unpack("!H", header)[0]) or b"")
+                if query is None:
+                    return
+                response = self.server.records_for().answer(query)
+                if response is None:
+                    return  # blackholed: hang up without an answer
+                wire = response.to_wire()
+                conn.sendall(struct.pack("!H", len(wire)) + wire)
+        except OSError:
+            return
+
+
+def _recv_exactly(conn: socket.socket, size: int) -> bytes | None:
+    chunks, remaining = [], size
+    while remaining:
+        chunk = conn.recv(remaining)
+        if not chunk:
+            return None
+        chunks.append(chunk)
+        remaining -= len(chunk)
+    return b"".join(chunks)
+
+
+class _UDPServer(socketserver.ThreadingUDPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+
+class _TCPServer(socketserver.ThreadingTCPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+
+class DNSServer:
+    """UDP + TCP servers on one port, answering from `records` (or a zone directory)."""
+
+    def __init__(
+        self, host: str = "127.0.0.1", port: int = 0, *, zone_dir: Path | None = None
+    ) -> None:
+        self.records = Records()
+        self.zone_dir = Path(zone_dir) if zone_dir else None
+        self._zone_stamp: tuple | None = None
+        self._checked_at = 0.0
+        self.host = host
+        self.udp, self.tcp = self._bind(host, port)
+        self.port = self.udp.server_address[1]
+        for server in (self.udp, self.tcp):
+            server.records_for = self._records_for
+        self._threads: list[threading.Thread] = []
+
+    @staticmethod
+    def _bind(host: str, port: int):
+        for _ in range(20):
+            udp = _UDPServer((host, port), _UDPHandler)
+            try:
+                tcp = _TCPServer((host, udp.server_address[1]), _TCPHandler)
+            except OSError:
+                udp.server_close()
+                if port:
+                    raise
+                continue
+            return udp, tcp
+        raise OSError("no free port for both UDP and TCP")
+
+    @property
+    def address(self) -> str:
+        return f"{self.host}:{self.port}"
+
+    def _records_for(self) -> Records:
+        if self.zone_dir is not None and time.monotonic() - self._checked_at > 1.0:
+            self._checked_at = time.monotonic()
+            self.reload_zones()
+        return self.records
+
+    def reload_zones(self) -> None:
+        """Re-read the zone files when any of them changed (or one was added or removed)."""
+        files = sorted(self.zone_dir.glob("*.zone")) if self.zone_dir else []
+        stamp = tuple((f.name, f.stat().st_mtime_ns, f.stat().st_size) for f in files)
+        if stamp == self._zone_stamp:
+            return
+        fresh = Records()
+        for path in files:
+            origin = path.name[: -len(".zone")]
+            try:
+                fresh.load_zone(dns.zone.from_file(str(path), origin=origin, relativize=False))
+            except (dns.exception.DNSException, OSError) as exc:
+                log.error("devdns: skipping %s: %s", path, exc)
+        self.records.replace_with(fresh)
+        self._zone_stamp = stamp
+        log.info("devdns: loaded %d zone file(s) from %s", len(files), self.zone_dir)
+
+    def start(self) -> DNSServer:
+        for server in (self.udp, self.tcp):
+            thread = threading.Thread(target=server.serve_forever, daemon=True)
+            thread.start()
+            self._threads.append(thread)
+        return self
+
+    def stop(self) -> None:
+        for server in (self.udp, self.tcp):
+            server.shutdown()
+            server.server_close()
+        for thread in self._threads:
+            thread.join(timeout=5)
+
+    def serve_forever(self) -> None:
+        self.start()
+        try:
+            while True:
+                time.sleep(3600)
+        finally:
+            self.stop()

@@ -1,0 +1,116 @@
+"""Host name rules: IDNA, lengths, public suffixes, the platform's own names.
+
+`normalize_hostname()` turns what a person typed into the ASCII (IDNA) form we
+store, or raises ValidationError with a message saying what to change.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from functools import lru_cache
+
+import idna
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from publicsuffixlist import PublicSuffixList
+
+_LABEL = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$")
+
+
+@lru_cache(maxsize=1)
+def _psl() -> PublicSuffixList:
+    # The list bundled with the pinned `publicsuffixlist` package; never downloaded.
+    return PublicSuffixList()
+
+
+def _refuse(message: str, code: str) -> ValidationError:
+    return ValidationError(message, code=code)
+
+
+def normalize_hostname(raw: str) -> str:
+    """Return the ASCII form of a custom host name, or raise ValidationError."""
+    value = (raw or "").strip().lower()
+    if value.endswith("."):
+        value = value[:-1]
+    if not value:
+        raise _refuse("Enter a domain name, for example shop.example.com.", "required")
+    if "://" in value or "/" in value or "@" in value or " " in value:
+        raise _refuse(
+            "Enter only the domain name, without a scheme, path or spaces "
+            "(for example shop.example.com).",
+            "invalid_hostname",
+        )
+    if "*" in value:
+        raise _refuse("Wildcard domains are not supported; add each name separately.", "wildcard")
+    if _is_ip_literal(value):
+        raise _refuse("Enter a domain name, not an IP address.", "ip_literal")
+    if ":" in value:
+        raise _refuse("Enter the domain name without a port.", "invalid_hostname")
+    try:
+        ascii_name = idna.encode(value, uts46=True).decode("ascii")
+    except idna.IDNAError as exc:
+        if any(len(label) > 63 for label in value.split(".")):
+            raise _refuse(
+                "Each part of a domain name can be at most 63 characters long.", "label_too_long"
+            ) from None
+        raise _refuse(f"{raw!r} is not a valid domain name ({exc}).", "invalid_hostname") from None
+    if len(ascii_name) > 253:
+        raise _refuse("A domain name can be at most 253 characters long.", "too_long")
+    labels = ascii_name.split(".")
+    if len(labels) < 2:
+        raise _refuse(
+            "Enter a full domain name with a dot, for example example.com.", "invalid_hostname"
+        )
+    for label in labels:
+        if len(label) > 63:
+            raise _refuse(f"The part {label!r} is longer than 63 characters.", "label_too_long")
+        if not _LABEL.match(label):
+            raise _refuse(
+                f"The part {label!r} may only hold letters, digits and inner hyphens.",
+                "invalid_hostname",
+            )
+    platform = settings.PLATFORM_DOMAIN.lower().rstrip(".")
+    if ascii_name == platform or ascii_name.endswith("." + platform):
+        raise _refuse(
+            f"Names under {platform} belong to the platform; your project is already "
+            f"published at its own {platform} subdomain.",
+            "platform_domain",
+        )
+    if _psl().is_public(ascii_name) or _psl().privatesuffix(ascii_name) is None:
+        raise _refuse(
+            f"{to_unicode(ascii_name)} is a public suffix: people register domains under it, "
+            "it cannot be one. Enter your own domain, for example example."
+            f"{to_unicode(ascii_name)}.",
+            "public_suffix",
+        )
+    return ascii_name
+
+
+def _is_ip_literal(value: str) -> bool:
+    candidate = value.strip("[]")
+    try:
+        ipaddress.ip_address(candidate)
+    except ValueError:
+        return False
+    return True
+
+
+def is_apex(ascii_name: str) -> bool:
+    """An apex is the registrable domain itself: `example.co.uk`, not `shop.example.co.uk`."""
+    return _psl().privatesuffix(ascii_name) == ascii_name
+
+
+def to_unicode(ascii_name: str) -> str:
+    try:
+        return idna.decode(ascii_name)
+    except idna.IDNAError:
+        return ascii_name
+
+
+def subdomain_label(ascii_name: str) -> str:
+    """The record name to enter at the DNS provider: `shop` for shop.example.com, `@` at an apex."""
+    apex = _psl().privatesuffix(ascii_name)
+    if not apex or apex == ascii_name:
+        return "@"
+    return ascii_name[: -len(apex) - 1]

@@ -1,0 +1,55 @@
+"""Reusable reads: the querysets behind `Project.objects` and `Domain.objects`."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from django.db import models
+from django.utils import timezone
+
+from domains.states import LIVE_STATES, State
+
+
+class ProjectQuerySet(models.QuerySet):
+    def for_owner(self, user):
+        return self.filter(owner=user)
+
+
+class DomainQuerySet(models.QuerySet):
+    def for_owner(self, user):
+        return self.filter(project__owner=user)
+
+    def pending(self):
+        return self.filter(state=State.PENDING)
+
+    def live(self):
+        """Domains the platform answers for (see states.LIVE_STATES)."""
+        return self.filter(state__in=LIVE_STATES)
+
+    def due_for_check(self, now=None):
+        """Domains whose next check time has come; failed ones wait for a person."""
+        now = now or timezone.now()
+        return self.exclude(state=State.FAILED).filter(
+            next_check_at__isnull=False, next_check_at__lte=now
+        )
+
+    def stuck_issuing(self, older_than: timedelta, now=None):
+        """Certificate requested long ago and still not issued: the task was lost."""
+        now = now or timezone.now()
+        return self.filter(state=State.ISSUING, cert_requested_at__lte=now - older_than)
+
+    def needing_certificate(self):
+        """Verified, not blocked by CAA, and no certificate requested yet."""
+        from domains.states import CertState
+
+        return self.filter(state=State.VERIFIED).exclude(cert_state=CertState.BLOCKED)
+
+
+class CertificateQuerySet(models.QuerySet):
+    def current(self, now=None):
+        now = now or timezone.now()
+        return self.filter(not_before__lte=now, not_after__gt=now)
+
+    def expiring(self, within: timedelta, now=None):
+        now = now or timezone.now()
+        return self.filter(not_after__lte=now + within)

@@ -1,0 +1,77 @@
+"""The one state machine of a custom domain.
+
+Every state change of a Domain goes through `transition()`, a conditional
+UPDATE (`filter(pk=..., state__in=allowed_sources).update(...)`): when no row
+changed, someone else got there first and the caller stops. That is what makes
+the tasks safe to run twice or concurrently.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from django.db import models
+
+if TYPE_CHECKING:
+    from domains.models import Domain
+
+
+class State(models.TextChoices):
+    PENDING = "pending", "Pending verification"
+    VERIFIED = "verified", "Verified"
+    ISSUING = "issuing", "Issuing certificate"
+    ACTIVE = "active", "Active"
+    FAILED = "failed", "Failed"
+
+
+class CertState(models.TextChoices):
+    NONE = "none", "No certificate"
+    REQUESTED = "requested", "Requested"
+    ISSUED = "issued", "Issued"
+    BLOCKED = "blocked", "Blocked"
+
+
+# target state -> the states it may be reached from. The whole table, in one place.
+TRANSITIONS: dict[str, frozenset[str]] = {
+    # A check passed for the first time (or again after a failure / a stop).
+    State.VERIFIED: frozenset({State.PENDING, State.FAILED, State.ISSUING}),
+    # A certificate was requested for a verified domain.
+    State.ISSUING: frozenset({State.VERIFIED}),
+    # The certificate was issued.
+    State.ACTIVE: frozenset({State.ISSUING}),
+    # The verification window ran out, or a live domain stopped verifying for a whole window.
+    State.FAILED: frozenset({State.PENDING, State.VERIFIED, State.ISSUING, State.ACTIVE}),
+    # Verify / Re-verify on a failed domain starts a new window.
+    State.PENDING: frozenset({State.FAILED}),
+}
+
+# States in which the platform serves the domain: the spec says the domain is
+# live once verification completes; HTTPS follows when the certificate lands.
+LIVE_STATES = frozenset({State.VERIFIED, State.ISSUING, State.ACTIVE})
+
+
+class TransitionNotAllowed(ValueError):
+    pass
+
+
+def can_transition(source: str, target: str) -> bool:
+    return source in TRANSITIONS.get(target, frozenset())
+
+
+def transition(domain: Domain, target: str, **fields: Any) -> bool:
+    """Move `domain` to `target` if its current row state allows it.
+
+    Returns False when the row's state was changed by someone else meanwhile (or
+    the move is not in the table); the in-memory object is updated only on success.
+    """
+    sources = TRANSITIONS.get(target)
+    if sources is None:
+        raise TransitionNotAllowed(f"no transition into {target!r}")
+    changed = (
+        type(domain).objects.filter(pk=domain.pk, state__in=sources).update(state=target, **fields)
+    )
+    if changed:
+        domain.state = target
+        for name, value in fields.items():
+            setattr(domain, name, value)
+    return bool(changed)
