@@ -1,0 +1,104 @@
+"""`make run`'s demo for the domains dashboard: an owner, two projects, a starter zone.
+
+Idempotent: a second run changes nothing and prints the same sign-in. The
+owner's password is random, made on the first run and kept in
+var/demo-owner-password (mode 0600), so no password lives in the code.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from pathlib import Path
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand, CommandError
+
+from domains import services
+from domains.models import Plan, Project
+
+USERNAME = "demo"
+ZONE = "example.test"
+DEMO_HTML = (
+    "<!doctype html><title>Demo shop</title>"
+    "<h1>Demo shop</h1><p>Published by the Petstore platform.</p>"
+)
+# The starter zone: the CNAME is left for the newcomer to add (docs/dashboard.md).
+STARTER_ZONE = """\
+; Development DNS zone for {zone}, served by `python manage.py devdns` (re-read on change).
+; Walk-through: docs/dashboard.md.
+$ORIGIN {zone}.
+$TTL 60
+@       IN SOA ns1.{zone}. hostmaster.{zone}. 1 3600 600 86400 60
+@       IN NS  ns1.{zone}.
+ns1     IN A   127.0.0.1
+
+; 1. After "Add domain" for shop.{zone}, add the record the dashboard shows:
+; shop  IN CNAME {target}.
+; 2. To see a failure message, add a conflicting record next to it:
+; shop  IN A     192.0.2.10
+"""
+
+
+class Command(BaseCommand):
+    help = "Create the demo owner, a Pro project with a deploy, a Free one, and a starter zone."
+
+    def add_arguments(self, parser):
+        parser.add_argument(
+            "--force",
+            action="store_true",
+            help="Run even with DEBUG off (it creates a user with a known password).",
+        )
+
+    def handle(self, *args, force: bool = False, **options):
+        if not settings.DEBUG and not force:
+            raise CommandError("loaddomainsdemo is for development (DEBUG=1); use --force.")
+        user, password = self._owner()
+        shop = self._project("demo-shop", "Demo shop", Plan.PRO, user)
+        if shop.latest_deploy is None:
+            services.deploy_record(project=shop, html=DEMO_HTML)
+        self._project("demo-sketch", "Demo sketch (Free)", Plan.FREE, user)
+        zone_file = self._zone()
+
+        self.stdout.write(self.style.SUCCESS("Domains dashboard demo ready."))
+        port = os.environ.get("PORT", "8000")
+        self.stdout.write(f"  Sign in at http://localhost:{port}/accounts/login/")
+        self.stdout.write(f"  username: {USERNAME}")
+        self.stdout.write(f"  password: {password}")
+        self.stdout.write(f"  Dev DNS zone file: {zone_file} (see docs/dashboard.md)")
+
+    def _owner(self):
+        secret_file = Path(settings.VAR_DIR) / "demo-owner-password"
+        users = get_user_model()
+        user = users.objects.filter(username=USERNAME).first()
+        password = secret_file.read_text().strip() if secret_file.exists() else ""
+        if user is None or not password or not user.check_password(password):
+            password = secrets.token_urlsafe(12)
+            fd = os.open(secret_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "w") as handle:
+                handle.write(password + "\n")
+            if user is None:
+                user = users.objects.create_user(USERNAME, password=password)
+            else:
+                user.set_password(password)
+                user.save(update_fields=["password"])
+        return user, password
+
+    def _project(self, slug: str, name: str, plan: str, owner) -> Project:
+        project = Project.objects.filter(slug=slug).first()
+        if project is None:
+            project = services.project_create(slug=slug, owner=owner, plan=plan, name=name)
+        elif project.owner_id != owner.pk:
+            raise CommandError(f"The project {slug!r} exists and belongs to someone else.")
+        return project
+
+    def _zone(self) -> Path:
+        zones = Path(settings.DOMAINS_DEV_DNS_ZONES)
+        zones.mkdir(parents=True, exist_ok=True)
+        zone_file = zones / f"{ZONE}.zone"
+        if not zone_file.exists():  # never overwrite the newcomer's edits
+            zone_file.write_text(
+                STARTER_ZONE.format(zone=ZONE, target=settings.PLATFORM_CNAME_TARGET.rstrip("."))
+            )
+        return zone_file

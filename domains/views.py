@@ -1,0 +1,246 @@
+"""Dashboard views: thin. Each one finds the owner's object (another owner's is
+a 404), validates a form, calls one service from domains/services.py and
+renders or redirects. The rules and the audit trail live in the services."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import ValidationError
+from django.db.models import Count
+from django.http import JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from domains import services
+from domains.forms import DomainAddForm, PrimaryForm, RedirectForm, RemoveForm
+from domains.models import Domain, Project, Redirect
+from domains.presenters import domain_status_payload, project_page_context
+
+# --- lookups: always through the owner's querysets ---------------------------
+
+
+def _project(request, slug: str) -> Project:
+    return get_object_or_404(Project.objects.for_owner(request.user), slug=slug)
+
+
+def _domain(request, slug: str, hostname: str) -> Domain:
+    return get_object_or_404(
+        Domain.objects.for_owner(request.user).select_related("project"),
+        project__slug=slug,
+        hostname=hostname.lower(),
+    )
+
+
+def _redirect_entry(project: Project, pk: int) -> Redirect:
+    return get_object_or_404(Redirect.objects.filter(project=project), pk=pk)
+
+
+def _to_project(project: Project):
+    return redirect("dashboard:project_domains", slug=project.slug)
+
+
+def _to_domain(domain: Domain):
+    return redirect("dashboard:domain_detail", slug=domain.project.slug, hostname=domain.hostname)
+
+
+# --- screens -----------------------------------------------------------------
+
+
+@login_required
+@require_GET
+def home(request):
+    projects = (
+        Project.objects.for_owner(request.user)
+        .annotate(domain_count=Count("domains"))
+        .order_by("name")
+    )
+    return render(request, "domains/home.html", {"projects": projects})
+
+
+@login_required
+@require_GET
+def project_domains(request, slug):
+    project = _project(request, slug)
+    return render(
+        request, "domains/project_domains.html", project_page_context(project, request.user)
+    )
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def domain_add(request, slug):
+    project = _project(request, slug)
+    form = DomainAddForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            domain = services.domain_add(
+                project=project, hostname=form.cleaned_data["hostname"], actor=request.user
+            )
+        except ValidationError as exc:
+            form.add_error("hostname", exc)
+        else:
+            messages.success(
+                request,
+                f"{domain.hostname_unicode} was added. "
+                "Create the DNS record below, then choose Verify.",
+            )
+            return _to_domain(domain)
+    context = project_page_context(project, request.user, add_form=form)
+    status = 400 if form.errors else 200
+    return render(request, "domains/project_domains.html", context, status=status)
+
+
+@login_required
+@require_GET
+def domain_detail(request, slug, hostname):
+    domain = _domain(request, slug, hostname)
+    troubleshooting = None
+    if domain.needs_troubleshooting:
+        # The spec's steps, run now so the owner sees their results, not a to-do list.
+        troubleshooting = services.domain_troubleshoot(domain=domain)
+    context = {
+        "project": domain.project,
+        "domain": domain,
+        "status": domain_status_payload(domain),
+        "certificate": domain.certificate,
+        "records": domain.dns_records(),
+        "troubleshooting": troubleshooting,
+        "events": domain.events.select_related("actor").order_by("-created_at", "-pk")[:50],
+    }
+    return render(request, "domains/domain_detail.html", context)
+
+
+@login_required
+@require_GET
+def domain_status(request, slug, hostname):
+    return JsonResponse(domain_status_payload(_domain(request, slug, hostname)))
+
+
+@login_required
+@require_POST
+def domain_verify(request, slug, hostname):
+    domain = _domain(request, slug, hostname)
+    try:
+        services.domain_request_check(domain=domain, actor=request.user)
+    except ValidationError as exc:
+        messages.error(request, " ".join(exc.messages))
+    else:
+        messages.info(
+            request, "Checking the DNS records now. This page shows the result when it comes."
+        )
+    return _to_domain(domain)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def domain_remove(request, slug, hostname):
+    domain = _domain(request, slug, hostname)
+    project = domain.project
+    form = RemoveForm(request.POST or None, project=project, domain=domain)
+    if request.method == "POST" and form.is_valid():
+        target = form.cleaned_data["redirect_to"]
+        try:
+            if "redirect_instead" in request.POST and target:
+                # Keep the domain and send its traffic on: inbound links keep working.
+                services.redirect_save(
+                    project=project, from_domain=domain, to_domain=target, actor=request.user
+                )
+                messages.success(
+                    request,
+                    f"{domain.hostname_unicode} now redirects to {target.hostname_unicode} (301).",
+                )
+                return _to_project(project)
+            services.domain_remove(domain=domain, actor=request.user)
+        except ValidationError as exc:
+            form.add_error(None, exc)
+        else:
+            messages.success(
+                request, f"{domain.hostname_unicode} was removed and no longer serves traffic."
+            )
+            return _to_project(project)
+    return render(
+        request,
+        "domains/domain_remove.html",
+        {"project": project, "domain": domain, "form": form},
+        status=400 if form.errors else 200,
+    )
+
+
+@login_required
+@require_POST
+def primary_set(request, slug):
+    project = _project(request, slug)
+    form = PrimaryForm(request.POST, project=project)
+    if form.is_valid():
+        domain = form.cleaned_data["domain"]
+        try:
+            services.project_set_primary(project=project, domain=domain, actor=request.user)
+        except ValidationError as exc:
+            form.add_error("domain", exc)
+        else:
+            name = domain.hostname_unicode if domain else project.platform_host
+            messages.success(request, f"The primary domain is now {name}.")
+            return _to_project(project)
+    context = project_page_context(project, request.user, primary_form=form)
+    return render(request, "domains/project_domains.html", context, status=400)
+
+
+def _redirect_form_view(request, project, entry=None):
+    initial = {}
+    if entry is None and request.GET.get("from"):
+        initial["from_domain"] = project.domains.filter(hostname=request.GET["from"]).first()
+    if entry is not None:
+        initial = {"from_domain": entry.from_domain, "to_domain": entry.to_domain}
+        initial["status"] = entry.status
+    form = RedirectForm(request.POST or None, project=project, initial=initial)
+    if request.method == "POST" and form.is_valid():
+        try:
+            services.redirect_save(
+                project=project,
+                from_domain=form.cleaned_data["from_domain"],
+                to_domain=form.cleaned_data["to_domain"],
+                status=form.cleaned_data["status"],
+                redirect=entry,
+                actor=request.user,
+            )
+        except ValidationError as exc:
+            form.add_error(None, exc)
+        else:
+            messages.success(request, "The redirect was saved.")
+            return _to_project(project)
+    return render(
+        request,
+        "domains/redirect_form.html",
+        {"project": project, "form": form, "entry": entry},
+        status=400 if form.errors else 200,
+    )
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def redirect_add(request, slug):
+    return _redirect_form_view(request, _project(request, slug))
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def redirect_edit(request, slug, pk):
+    project = _project(request, slug)
+    return _redirect_form_view(request, project, _redirect_entry(project, pk))
+
+
+@login_required
+@require_POST
+def redirect_delete(request, slug, pk):
+    project = _project(request, slug)
+    services.redirect_delete(redirect=_redirect_entry(project, pk), actor=request.user)
+    messages.success(request, "The redirect was deleted.")
+    return _to_project(project)
+
+
+@login_required
+@require_GET
+def project_structure(request, slug):
+    project = _project(request, slug)
+    return JsonResponse({"domains": services.project_domains_structure(project=project)})

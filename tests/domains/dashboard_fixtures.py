@@ -1,0 +1,79 @@
+"""Personas and projects for the dashboard tests, built with the engine's services.
+
+alice owns a Pro project with a successful deploy ("shop") and a Free project
+without one ("sketch"); bob owns his own Pro project; carol is staff.
+Import the fixtures you use into the test module.
+"""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth import get_user_model
+
+from domains import services
+
+__all__ = [
+    "PASSWORD",
+    "alice",
+    "alice_client",
+    "bob",
+    "bobs_project",
+    "carol",
+    "plain_http",
+    "shop",
+    "sketch",
+]
+
+PASSWORD = "a long enough test password"
+
+
+@pytest.fixture(autouse=True)
+def plain_http(settings):
+    """The test client and the live server speak plain HTTP; production redirects to HTTPS."""
+    settings.SECURE_SSL_REDIRECT = False
+    settings.SESSION_COOKIE_SECURE = False
+    settings.CSRF_COOKIE_SECURE = False
+
+
+def _user(username: str, **extra):
+    return get_user_model().objects.create_user(username, password=PASSWORD, **extra)
+
+
+@pytest.fixture
+def alice(db):
+    return _user("alice")
+
+
+@pytest.fixture
+def bob(db):
+    return _user("bob")
+
+
+@pytest.fixture
+def carol(db):
+    return _user("carol", is_staff=True, is_superuser=True)
+
+
+@pytest.fixture
+def shop(alice):
+    project = services.project_create(slug="shop", owner=alice, plan="pro", name="Shop")
+    services.deploy_record(project=project, html="<h1>Alice's shop</h1>")
+    return project
+
+
+@pytest.fixture
+def sketch(alice):
+    return services.project_create(slug="sketch", owner=alice, plan="free", name="Sketch")
+
+
+@pytest.fixture
+def bobs_project(bob):
+    project = services.project_create(slug="bobs", owner=bob, plan="pro", name="Bob's")
+    services.deploy_record(project=project, html="<h1>Bob</h1>")
+    return project
+
+
+@pytest.fixture
+def alice_client(client, alice):
+    client.force_login(alice)
+    return client
