@@ -281,6 +281,22 @@ class DNSServer:
             return udp, tcp
         raise OSError("no free port for both UDP and TCP")
 
+    # Shortcuts for tests: set the records each case needs.
+    def add(self, name: str, rdtype: str, *values: str, ttl: int = DEFAULT_TTL) -> None:
+        self.records.add(name, rdtype, *values, ttl=ttl)
+
+    def remove(self, name: str, rdtype: str | None = None) -> None:
+        self.records.remove(name, rdtype)
+
+    def blackhole(self, name: str) -> None:
+        self.records.blackhole(name)
+
+    def servfail(self, name: str) -> None:
+        self.records.servfail(name)
+
+    def clear(self) -> None:
+        self.records.clear()
+
     @property
     def address(self) -> str:
         return f"{self.host}:{self.port}"

@@ -1,0 +1,84 @@
+"""Fixtures of the domains engine: a real DNS server on loopback, personas, a real worker.
+
+`dns_server` is a real authoritative DNS server (domains/devdns.py) on
+127.0.0.1, UDP and TCP, on a random port; each test sets the records it needs
+and the platform's resolver settings point at it. `celery_worker` (in
+tests/domains/worker.py, re-exported here) runs `celery -A petstore worker`.
+"""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth import get_user_model
+
+from domains import services
+from domains.devdns import DNSServer
+from tests.domains.worker import celery_worker  # noqa: F401
+
+TARGET = "domains.petstore.localhost"
+TARGET_ADDRESS = "192.0.2.80"
+TARGET_ADDRESS6 = "2001:db8::80"
+CA_ID = "ca.petstore.localhost"
+
+
+@pytest.fixture(autouse=True)
+def platform_settings(settings, tmp_path_factory):
+    """The platform names the tests are written against, and a CA directory of their own."""
+    settings.PLATFORM_DOMAIN = "petstore.localhost"
+    settings.PLATFORM_CNAME_TARGET = TARGET
+    settings.DOMAINS_CA_IDENTIFIER = CA_ID
+    settings.DOMAINS_VERIFY_WINDOW = 48
+    settings.DOMAINS_CA_DIR = tmp_path_factory.getbasetemp() / "domains-ca"
+    # Nothing in these tests may reach the internet: an unset resolver points nowhere useful.
+    settings.DOMAINS_DNS_NAMESERVERS = ["127.0.0.1:9"]
+    settings.DOMAINS_DNS_TIMEOUT = 0.3
+    settings.DOMAINS_DNS_LIFETIME = 0.6
+    return settings
+
+
+@pytest.fixture(scope="session")
+def _dns_server_session():
+    server = DNSServer("127.0.0.1", 0).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def dns_server(_dns_server_session, platform_settings):
+    """The loopback DNS server, emptied, with the platform's target name in it."""
+    server = _dns_server_session
+    server.clear()
+    server.add(TARGET, "A", TARGET_ADDRESS)
+    server.add(TARGET, "AAAA", TARGET_ADDRESS6)
+    platform_settings.DOMAINS_DNS_NAMESERVERS = [server.address]
+    yield server
+    server.clear()
+
+
+def make_user(username: str, **extra):
+    return get_user_model().objects.create_user(username, password="x-test-password-1", **extra)
+
+
+@pytest.fixture
+def alice(db):
+    return make_user("alice")
+
+
+@pytest.fixture
+def bob(db):
+    return make_user("bob")
+
+
+@pytest.fixture
+def shop(alice):
+    """alice's Pro project with a successful deploy."""
+    project = services.project_create(slug="shop", owner=alice, plan="pro", name="Shop")
+    services.deploy_record(project=project, html="<h1>Alice's shop</h1>")
+    return project
+
+
+@pytest.fixture
+def bobs(bob):
+    project = services.project_create(slug="bobs", owner=bob, plan="business", name="Bob's")
+    services.deploy_record(project=project, html="<h1>Bob's place</h1>")
+    return project

@@ -1,0 +1,54 @@
+"""The state machine: the whole transition table, and conditional updates that lose safely."""
+
+from __future__ import annotations
+
+import pytest
+
+from domains import services, states
+from domains.models import Domain
+from domains.states import State
+
+ALL = list(State)
+
+# The table as the decisions document writes it: target <- allowed sources.
+EXPECTED = {
+    State.VERIFIED: {State.PENDING, State.FAILED, State.ISSUING},
+    State.ISSUING: {State.VERIFIED},
+    State.ACTIVE: {State.ISSUING},
+    State.FAILED: {State.PENDING, State.VERIFIED, State.ISSUING, State.ACTIVE},
+    State.PENDING: {State.FAILED},
+}
+
+
+@pytest.mark.parametrize("source", ALL)
+@pytest.mark.parametrize("target", ALL)
+def test_transition_table(source, target):
+    assert states.can_transition(source, target) == (source in EXPECTED.get(target, set()))
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("source", ALL)
+@pytest.mark.parametrize("target", [State.VERIFIED, State.ISSUING, State.ACTIVE, State.FAILED])
+def test_transition_applies_only_from_allowed_states(shop, alice, source, target):
+    domain = services.domain_add(project=shop, hostname="www.example.test", actor=alice)
+    Domain.objects.filter(pk=domain.pk).update(state=source)
+    domain.refresh_from_db()
+    moved = states.transition(domain, target)
+    domain.refresh_from_db()
+    assert moved == (source in EXPECTED[target])
+    assert domain.state == (target if moved else source)
+
+
+@pytest.mark.django_db
+def test_a_stale_copy_loses_the_race(shop, alice):
+    domain = services.domain_add(project=shop, hostname="www.example.test", actor=alice)
+    Domain.objects.filter(pk=domain.pk).update(state=State.ISSUING)
+    first, second = Domain.objects.get(pk=domain.pk), Domain.objects.get(pk=domain.pk)
+    assert states.transition(first, State.ACTIVE) is True
+    assert states.transition(second, State.ACTIVE) is False  # someone else got there first
+    assert second.state == State.ISSUING  # the loser's copy is left untouched
+
+
+def test_there_is_no_transition_out_of_nowhere():
+    with pytest.raises(states.TransitionNotAllowed):
+        states.transition(Domain(state=State.PENDING), "bogus")
