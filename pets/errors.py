@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.core.exceptions import RequestDataTooBig
 from django.http import Http404, HttpRequest, JsonResponse
 from django.views import defaults
 from django.views.decorators.csrf import csrf_exempt
@@ -17,7 +18,7 @@ from rest_framework import exceptions
 from rest_framework.response import Response
 from rest_framework.views import set_rollback
 
-from pets.exceptions import ErrorCode
+from pets.exceptions import ErrorCode, PayloadTooLarge
 
 log = logging.getLogger(__name__)
 
@@ -77,6 +78,8 @@ def _body_for(exc: exceptions.APIException) -> dict:
 def exception_handler(exc: Exception, context: dict) -> Response:
     if isinstance(exc, Http404):
         exc = exceptions.NotFound()
+    elif isinstance(exc, RequestDataTooBig):  # above DATA_UPLOAD_MAX_MEMORY_SIZE
+        exc = PayloadTooLarge()
     elif isinstance(exc, DjangoPermissionDenied):
         exc = exceptions.PermissionDenied()
 

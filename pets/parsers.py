@@ -1,35 +1,23 @@
-"""A strict, size-limited JSON parser for request bodies."""
+"""A strict JSON parser for request bodies."""
 
 from __future__ import annotations
 
-import json
-
-from django.conf import settings
 from rest_framework import parsers
 from rest_framework.exceptions import ParseError
 
-from pets.exceptions import PayloadTooLarge
-
-
-def _reject_constant(name: str):
-    raise ValueError(f"{name} is not valid JSON")
-
 
 class JSONParser(parsers.JSONParser):
-    """DRF's JSONParser, plus: 413 above DATA_UPLOAD_MAX_MEMORY_SIZE (DRF reads the
-    raw stream, which Django does not limit), and NaN/Infinity refused."""
+    """DRF's JSONParser with a clearer error and NaN/Infinity always refused.
+
+    The size limit is Django's DATA_UPLOAD_MAX_MEMORY_SIZE (DRF reads
+    `request.body`); pets.errors turns its RequestDataTooBig into a 413.
+    """
+
+    strict = True  # json.strict_constant: NaN and Infinity are not JSON
 
     def parse(self, stream, media_type=None, parser_context=None):
-        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
-        request = (parser_context or {}).get("request")
-        declared = request.META.get("CONTENT_LENGTH", "") if request is not None else ""
-        if declared.isdigit() and int(declared) > limit:
-            raise PayloadTooLarge(f"Request body is larger than {limit} bytes.")
-        raw = stream.read(limit + 1)
-        if len(raw) > limit:
-            raise PayloadTooLarge(f"Request body is larger than {limit} bytes.")
-        encoding = (parser_context or {}).get("encoding", settings.DEFAULT_CHARSET)
         try:
-            return json.loads(raw.decode(encoding), parse_constant=_reject_constant)
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise ParseError(f"Malformed JSON: {exc}") from None
+            return super().parse(stream, media_type, parser_context)
+        except ParseError as exc:
+            detail = str(exc.detail).removeprefix("JSON parse error - ")
+            raise ParseError(f"Malformed JSON: {detail}") from None

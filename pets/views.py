@@ -38,6 +38,8 @@ GET_PET_SUNSET_AT = datetime(2030, 12, 5, tzinfo=UTC)
 
 
 def _json_object(request) -> dict:
+    if request.META.get("CONTENT_LENGTH", "") in ("", "0"):
+        raise BadRequest("A JSON object request body is required.")
     data = request.data  # may raise ParseError (400), UnsupportedMediaType (415), 413
     if isinstance(data, QueryDict) or not isinstance(data, dict):
         raise BadRequest("The request body must be a JSON object.")

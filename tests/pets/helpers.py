@@ -1,0 +1,25 @@
+"""Assertions and request helpers shared by the pets API tests."""
+
+from __future__ import annotations
+
+import json
+
+
+def bearer(plaintext: str) -> dict:
+    return {"HTTP_AUTHORIZATION": f"Bearer {plaintext}"}
+
+
+def post_json(client, path: str, body, **extra):
+    """POST a raw JSON document (any JSON value, not only objects)."""
+    return client.generic("POST", path, json.dumps(body), content_type="application/json", **extra)
+
+
+def assert_error(response, status: int, code: str) -> dict:
+    """The response is the Error body with this status and code; returns the body."""
+    assert response.status_code == status, response.content
+    assert response["Content-Type"] == "application/json"
+    body = response.json()
+    assert body["code"] == code
+    assert body["status"] == status
+    assert isinstance(body["message"], str) and body["message"]
+    return body
