@@ -123,8 +123,11 @@ def _taken_error(ascii_name: str, *, same_project: bool) -> ValidationError:
 
 
 @transaction.atomic
-def domain_request_check(*, domain: Domain, actor) -> Domain:
-    """Verify / Re-verify: open a new verification window and check at once."""
+def domain_request_check(*, domain: Domain, actor, queue: bool = True) -> Domain:
+    """Verify / Re-verify: open a new verification window and check at once.
+
+    `queue=False` is for callers that run the check themselves (`verifydomain`).
+    """
     from domains import tasks
 
     now = timezone.now()
@@ -135,8 +138,9 @@ def domain_request_check(*, domain: Domain, actor) -> Domain:
             setattr(domain, name, value)
     action = "reverify_requested" if domain.verified_at else "verify_requested"
     record_event(project=domain.project, domain=domain, action=action, actor=actor)
-    domain_id = domain.pk
-    transaction.on_commit(lambda: tasks.check_domain.delay(domain_id))
+    if queue:
+        domain_id = domain.pk
+        transaction.on_commit(lambda: tasks.check_domain.delay(domain_id))
     return domain
 
 

@@ -34,10 +34,15 @@ $TTL 60
 @       IN NS  ns1.{zone}.
 ns1     IN A   127.0.0.1
 
-; 1. After "Add domain" for shop.{zone}, add the record the dashboard shows:
+; 1. After "Add domain" for shop.{zone}, add the record the dashboard shows
+;    (remove the leading "; "), save, and choose Verify:
 ; shop  IN CNAME {target}.
-; 2. To see a failure message, add a conflicting record next to it:
+;
+; 2. To see failure messages, use one of these instead of the line above:
+;    a conflicting A record where the CNAME should be,
 ; shop  IN A     192.0.2.10
+;    or a CNAME pointing somewhere else.
+; shop  IN CNAME elsewhere.example.net.
 """
 
 

@@ -1,0 +1,124 @@
+"""Staff screens: projects, deploys, domains (with Re-verify), redirects, certificates, events."""
+
+from __future__ import annotations
+
+from django.contrib import admin, messages
+
+from domains import services
+from domains.models import Certificate, Deploy, Domain, DomainEvent, Project, Redirect
+
+
+class DeployInline(admin.TabularInline):
+    model = Deploy
+    extra = 0
+    fields = ("created_at", "succeeded")
+    readonly_fields = ("created_at",)
+    show_change_link = True
+
+
+class DomainInline(admin.TabularInline):
+    model = Domain
+    extra = 0
+    fields = ("hostname", "state", "check_code", "cert_state")
+    readonly_fields = fields
+    show_change_link = True
+    can_delete = False
+
+
+@admin.register(Project)
+class ProjectAdmin(admin.ModelAdmin):
+    list_display = ("slug", "name", "owner", "plan", "primary_domain", "created_at")
+    list_filter = ("plan",)
+    search_fields = ("slug", "name", "owner__username")
+    raw_id_fields = ("owner", "primary_domain")
+    inlines = [DomainInline, DeployInline]
+
+
+@admin.register(Deploy)
+class DeployAdmin(admin.ModelAdmin):
+    list_display = ("pk", "project", "succeeded", "created_at")
+    list_filter = ("succeeded",)
+    search_fields = ("project__slug",)
+    raw_id_fields = ("project",)
+
+
+@admin.action(description="Re-verify (check DNS now and restart the 48-hour window)")
+def reverify(modeladmin, request, queryset):
+    for domain in queryset.select_related("project"):
+        services.domain_request_check(domain=domain, actor=request.user)
+    modeladmin.message_user(
+        request, f"Re-verify queued for {queryset.count()} domain(s).", messages.SUCCESS
+    )
+
+
+class CertificateInline(admin.TabularInline):
+    model = Certificate
+    extra = 0
+    fields = ("serial", "san", "not_before", "not_after")
+    readonly_fields = fields
+    can_delete = False
+
+
+@admin.register(Domain)
+class DomainAdmin(admin.ModelAdmin):
+    list_display = (
+        "hostname", "project", "state", "check_code", "checked_at", "next_check_at",
+        "cert_state", "verified_at",
+    )  # fmt: skip
+    list_filter = ("state", "cert_state", "check_code", "is_apex")
+    search_fields = ("hostname", "project__slug")
+    actions = [reverify]
+    raw_id_fields = ("project",)
+    inlines = [CertificateInline]
+    # State changes go through the services (Re-verify, the tasks), never a hand edit.
+    readonly_fields = (
+        "hostname", "is_apex", "state", "check_code", "check_message", "check_expected",
+        "check_found", "checked_at", "next_check_at", "check_attempts", "window_started_at",
+        "verified_at", "cert_state", "cert_requested_at", "cert_code", "cert_message",
+        "created_at",
+    )  # fmt: skip
+
+    def has_add_permission(self, request):
+        return False  # adding goes through domain_add's rules (dashboard or `adddomain`)
+
+    def delete_model(self, request, obj):
+        services.domain_remove(domain=obj, actor=request.user)
+
+    def delete_queryset(self, request, queryset):
+        for domain in queryset.select_related("project"):
+            services.domain_remove(domain=domain, actor=request.user)
+
+
+@admin.register(Redirect)
+class RedirectAdmin(admin.ModelAdmin):
+    list_display = ("from_domain", "to_domain", "status", "project")
+    list_filter = ("status",)
+    search_fields = ("from_domain__hostname", "to_domain__hostname", "project__slug")
+    raw_id_fields = ("project", "from_domain", "to_domain")
+
+
+@admin.register(Certificate)
+class CertificateAdmin(admin.ModelAdmin):
+    list_display = ("san", "serial", "not_before", "not_after", "domain")
+    search_fields = ("san", "serial")
+    readonly_fields = ("domain", "serial", "san", "not_before", "not_after", "pem", "created_at")
+    exclude = ("key_pem",)
+
+    def has_add_permission(self, request):
+        return False
+
+
+@admin.register(DomainEvent)
+class DomainEventAdmin(admin.ModelAdmin):
+    list_display = ("created_at", "hostname", "action", "actor", "project")
+    list_filter = ("action",)
+    search_fields = ("hostname", "project__slug", "message")
+    readonly_fields = (
+        "project", "domain", "hostname", "actor", "action", "message", "created_at",
+    )  # fmt: skip
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False

@@ -1,0 +1,31 @@
+from __future__ import annotations
+
+from django.core.exceptions import ValidationError
+from django.core.management.base import BaseCommand, CommandError
+
+from domains import services
+from domains.management.commands._base import refusal
+from domains.models import Project
+
+
+class Command(BaseCommand):
+    help = "Attach a custom domain to a project and print the DNS record to create."
+
+    def add_arguments(self, parser):
+        parser.add_argument("slug")
+        parser.add_argument("hostname")
+
+    def handle(self, *args, slug, hostname, **options):
+        project = Project.objects.filter(slug=slug).first()
+        if project is None:
+            raise CommandError(f"No project has the slug {slug}.")
+        try:
+            domain = services.domain_add(project=project, hostname=hostname, actor=None)
+        except ValidationError as exc:
+            raise refusal(exc) from None
+        self.stdout.write(f"Added {domain.hostname_unicode} to {project.slug}. Create:")
+        for record in domain.dns_records():
+            self.stdout.write(
+                f"  {record['type']} {record['name']} -> {record['value']} TTL {record['ttl']}"
+            )
+        self.stdout.write(f"  ({domain.dns_records()[0]['note']})")

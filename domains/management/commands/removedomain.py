@@ -1,0 +1,19 @@
+from __future__ import annotations
+
+from django.core.management.base import BaseCommand
+
+from domains import services
+from domains.management.commands._base import get_domain
+
+
+class Command(BaseCommand):
+    help = "Remove a custom domain: it stops serving at once."
+
+    def add_arguments(self, parser):
+        parser.add_argument("hostname")
+
+    def handle(self, *args, hostname, **options):
+        domain = get_domain(hostname)
+        shown, slug = domain.hostname_unicode, domain.project.slug
+        services.domain_remove(domain=domain, actor=None)
+        self.stdout.write(f"Removed {shown} from {slug}; it no longer serves traffic.")

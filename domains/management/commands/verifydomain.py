@@ -1,0 +1,32 @@
+from __future__ import annotations
+
+from django.core.management.base import BaseCommand, CommandError
+from django.db import transaction
+
+from domains import services
+from domains.management.commands._base import get_domain
+
+
+class Command(BaseCommand):
+    help = (
+        "Verify now, in the foreground, and print the result; like the dashboard's Verify it "
+        "restarts the verification window, and a success queues the certificate."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("hostname")
+
+    def handle(self, *args, hostname, **options):
+        domain = get_domain(hostname)
+        with transaction.atomic():
+            # Verify resets the backoff; the check itself runs here instead of on a worker.
+            services.domain_request_check(domain=domain, actor=None, queue=False)
+        domain = services.domain_check(domain_id=domain.pk)
+        self.stdout.write(
+            f"{domain.hostname_unicode}: {domain.check_code} ({domain.get_state_display()})\n"
+            f"  {domain.check_message}\n"
+            f"  expected: {domain.check_expected or '-'}\n"
+            f"  found:    {domain.check_found or '-'}"
+        )
+        if domain.check_code != "ok":
+            raise CommandError(f"{domain.hostname_unicode} does not verify: {domain.check_message}")
