@@ -47,12 +47,25 @@ def _not_found(host: str) -> HttpResponse:
     )
 
 
-def _redirect(request, host: str, status: int) -> HttpResponse:
+def _scheme(request, has_certificate: bool) -> str:
+    """https when the target has a certificate and this request is (or must be) secure."""
+    if has_certificate and (request.is_secure() or settings.SECURE_SSL_REDIRECT):
+        return "https"
+    return request.scheme
+
+
+def _redirect(request, host: str, status: int, *, has_certificate: bool) -> HttpResponse:
     response = HttpResponse(status=status)
-    response["Location"] = (
-        f"{request.scheme}://{host}{_port_suffix(request)}{request.get_full_path()}"
-    )
+    scheme = _scheme(request, has_certificate)
+    response["Location"] = f"{scheme}://{host}{_port_suffix(request)}{request.get_full_path()}"
     return response
+
+
+def _upgrade(request, host: str, has_certificate: bool) -> HttpResponse | None:
+    """SECURE_SSL_REDIRECT applies to hosts that have a certificate to serve HTTPS with."""
+    if has_certificate and settings.SECURE_SSL_REDIRECT and not request.is_secure():
+        return _redirect(request, host, 301, has_certificate=True)
+    return None
 
 
 def _page(project: Project, host: str) -> HttpResponse:
@@ -77,8 +90,9 @@ def answer(request, host: str) -> HttpResponse:
             return _not_found(host)
         primary = project.primary_domain
         if primary is not None and primary.state == State.ACTIVE:
-            return _redirect(request, primary.hostname, 301)
-        return _page(project, host)
+            return _redirect(request, primary.hostname, 301, has_certificate=True)
+        # The platform's own subdomains are covered by the platform's wildcard certificate.
+        return _upgrade(request, host, True) or _page(project, host)
     domain = (
         Domain.objects.live()
         .select_related("project", "redirect_from__to_domain")
@@ -89,8 +103,11 @@ def answer(request, host: str) -> HttpResponse:
         return _not_found(host)
     redirect = getattr(domain, "redirect_from", None)
     if redirect is not None:
-        return _redirect(request, redirect.to_domain.hostname, redirect.status)
-    return _page(domain.project, host)
+        target = redirect.to_domain
+        return _redirect(
+            request, target.hostname, redirect.status, has_certificate=target.state == State.ACTIVE
+        )
+    return _upgrade(request, host, domain.state == State.ACTIVE) or _page(domain.project, host)
 
 
 class HostRoutingMiddleware:
