@@ -1,0 +1,119 @@
+"""Staff commands: the same services and messages as the dashboard; refusals exit non-zero."""
+
+from __future__ import annotations
+
+import json
+import pytest
+from django.core.management import call_command, load_command_class
+from django.core.management.base import CommandError
+
+from domains import certificates
+from domains.models import Deploy, Domain, Project
+from domains.states import State
+from tests.domains.conftest import TARGET
+
+pytestmark = pytest.mark.django_db
+
+
+def run(*args) -> str:
+    from io import StringIO
+
+    out = StringIO()
+    call_command(*args, stdout=out)
+    return out.getvalue()
+
+
+def test_createproject_creates_the_owner_and_a_deploy():
+    output = run("createproject", "shop", "--owner", "dana", "--plan", "pro", "--deployed")
+    project = Project.objects.get(slug="shop")
+    assert project.owner.username == "dana"
+    assert project.plan == "pro"
+    assert Deploy.objects.filter(project=project, succeeded=True).count() == 1
+    assert "shop.petstore.localhost" in output
+
+
+def test_createproject_refuses_a_taken_slug(shop):
+    with pytest.raises(CommandError, match="exists already"):
+        run("createproject", "shop", "--owner", "dana")
+
+
+def test_adddomain_prints_the_record_to_create(shop):
+    output = run("adddomain", "shop", "www.example.test")
+    assert Domain.objects.filter(project=shop, hostname="www.example.test").exists()
+    assert f"CNAME www -> {TARGET} TTL 3600" in output
+
+
+def test_adddomain_refuses_with_the_dashboards_message(alice):
+    run("createproject", "free", "--owner", "alice", "--plan", "free", "--deployed")
+    with pytest.raises(CommandError, match="need the Pro plan or above"):
+        run("adddomain", "free", "www.example.test")
+    run("createproject", "undeployed", "--owner", "alice", "--plan", "pro")
+    with pytest.raises(CommandError, match="Deploy the project successfully"):
+        run("adddomain", "undeployed", "www.example.test")
+
+
+def test_adddomain_refuses_a_domain_of_another_project(shop, bobs):
+    run("adddomain", "shop", "www.example.test")
+    with pytest.raises(CommandError, match="already attached to another project"):
+        run("adddomain", "bobs", "WWW.example.test.")
+
+
+def test_removedomain_removes_and_unknown_names_are_refused(shop):
+    run("adddomain", "shop", "www.example.test")
+    assert "no longer serves" in run("removedomain", "www.example.test")
+    assert not Domain.objects.exists()
+    with pytest.raises(CommandError, match="No project has the domain"):
+        run("removedomain", "www.example.test")
+
+
+def test_verifydomain_prints_a_failure_and_exits_non_zero(dns_server, shop):
+    run("adddomain", "shop", "www.example.test")
+    dns_server.add("www.example.test", "A", "203.0.113.7")
+    with pytest.raises(CommandError, match="does not verify"):
+        run("verifydomain", "www.example.test")
+    domain = Domain.objects.get()
+    assert domain.check_code == "conflicting_record"
+
+
+def test_verifydomain_success_queues_the_certificate(
+    dns_server, shop, django_capture_on_commit_callbacks
+):
+    run("adddomain", "shop", "www.example.test")
+    dns_server.add("www.example.test", "CNAME", TARGET + ".")
+    with django_capture_on_commit_callbacks(execute=False) as queued:
+        output = run("verifydomain", "www.example.test")
+    assert "www.example.test: ok" in output
+    assert len(queued) == 1  # the certificate task only; the check ran in the foreground
+    assert Domain.objects.get().state == State.ISSUING
+
+
+def test_domainstatus_prints_state_check_and_certificate_as_json(
+    dns_server, shop, django_capture_on_commit_callbacks
+):
+    run("adddomain", "shop", "www.example.test")
+    dns_server.add("www.example.test", "CNAME", TARGET + ".")
+    with django_capture_on_commit_callbacks(execute=False):
+        run("verifydomain", "www.example.test")
+    certificate = certificates.certificate_issue(domain_id=Domain.objects.get().pk)
+    status = json.loads(run("domainstatus", "www.example.test"))
+    assert status["state"] == "active"
+    assert status["check"]["code"] == "ok"
+    assert status["check"]["expected"] == f"CNAME {TARGET}"
+    assert status["check"]["found"] == f"CNAME {TARGET}"
+    assert status["check"]["checked_at"] and status["check"]["next_check_at"]
+    assert status["certificate"] == {
+        "state": "issued",
+        "problem": None,
+        "serial": certificate.serial,
+        "not_after": certificate.not_after.isoformat(),
+        "san": "www.example.test",
+    }
+
+
+def test_a_refused_command_exits_non_zero_with_the_message(capsys):
+    # run_from_argv is what `manage.py` runs: it turns a CommandError into exit status 1.
+    command = load_command_class("domains", "domainstatus")
+    with pytest.raises(SystemExit) as exit_info:
+        command.run_from_argv(["manage.py", "domainstatus", "nowhere.example.test"])
+    assert exit_info.value.code == 1
+    assert "No project has the domain nowhere.example.test" in capsys.readouterr().err
