@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+
 import pytest
 from django.core.management import call_command, load_command_class
 from django.core.management.base import CommandError
