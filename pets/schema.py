@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 
@@ -71,4 +72,13 @@ def name_pets_array(result, **kwargs):
                 for media in content.values():
                     if media.get("schema") == {"$ref": "#/components/schemas/PaginatedPetList"}:
                         media["schema"] = {"$ref": "#/components/schemas/Pets"}
+    return result
+
+
+def servers_from_settings(result, **kwargs):
+    """Postprocessing hook: production and staging, read from settings at each request."""
+    result["servers"] = [
+        {"url": settings.API_BASE_URL, "description": "Production"},
+        {"url": settings.API_STAGING_BASE_URL, "description": "Staging"},
+    ]
     return result
