@@ -182,16 +182,13 @@ SPECTACULAR_SETTINGS = {
         "The v1 animal-store API. Every operation needs `Authorization: Bearer <key>`; "
         "every error is the Error body `{code, message, status}`."
     ),
-    "SERVERS": [
-        {"url": API_BASE_URL, "description": "Production"},
-        {"url": API_STAGING_BASE_URL, "description": "Staging"},
-    ],
     "SCHEMA_PATH_PREFIX": r"/v1",
     "SCHEMA_PATH_PREFIX_TRIM": True,  # paths are relative to the servers' /v1
     "PREPROCESSING_HOOKS": ["pets.schema.only_v1_endpoints"],
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "pets.schema.name_pets_array",
+        "pets.schema.servers_from_settings",  # API_BASE_URL, API_STAGING_BASE_URL
     ],
     "ENUM_GENERATE_CHOICE_DESCRIPTION": False,
     "ENUM_NAME_OVERRIDES": {
