@@ -50,6 +50,8 @@ def normalize_hostname(raw: str) -> str:
     try:
         ascii_name = idna.encode(value, uts46=True).decode("ascii")
     except idna.IDNAError as exc:
+        if len(value) > 253:
+            raise _refuse("A domain name can be at most 253 characters long.", "too_long") from None
         if any(len(label) > 63 for label in value.split(".")):
             raise _refuse(
                 "Each part of a domain name can be at most 63 characters long.", "label_too_long"
