@@ -33,6 +33,8 @@ def platform_settings(settings, tmp_path_factory):
     settings.DOMAINS_DNS_NAMESERVERS = ["127.0.0.1:9"]
     settings.DOMAINS_DNS_TIMEOUT = 0.3
     settings.DOMAINS_DNS_LIFETIME = 0.6
+    # Users are created in most tests; the production hasher is deliberately slow.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     return settings
 
 
