@@ -1,0 +1,109 @@
+"""The development DNS server itself: UDP and TCP, NXDOMAIN vs NODATA, zone files that reload."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import dns.flags
+import dns.message
+import dns.query
+import dns.rcode
+import dns.rdatatype
+import pytest
+
+from domains import dns as platform_dns
+from domains.devdns import DNSServer
+
+pytestmark = pytest.mark.django_db
+
+
+def ask(server, name, rdtype, *, tcp=False):
+    query = dns.message.make_query(name, rdtype)
+    send = dns.query.tcp if tcp else dns.query.udp
+    return send(query, server.host, port=server.port, timeout=2)
+
+
+def test_it_answers_over_udp_and_tcp(dns_server):
+    dns_server.add("www.example.test", "A", "192.0.2.1")
+    for tcp in (False, True):
+        response = ask(dns_server, "www.example.test", "A", tcp=tcp)
+        assert response.rcode() == dns.rcode.NOERROR
+        assert [r.address for r in response.answer[0]] == ["192.0.2.1"]
+
+
+def test_nxdomain_and_nodata_are_kept_apart(dns_server):
+    dns_server.add("www.example.test", "TXT", '"x"')
+    assert ask(dns_server, "nope.example.test", "A").rcode() == dns.rcode.NXDOMAIN
+    nodata = ask(dns_server, "www.example.test", "A")
+    assert nodata.rcode() == dns.rcode.NOERROR and not nodata.answer
+    assert nodata.authority[0].rdtype == dns.rdatatype.SOA
+    assert platform_dns.lookup("nope.example.test", "A").status == platform_dns.NXDOMAIN
+    assert platform_dns.lookup("www.example.test", "A").status == platform_dns.NODATA
+
+
+def test_the_platform_resolver_sees_servfail_and_timeout_apart(dns_server):
+    dns_server.servfail("broken.example.test")
+    dns_server.blackhole("silent.example.test")
+    assert platform_dns.lookup("broken.example.test", "A").status == platform_dns.SERVFAIL
+    assert platform_dns.lookup("silent.example.test", "A").status == platform_dns.TIMEOUT
+
+
+def test_a_port_where_nothing_answers_is_a_timeout(settings):
+    import socket
+
+    silent = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    silent.bind(("127.0.0.1", 0))
+    try:
+        settings.DOMAINS_DNS_NAMESERVERS = [f"127.0.0.1:{silent.getsockname()[1]}"]
+        assert platform_dns.lookup("www.example.test", "A").status == platform_dns.TIMEOUT
+    finally:
+        silent.close()
+
+
+def test_a_cname_is_followed_within_the_servers_data(dns_server):
+    dns_server.add("www.example.test", "CNAME", "domains.petstore.localhost.")
+    lookup = platform_dns.lookup("www.example.test", "A")
+    assert lookup.values == ()  # no A record owned by www itself
+    assert lookup.final == ("192.0.2.80",)
+
+
+def test_large_answers_set_tc_over_udp_and_come_whole_over_tcp(dns_server):
+    dns_server.add("big.example.test", "TXT", *[f'"{"x" * 200} {i}"' for i in range(10)])
+    truncated = ask(dns_server, "big.example.test", "TXT")
+    assert truncated.flags & dns.flags.TC
+    assert len(ask(dns_server, "big.example.test", "TXT", tcp=True).answer[0]) == 10
+    assert len(platform_dns.lookup("big.example.test", "TXT").final) == 10  # retried on TCP
+
+
+def test_zone_files_are_served_and_reloaded_when_they_change(tmp_path):
+    zone = tmp_path / "example.test.zone"
+    zone.write_text(
+        "$ORIGIN example.test.\n$TTL 60\n@ SOA ns1 host 1 7200 900 1209600 60\n@ NS ns1\n"
+        "www CNAME domains.petstore.localhost.\n"
+    )
+    server = DNSServer("127.0.0.1", 0, zone_dir=tmp_path).start()
+    try:
+        answer = ask(server, "www.example.test", "CNAME")
+        assert answer.answer[0][0].target.to_text() == "domains.petstore.localhost."
+        zone.write_text(zone.read_text().replace("www CNAME", "shop CNAME"))
+        os.utime(zone, ns=(time.time_ns(), time.time_ns() + 10**9))
+        server._checked_at = 0  # skip the one-second stat throttle
+        assert ask(server, "www.example.test", "CNAME").rcode() == dns.rcode.NXDOMAIN
+        assert ask(server, "shop.example.test", "CNAME").answer
+    finally:
+        server.stop()
+
+
+def test_the_devdns_command_writes_sample_zones_it_can_serve(tmp_path):
+    from domains.management.commands.devdns import SAMPLE_ZONES
+
+    server = DNSServer("127.0.0.1", 0, zone_dir=tmp_path).start()
+    try:
+        for origin, text in SAMPLE_ZONES.items():
+            (tmp_path / f"{origin}.zone").write_text(text)
+        server._checked_at = 0
+        assert ask(server, "domains.petstore.localhost", "A").answer[0][0].address == "127.0.0.1"
+        assert ask(server, "www.example.test", "CNAME").answer
+    finally:
+        server.stop()
