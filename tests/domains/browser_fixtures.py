@@ -50,6 +50,7 @@ def page(monkeypatch, live_dashboard):
     # Playwright's sync API runs an event loop in this thread; the test's own ORM
     # calls are still plain synchronous code.
     monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "1")
+    from django.db import connections
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
@@ -60,6 +61,10 @@ def page(monkeypatch, live_dashboard):
             yield context.new_page()
         finally:
             browser.close()
+            # ORM calls made while Playwright runs (fixtures set up after this one, the
+            # test body) get connections of their own; close them here, or PostgreSQL
+            # refuses to drop the test database at the end of the session.
+            connections.close_all()
 
 
 @pytest.fixture
