@@ -1,0 +1,132 @@
+"""Tasks and the beat sweep: small, idempotent, retried on temporary DNS failures."""
+
+from __future__ import annotations
+
+import threading
+from datetime import timedelta
+
+import pytest
+import time_machine
+from celery.exceptions import Retry
+from django.db import connection
+
+from domains import certificates, services, tasks
+from domains.models import Certificate, Domain
+from domains.states import State
+from tests.domains.conftest import TARGET
+
+
+@pytest.fixture
+def www(shop, alice):
+    return services.domain_add(project=shop, hostname="www.example.test", actor=alice)
+
+
+@pytest.mark.django_db
+def test_the_sweep_queues_due_checks_once(www, django_capture_on_commit_callbacks):
+    due = www.next_check_at
+    with time_machine.travel(due, tick=False):
+        with django_capture_on_commit_callbacks(execute=False):
+            assert certificates.sweep()["checks"] == [www.pk]
+        # Claimed with a lease: a second sweep (or a second beat) does not queue it again.
+        assert certificates.sweep()["checks"] == []
+    www.refresh_from_db()
+    assert www.next_check_at == due + certificates.SWEEP_LEASE
+
+
+@pytest.mark.django_db
+def test_a_lost_enqueue_is_picked_up_again_when_the_lease_ends(www):
+    with time_machine.travel(www.next_check_at, tick=False) as clock:
+        assert certificates.sweep()["checks"] == [www.pk]  # ... and the message is lost
+        clock.shift(certificates.SWEEP_LEASE)
+        assert certificates.sweep()["checks"] == [www.pk]
+
+
+@pytest.mark.django_db
+def test_failed_domains_are_not_swept(www):
+    Domain.objects.filter(pk=www.pk).update(state=State.FAILED)
+    with time_machine.travel(www.next_check_at + timedelta(hours=1), tick=False):
+        assert certificates.sweep()["checks"] == []
+
+
+@pytest.mark.django_db
+def test_check_task_retries_a_temporary_failure(dns_server, www):
+    dns_server.servfail("www.example.test")
+    with pytest.raises(Retry):
+        tasks.check_domain.apply(args=(www.pk,), throw=True)
+    www.refresh_from_db()
+    assert www.check_code == "dns_servfail"
+    assert www.state == State.PENDING
+
+
+@pytest.mark.django_db
+def test_check_task_does_not_retry_a_misconfiguration(dns_server, www):
+    dns_server.add("www.example.test", "A", "203.0.113.7")
+    tasks.check_domain.apply(args=(www.pk,), throw=True)
+    www.refresh_from_db()
+    assert www.check_code == "conflicting_record"
+
+
+@pytest.mark.django_db
+def test_check_task_for_a_removed_domain_is_a_no_op(www, alice):
+    pk = www.pk
+    services.domain_remove(domain=www, actor=alice)
+    tasks.check_domain.apply(args=(pk,), throw=True)
+    tasks.issue_certificate.apply(args=(pk,), throw=True)
+
+
+@pytest.mark.django_db
+def test_running_the_check_twice_requests_one_certificate(
+    dns_server, www, django_capture_on_commit_callbacks
+):
+    dns_server.add("www.example.test", "CNAME", TARGET + ".")
+    with django_capture_on_commit_callbacks(execute=False) as queued:
+        tasks.check_domain.apply(args=(www.pk,), throw=True)
+        tasks.check_domain.apply(args=(www.pk,), throw=True)
+    assert len(queued) == 1
+    assert Domain.objects.get(pk=www.pk).state == State.ISSUING
+
+
+@pytest.mark.django_db
+def test_issue_task_retries_when_caa_cannot_be_looked_up(dns_server, www):
+    Domain.objects.filter(pk=www.pk).update(state=State.ISSUING)
+    dns_server.blackhole("www.example.test")
+    with pytest.raises(Retry):
+        tasks.issue_certificate.apply(args=(www.pk,), throw=True)
+    assert not Certificate.objects.exists()
+
+
+@pytest.mark.needs_postgres
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_issue_tasks_make_one_certificate(dns_server, www):
+    Domain.objects.filter(pk=www.pk).update(state=State.ISSUING)
+    barrier, errors = threading.Barrier(4), []
+
+    def issue():
+        try:
+            barrier.wait()
+            certificates.certificate_issue(domain_id=www.pk)
+        except Exception as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=issue) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    assert Certificate.objects.filter(domain=www).count() == 1
+    assert Domain.objects.get(pk=www.pk).state == State.ACTIVE
+
+
+def test_beat_runs_the_sweep_and_the_renewals(settings):
+    tasks_scheduled = {entry["task"] for entry in settings.CELERY_BEAT_SCHEDULE.values()}
+    assert {"domains.tasks.sweep", "domains.tasks.renew_certificates"} <= tasks_scheduled
+
+
+def test_tasks_acknowledge_late_and_retry_with_a_limit():
+    for task in (tasks.check_domain, tasks.issue_certificate, tasks.renew_certificate):
+        assert task.acks_late is True
+        assert task.max_retries == tasks.MAX_RETRIES
+    assert [tasks._retry_countdown(n) for n in range(3)] == [10, 30, 90]
