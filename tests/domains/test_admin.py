@@ -1,0 +1,69 @@
+"""Staff admin: the domain list shows state and the last check; Re-verify calls the service."""
+
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+
+from domains import services
+from domains.models import Domain, DomainEvent
+from domains.states import State
+from tests.domains.conftest import make_user
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def staff_client(client, settings):
+    settings.SECURE_SSL_REDIRECT = False
+    client.force_login(make_user("carol", is_staff=True, is_superuser=True))
+    return client
+
+
+@pytest.fixture
+def failed(shop, alice):
+    domain = services.domain_add(project=shop, hostname="www.example.test", actor=alice)
+    Domain.objects.filter(pk=domain.pk).update(
+        state=State.FAILED, check_code="wrong_target", check_message="The CNAME points to x."
+    )
+    return domain
+
+
+@pytest.mark.parametrize(
+    "model", ["project", "deploy", "domain", "redirect", "certificate", "domainevent"]
+)
+def test_every_model_has_a_list_page(staff_client, failed, model):
+    response = staff_client.get(reverse(f"admin:domains_{model}_changelist"))
+    assert response.status_code == 200
+
+
+def test_domain_list_shows_state_and_last_check(staff_client, failed):
+    page = staff_client.get(reverse("admin:domains_domain_changelist")).content.decode()
+    assert "www.example.test" in page
+    assert "wrong_target" in page
+    assert "Failed" in page
+
+
+def test_reverify_action_restarts_verification(
+    staff_client, failed, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=False) as queued:
+        response = staff_client.post(
+            reverse("admin:domains_domain_changelist"),
+            {"action": "reverify", "_selected_action": [failed.pk]},
+        )
+    assert response.status_code == 302
+    assert len(queued) == 1
+    failed.refresh_from_db()
+    assert failed.state == State.PENDING
+    event = DomainEvent.objects.get(action="verify_requested")
+    assert event.actor.username == "carol"
+
+
+def test_deleting_in_the_admin_goes_through_domain_remove(staff_client, failed):
+    response = staff_client.post(
+        reverse("admin:domains_domain_delete", args=[failed.pk]), {"post": "yes"}
+    )
+    assert response.status_code == 302
+    assert not Domain.objects.exists()
+    assert DomainEvent.objects.filter(action="removed", actor__username="carol").exists()
