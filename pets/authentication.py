@@ -73,6 +73,14 @@ class ApiKeyRateThrottle(throttling.SimpleRateThrottle):
         self.num_requests, self.duration = self.parse_rate(self.rate)
         return super().allow_request(request, view)
 
+    def wait(self) -> float:
+        # DRF gives up (None) when the history is longer than the current rate
+        # allows, e.g. after the rate was lowered; the answer is still known: when
+        # the num_requests-th newest request leaves the window.
+        if len(self.history) >= self.num_requests:
+            return max(1.0, self.history[self.num_requests - 1] + self.duration - self.now)
+        return 1.0
+
     def get_cache_key(self, request, view):
         if not isinstance(request.auth, ApiKey):
             return None

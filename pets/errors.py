@@ -8,6 +8,7 @@ works with DEBUG on too); `handler404` / `handler500` cover what escapes both.
 from __future__ import annotations
 
 import logging
+import math
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import RequestDataTooBig
@@ -67,7 +68,7 @@ def _body_for(exc: exceptions.APIException) -> dict:
         names = ", ".join(fields)
         return error_body(code, f"Invalid input: {names}.", exc.status_code, fields=fields)
     if isinstance(exc, exceptions.Throttled):
-        wait = int(exc.wait) if exc.wait is not None else None
+        wait = math.ceil(exc.wait) if exc.wait is not None else None
         message = "Too many requests."
         if wait is not None:
             message += f" Retry in {wait} seconds."
@@ -97,7 +98,7 @@ def exception_handler(exc: Exception, context: dict) -> Response:
             auth_header += ', error="invalid_token"'
         headers["WWW-Authenticate"] = auth_header
     if getattr(exc, "wait", None):
-        headers["Retry-After"] = str(int(exc.wait))
+        headers["Retry-After"] = str(math.ceil(exc.wait))
     set_rollback()
     return Response(_body_for(exc), status=exc.status_code, headers=headers)
 

@@ -49,6 +49,8 @@ class CategoryIdField(serializers.PrimaryKeyRelatedField):
 
 
 class StrictChoiceField(serializers.ChoiceField):
+    default_error_messages = {"invalid_choice": "Must be one of: available, pending, sold."}
+
     def to_internal_value(self, data):
         if not isinstance(data, str):
             self.fail("invalid_choice", input=data)
