@@ -63,6 +63,20 @@ class RemoveForm(_ProjectDomainsForm):
 
     def __init__(self, *args, domain, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["redirect_to"].queryset = self.project.domains.exclude(pk=domain.pk).order_by(
-            "hostname"
-        )
+        others = self.project.domains.exclude(pk=domain.pk).order_by("hostname")
+        field = self.fields["redirect_to"]
+        field.queryset = others
+        # Offer the primary domain first, else the first other domain.
+        primary = self.project.primary_domain_id
+        field.initial = primary if primary and primary != domain.pk else others.first()
+        field.empty_label = None
+
+    @property
+    def redirect_instead(self) -> bool:
+        return "redirect_instead" in self.data
+
+    def clean(self):
+        data = super().clean()
+        if self.redirect_instead and not data.get("redirect_to"):
+            raise forms.ValidationError("Choose the domain to redirect to.")
+        return data

@@ -99,6 +99,14 @@ def domain_status_payload(domain: Domain) -> dict:
     }
 
 
+def dns_position(domain: Domain) -> str:
+    """Where the record to create goes on the domain's page: first while it is what the
+    owner came for, after the status once a check said what is wrong, last once live."""
+    if domain.state not in ("pending", "failed"):
+        return "bottom"
+    return "after_status" if domain.checked_at else "top"
+
+
 def project_page_context(
     project: Project,
     user,

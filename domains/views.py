@@ -15,7 +15,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from domains import services
 from domains.forms import DomainAddForm, PrimaryForm, RedirectForm, RemoveForm
 from domains.models import Domain, Project, Redirect
-from domains.presenters import domain_status_payload, project_page_context
+from domains.presenters import dns_position, domain_status_payload, project_page_context
 
 # --- lookups: always through the owner's querysets ---------------------------
 
@@ -105,6 +105,7 @@ def domain_detail(request, slug, hostname):
         "status": domain_status_payload(domain),
         "certificate": domain.certificate,
         "records": domain.dns_records(),
+        "dns_position": dns_position(domain),
         "troubleshooting": troubleshooting,
         "events": domain.events.select_related("actor").order_by("-created_at", "-pk")[:50],
     }
@@ -141,7 +142,7 @@ def domain_remove(request, slug, hostname):
     if request.method == "POST" and form.is_valid():
         target = form.cleaned_data["redirect_to"]
         try:
-            if "redirect_instead" in request.POST and target:
+            if form.redirect_instead:
                 # Keep the domain and send its traffic on: inbound links keep working.
                 services.redirect_save(
                     project=project, from_domain=domain, to_domain=target, actor=request.user
@@ -159,10 +160,11 @@ def domain_remove(request, slug, hostname):
                 request, f"{domain.hostname_unicode} was removed and no longer serves traffic."
             )
             return _to_project(project)
+    existing = Redirect.objects.filter(from_domain=domain).select_related("to_domain").first()
     return render(
         request,
         "domains/domain_remove.html",
-        {"project": project, "domain": domain, "form": form},
+        {"project": project, "domain": domain, "form": form, "existing_redirect": existing},
         status=400 if form.errors else 200,
     )
 

@@ -158,3 +158,24 @@ def test_remove_stops_the_domain_and_records_who_did_it(alice_client, shop, alic
     activity = page[page.index('id="activity-h"') :]
     assert "Removed the domain" in activity and "alice" in activity
     assert DomainEvent.objects.get(action="removed").actor == alice
+
+
+def test_redirect_instead_without_a_target_removes_nothing(alice_client, shop, alice):
+    services.domain_add(project=shop, hostname="old.example.com", actor=alice)
+    services.domain_add(project=shop, hostname="www.example.com", actor=alice)
+    response = alice_client.post(
+        SHOP + "old.example.com/remove/", {"redirect_to": "", "redirect_instead": "1"}
+    )
+    assert response.status_code == 400
+    assert "Choose the domain to redirect to." in response.content.decode()
+    assert Domain.objects.filter(hostname="old.example.com").exists()
+
+
+def test_remove_page_says_an_existing_redirect_ends_with_the_domain(alice_client, shop, alice):
+    old = services.domain_add(project=shop, hostname="old.example.com", actor=alice)
+    new = services.domain_add(project=shop, hostname="www.example.com", actor=alice)
+    services.redirect_save(project=shop, from_domain=old, to_domain=new, actor=alice)
+    page = alice_client.get(SHOP + "old.example.com/remove/").content.decode()
+    assert "redirects to <strong>www.example.com</strong> (301) now" in page
+    assert "Removing it ends that redirect too" in page
+    assert "Redirect instead" not in page
