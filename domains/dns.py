@@ -42,13 +42,21 @@ class Lookup:
         return self.status in TEMPORARY
 
 
+def _parse_nameserver(entry: str) -> dns.nameserver.Do53Nameserver:
+    """`host`, `host:port` or `[ipv6]:port`; a bare IPv6 address needs the brackets for a port."""
+    entry = entry.strip()
+    host, port = entry, 53
+    if entry.startswith("["):
+        host, _, rest = entry[1:].partition("]")
+        port = int(rest[1:]) if rest.startswith(":") else 53
+    elif entry.count(":") == 1:
+        host, raw_port = entry.split(":")
+        port = int(raw_port)
+    return dns.nameserver.Do53Nameserver(host, port)
+
+
 def _nameservers() -> list[dns.nameserver.Nameserver]:
-    servers = []
-    for entry in settings.DOMAINS_DNS_NAMESERVERS:
-        host, _, port = entry.strip().rpartition(":") if ":" in entry else (entry, "", "53")
-        host = host.strip("[]") or entry
-        servers.append(dns.nameserver.Do53Nameserver(host, int(port or 53)))
-    return servers
+    return [_parse_nameserver(entry) for entry in settings.DOMAINS_DNS_NAMESERVERS]
 
 
 def get_resolver() -> dns.resolver.Resolver:

@@ -118,3 +118,26 @@ def test_a_refused_command_exits_non_zero_with_the_message(capsys):
         command.run_from_argv(["manage.py", "domainstatus", "nowhere.example.test"])
     assert exit_info.value.code == 1
     assert "No project has the domain nowhere.example.test" in capsys.readouterr().err
+
+
+def test_domainstatus_carries_the_troubleshooting_steps_after_30_minutes(
+    dns_server, shop, django_capture_on_commit_callbacks
+):
+    from datetime import timedelta
+
+    import time_machine
+    from django.utils import timezone
+
+    run("adddomain", "shop", "www.example.test")
+    dns_server.add("www.example.test", "CNAME", TARGET + ".")
+    dns_server.add("example.test", "CAA", '0 issue "letsencrypt.org"')
+    with django_capture_on_commit_callbacks(execute=False):
+        run("verifydomain", "www.example.test")
+    certificates.certificate_issue(domain_id=Domain.objects.get().pk)  # blocked by CAA
+    with time_machine.travel(timezone.now() + timedelta(minutes=31)):
+        status = json.loads(run("domainstatus", "www.example.test"))
+    assert status["needs_troubleshooting"] is True
+    assert status["certificate"]["state"] == "blocked"
+    assert status["troubleshooting"]["verifies"] is True
+    assert status["troubleshooting"]["caa_blocks"] is True
+    assert "letsencrypt.org" in status["troubleshooting"]["caa_message"]

@@ -107,3 +107,18 @@ def test_the_devdns_command_writes_sample_zones_it_can_serve(tmp_path):
         assert ask(server, "www.example.test", "CNAME").answer
     finally:
         server.stop()
+
+
+@pytest.mark.parametrize(
+    ("entry", "host", "port"),
+    [
+        ("127.0.0.1:5353", "127.0.0.1", 5353),
+        ("192.0.2.53", "192.0.2.53", 53),
+        ("[::1]:5353", "::1", 5353),
+        ("[::1]", "::1", 53),
+        ("2001:db8::53", "2001:db8::53", 53),
+    ],
+)
+def test_nameserver_setting_entries(entry, host, port):
+    server = platform_dns._parse_nameserver(entry)
+    assert (server.address, server.port) == (host, port)

@@ -4,6 +4,7 @@ import json
 
 from django.core.management.base import BaseCommand
 
+from domains import services
 from domains.management.commands._base import get_domain
 
 
@@ -45,4 +46,9 @@ class Command(BaseCommand):
             },
             "dns_records": domain.dns_records(),
         }
+        if domain.needs_troubleshooting:
+            # The spec's steps after 30 minutes without a certificate, run now.
+            status["troubleshooting"] = services.domain_troubleshoot(domain=domain) | {
+                "next_step": "If it verifies and CAA does not block, choose Re-verify."
+            }
         self.stdout.write(json.dumps(status, indent=2, ensure_ascii=False))
