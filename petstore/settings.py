@@ -49,6 +49,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First: answers platform subdomains and custom domains by their raw Host header.
+    "domains.middleware.HostRoutingMiddleware",
     "petstore.requestid.RequestIDMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -246,14 +248,33 @@ CELERY_BEAT_SCHEDULE["pets-purge-idempotency-keys"] = {
 
 PLATFORM_DOMAIN = env_str("PLATFORM_DOMAIN", "petstore.localhost")
 PLATFORM_CNAME_TARGET = env_str("PLATFORM_CNAME_TARGET", f"domains.{PLATFORM_DOMAIN}")
-# Empty means the system's resolvers; `make run` points this at the loopback dev DNS server.
-DOMAINS_DNS_NAMESERVERS = env_list("DOMAINS_DNS_NAMESERVERS")
+# The loopback DNS server of `manage.py devdns` (Procfile `dns:`), and its zone files.
+DOMAINS_DEV_DNS_PORT = env_int("DOMAINS_DEV_DNS_PORT", 5353)
+DOMAINS_DEV_DNS_ZONES = Path(env_str("DOMAINS_DEV_DNS_ZONES", str(VAR_DIR / "dns-zones")))
+# Comma-separated host:port. Empty means the system's resolvers; under DEBUG (`make run`)
+# the default is the loopback dev DNS server.
+DOMAINS_DNS_NAMESERVERS = env_list(
+    "DOMAINS_DNS_NAMESERVERS", f"127.0.0.1:{DOMAINS_DEV_DNS_PORT}" if DEBUG else ""
+)
 DOMAINS_DNS_TIMEOUT = env_float("DOMAINS_DNS_TIMEOUT", 2.0)
 DOMAINS_DNS_LIFETIME = env_float("DOMAINS_DNS_LIFETIME", 5.0)
 DOMAINS_CA_IDENTIFIER = env_str("DOMAINS_CA_IDENTIFIER", "ca.petstore.localhost")
 DOMAINS_CERT_ISSUE_DELAY = env_float("DOMAINS_CERT_ISSUE_DELAY", 5.0)
 DOMAINS_VERIFY_WINDOW = env_int("DOMAINS_VERIFY_WINDOW", 48)  # hours
 DOMAINS_CA_DIR = Path(env_str("DOMAINS_CA_DIR", str(VAR_DIR / "ca")))
+DOMAINS_RECHECK_INTERVAL = env_int("DOMAINS_RECHECK_INTERVAL", 6)  # hours, verified domains
+DOMAINS_CERT_VALIDITY_DAYS = env_int("DOMAINS_CERT_VALIDITY_DAYS", 90)
+DOMAINS_CERT_RENEW_BEFORE_DAYS = env_int("DOMAINS_CERT_RENEW_BEFORE_DAYS", 30)
+CELERY_BEAT_SCHEDULE.update(
+    {
+        # Picks every domain whose check is due, including ones whose enqueue was lost.
+        "domains-sweep": {"task": "domains.tasks.sweep", "schedule": 60.0},
+        "domains-renew-certificates": {
+            "task": "domains.tasks.renew_certificates",
+            "schedule": 3600.0,
+        },
+    }
+)
 
 # --- Logging ----------------------------------------------------------------
 
