@@ -19,7 +19,7 @@ run: $(STAMP)
 	DEBUG=1 $(BIN)/python manage.py migrate --noinput
 	DEBUG=1 $(BIN)/python manage.py loaddemo
 	DEBUG=1 PORT=$(PORT) $(BIN)/python manage.py loaddomainsdemo
-	DEBUG=1 DOMAINS_DNS_NAMESERVERS=127.0.0.1:5353 PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/honcho --procfile petstore/Procfile --app-root . --port $(PORT) start
+	DEBUG=1 DOMAINS_DNS_NAMESERVERS=127.0.0.1:5353 PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/honcho --procfile petstore/Procfile --app-root . start --port $(PORT)
 
 # The whole suite. Without DATABASE_URL/REDIS_URL it runs on SQLite and skips
 # only the tests that need a server, saying why; .ci/run points it at both.
