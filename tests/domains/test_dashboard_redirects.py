@@ -100,3 +100,12 @@ def test_project_page_shows_redirects_and_the_domains_json(alice_client, www, ap
     assert (
         "&quot;redirects&quot;: [" in page and "&quot;from&quot;: &quot;example.com&quot;" in page
     )
+
+
+def test_a_refused_primary_says_why_on_the_form(alice_client, shop, www, apex, alice):
+    services.redirect_save(project=shop, from_domain=apex, to_domain=www, actor=alice)
+    response = alice_client.post(P + "primary/", {"domain": apex.pk})
+    assert response.status_code == 400
+    assert "redirects elsewhere; delete that redirect" in response.content.decode()
+    shop.refresh_from_db()
+    assert shop.primary_domain is None
