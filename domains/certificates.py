@@ -51,6 +51,23 @@ def certificate_request(*, domain: Domain) -> bool:
     return True
 
 
+def certificate_requeue_if_late(*, domain: Domain) -> bool:
+    """Queue the issue task again when the requested certificate is overdue."""
+    from domains import tasks
+
+    now, asked = timezone.now(), domain.cert_requested_at
+    overdue = timedelta(seconds=settings.DOMAINS_CERT_ISSUE_DELAY) + timedelta(minutes=1)
+    if asked is None or now - asked < overdue:
+        return False
+    claimed = Domain.objects.filter(
+        pk=domain.pk, state=State.ISSUING, cert_requested_at=asked
+    ).update(cert_requested_at=now)
+    if claimed:
+        domain_id = domain.pk
+        transaction.on_commit(lambda: tasks.issue_certificate.delay(domain_id))
+    return bool(claimed)
+
+
 def certificate_issue(*, domain_id: int) -> Certificate | None:
     """Issue the certificate of a domain in the issuing state; safe to run twice."""
     domain = Domain.objects.filter(pk=domain_id).select_related("project").first()

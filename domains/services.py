@@ -186,11 +186,14 @@ def _record_success(domain: Domain, result: checks.CheckResult) -> None:
     _update(domain, **fields)
     if was_failing and domain.state in LIVE_STATES:
         record_event(project=domain.project, domain=domain, action="verifies_again")
+    from domains.certificates import certificate_request, certificate_requeue_if_late
+
     if domain.state == State.VERIFIED and domain.cert_state != CertState.ISSUED:
         # A Re-verify after a CAA block (or a lost request) asks for the certificate again.
-        from domains.certificates import certificate_request
-
         certificate_request(domain=domain)
+    elif domain.state == State.ISSUING:
+        # Re-verify while the certificate is late: queue its task again (issuing is idempotent).
+        certificate_requeue_if_late(domain=domain)
 
 
 def _record_failure(domain: Domain, result: checks.CheckResult) -> None:

@@ -137,3 +137,17 @@ def test_sweep_requeues_a_certificate_whose_task_was_lost(verified, settings):
         queued = certificates.sweep()
     assert verified.pk in queued["certificates"]
     assert certificates.sweep()["certificates"] == []  # claimed: not queued twice
+
+
+def test_reverify_while_the_certificate_is_late_queues_issuance_again(
+    verified, alice, django_capture_on_commit_callbacks
+):
+    with time_machine.travel(datetime.now(UTC) + timedelta(minutes=30), tick=False):
+        with django_capture_on_commit_callbacks(execute=False) as queued:
+            services.domain_request_check(domain=verified, actor=alice)
+            services.domain_check(domain_id=verified.pk)
+        assert len(queued) == 2  # the check, and the certificate task again
+        with django_capture_on_commit_callbacks(execute=False) as queued:
+            services.domain_check(domain_id=verified.pk)
+        assert queued == []  # just re-queued: not overdue again yet
+    assert certificates.certificate_issue(domain_id=verified.pk) is not None
