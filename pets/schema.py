@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from django.conf import settings
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 
 from pets.serializers import ErrorSerializer
 
@@ -46,6 +47,25 @@ UNAUTHORIZED = error(
     "(with a `WWW-Authenticate: Bearer` header)."
 )
 RATE_LIMITED = error("rate_limited: too many requests for this API key (see `Retry-After`).")
+# Response headers every operation may send with its errors.
+ERROR_HEADERS = [
+    OpenApiParameter(
+        "WWW-Authenticate",
+        OpenApiTypes.STR,
+        OpenApiParameter.HEADER,
+        response=[401],
+        required=True,
+        description='`Bearer realm="petstore"`, plus `error="invalid_token"` for a refused key.',
+    ),
+    OpenApiParameter(
+        "Retry-After",
+        OpenApiTypes.INT,
+        OpenApiParameter.HEADER,
+        response=[429],
+        required=True,
+        description="Seconds until this API key may send requests again.",
+    ),
+]
 NOT_ACCEPTABLE = error("not_acceptable: the `Accept` header excludes application/json.")
 
 

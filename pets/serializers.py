@@ -7,7 +7,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from pets.exceptions import ErrorCode
-from pets.models import NAME_MAX_LENGTH, Category, Pet, PetStatus
+from pets.models import NAME_MAX_LENGTH, Category, PetStatus
 
 INT64_MAX = 2**63 - 1
 
@@ -81,9 +81,6 @@ class PetSerializer(serializers.Serializer):
     name = serializers.CharField()
     categoryId = Int64Field(source="category_id")
     status = serializers.ChoiceField(choices=PetStatus.choices)
-
-    class Meta:
-        model = Pet
 
 
 class CategorySerializer(serializers.Serializer):

@@ -7,6 +7,7 @@ the Error body come from REST_FRAMEWORK (settings.py) and pets.errors.
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 
 from django.db import transaction
@@ -31,6 +32,7 @@ from pets.serializers import CategorySerializer, NewPetSerializer, PetSerializer
 from pets.services import pet_create
 
 INT64_MAX = 2**63 - 1
+_DIGITS = re.compile(r"[0-9]{1,19}")
 
 # getPet: deprecated since this service's first release, removed 5 December 2030.
 GET_PET_DEPRECATED_AT = datetime(2026, 11, 1, tzinfo=UTC)
@@ -60,7 +62,7 @@ class PetsView(GenericAPIView):
             "Pets in ascending id order. The body is a bare array; the next page is "
             'the URL in the `Link: <...>; rel="next"` header (absent on the last page).'
         ),
-        parameters=[LINK_HEADER],
+        parameters=[LINK_HEADER, *schema.ERROR_HEADERS],
         responses={
             # A bare serializer (not OpenApiResponse) so drf-spectacular sees a list
             # and documents the filter and paging parameters.
@@ -98,8 +100,17 @@ class PetsView(GenericAPIView):
                 OpenApiTypes.URI,
                 OpenApiParameter.HEADER,
                 response=[201],
+                required=True,
                 description="URL of the new pet.",
             ),
+            OpenApiParameter(
+                "Idempotent-Replayed",
+                OpenApiTypes.STR,
+                OpenApiParameter.HEADER,
+                response=[201],
+                description="`true` when this is the stored response of an earlier request.",
+            ),
+            *schema.ERROR_HEADERS,
         ],
         responses={
             201: OpenApiResponse(PetSerializer, description="The created pet."),
@@ -132,8 +143,8 @@ class PetsView(GenericAPIView):
             return Response(outcome.body, status=outcome.status, headers=headers)
         try:
             return self._create(request, body, claim=outcome)
-        except BaseException:
-            idempotency.release(outcome)
+        except Exception:
+            idempotency.release(outcome)  # only a stored success is replayed
             raise
 
     def _create(self, request, body: dict, claim: idempotency.Claim | None) -> Response:
@@ -178,6 +189,7 @@ class PetDetailView(APIView):
                 OpenApiTypes.STR,
                 OpenApiParameter.HEADER,
                 response=True,
+                required=True,
                 description="RFC 9745 deprecation date, `@<unix seconds>`.",
             ),
             OpenApiParameter(
@@ -185,8 +197,18 @@ class PetDetailView(APIView):
                 OpenApiTypes.STR,
                 OpenApiParameter.HEADER,
                 response=True,
+                required=True,
                 description="RFC 8594 removal date: Thu, 05 Dec 2030 00:00:00 GMT.",
             ),
+            OpenApiParameter(
+                "Link",
+                OpenApiTypes.STR,
+                OpenApiParameter.HEADER,
+                response=True,
+                required=True,
+                description='`</v1/pets>; rel="successor-version"` and links to the docs.',
+            ),
+            *schema.ERROR_HEADERS,
         ],
         responses={
             200: OpenApiResponse(PetSerializer, description="The pet."),
@@ -197,10 +219,11 @@ class PetDetailView(APIView):
             429: schema.RATE_LIMITED,
         },
     )
-    def get(self, request, petId: int):
+    def get(self, request, petId: str):
         if timezone.now() >= GET_PET_SUNSET_AT:
             raise Gone("getPet was removed on 2030-12-05; use GET /v1/pets instead.")
-        pet = Pet.objects.filter(pk=petId).first() if petId <= INT64_MAX else None
+        is_int64 = _DIGITS.fullmatch(petId) is not None and int(petId) <= INT64_MAX
+        pet = Pet.objects.filter(pk=int(petId)).first() if is_int64 else None
         if pet is None:
             raise NotFound(f"No pet with id {petId}.")
         return Response(PetSerializer(pet).data)
@@ -219,6 +242,7 @@ class CategoriesView(APIView):
         operation_id="listCategories",
         summary="List categories (experimental)",
         description="Every category, in id order: the valid `categoryId` values.",
+        parameters=schema.ERROR_HEADERS,
         responses={
             200: OpenApiResponse(CategorySerializer(many=True), description="All categories."),
             401: schema.UNAUTHORIZED,

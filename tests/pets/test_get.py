@@ -50,9 +50,15 @@ def test_ids_beyond_int64_or_zero_are_404_not_a_crash(api, pet_id):
     assert_error(api.get(f"/v1/pets/{pet_id}"), 404, "not_found")
 
 
-@pytest.mark.parametrize("path", ["/v1/pets/abc", "/v1/pets/-1", "/v1/pets/1.5", "/v1/pets/1/"])
-def test_a_non_integer_id_is_a_404_error(api, path):
-    assert_error(api.get(path), 404, "not_found")
+@pytest.mark.parametrize("pet_id", ["abc", "-1", "1.5", "%C3%86", "١"])
+def test_a_non_integer_id_is_a_404_error_with_the_deprecation_headers(api, pet_id):
+    response = api.get(f"/v1/pets/{pet_id}")
+    assert_error(response, 404, "not_found")
+    assert_deprecation_headers(response)
+
+
+def test_a_deeper_path_is_an_unknown_path(api):
+    assert_error(api.get("/v1/pets/1/photos"), 404, "not_found")
 
 
 def test_unauthenticated_requests_also_carry_the_deprecation_headers(anon, make_pet):
