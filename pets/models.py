@@ -6,6 +6,8 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from pets.keys import KEY_SCHEME
+
 NAME_MAX_LENGTH = 100
 CATEGORY_NAME_MAX_LENGTH = 50
 
@@ -76,8 +78,6 @@ class ApiKey(models.Model):
 
     @property
     def display_prefix(self) -> str:
-        from pets.keys import KEY_SCHEME
-
         return f"{KEY_SCHEME}_{self.prefix}"
 
     @property

@@ -1,3 +1,4 @@
+from django.conf import settings
 from django.core.management.base import BaseCommand
 
 from pets.services import demo_categories_load
@@ -12,5 +13,5 @@ class Command(BaseCommand):
             self.stdout.write(f"Category {category.pk} {category.name}: {state}")
         self.stdout.write(
             "Get an API key with: python manage.py createapikey USERNAME\n"
-            "then: curl -H 'Authorization: Bearer <key>' http://localhost:8000/v1/pets"
+            f"then: curl -H 'Authorization: Bearer <key>' {settings.API_BASE_URL}/pets"
         )
