@@ -114,12 +114,16 @@ def project_page_context(
     add_form: DomainAddForm | None = None,
     primary_form: PrimaryForm | None = None,
 ) -> dict:
-    domains = list(project.domains.order_by("hostname"))
-    redirects = (
+    redirects = list(
         Redirect.objects.filter(project=project)
         .select_related("from_domain", "to_domain")
         .order_by("from_domain__hostname")
     )
+    targets = {entry.from_domain_id: entry.to_domain for entry in redirects}
+    domains = list(project.domains.order_by("hostname"))
+    for domain in domains:
+        # Shown on the domain's row; one query for all rows, not one per row.
+        domain.redirect_target = targets.get(domain.pk)
     structure = services.project_domains_structure(project=project)
     return {
         "project": project,

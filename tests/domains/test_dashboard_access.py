@@ -108,3 +108,24 @@ def test_sign_in_page_signs_the_owner_in_to_the_dashboard(client, alice):
     response = client.post("/accounts/login/", {"username": "alice", "password": PASSWORD})
     assert response.status_code == 302
     assert response["Location"] == "/dashboard/"
+
+
+def test_project_page_queries_do_not_grow_with_domains(client, alice, shop):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    client.force_login(alice)
+
+    def queries() -> int:
+        with CaptureQueriesContext(connection) as captured:
+            assert client.get("/dashboard/projects/shop/domains/").status_code == 200
+        return len(captured)
+
+    first = services.domain_add(project=shop, hostname="a.example.com", actor=alice)
+    second = services.domain_add(project=shop, hostname="b.example.com", actor=alice)
+    services.redirect_save(project=shop, from_domain=second, to_domain=first, actor=alice)
+    few = queries()
+    for name in ["c.example.com", "d.example.com", "example.com"]:
+        other = services.domain_add(project=shop, hostname=name, actor=alice)
+        services.redirect_save(project=shop, from_domain=other, to_domain=first, actor=alice)
+    assert queries() == few

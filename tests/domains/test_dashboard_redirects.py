@@ -95,6 +95,7 @@ def test_redirect_status_outside_the_list_is_refused(alice_client, www, apex):
 def test_project_page_shows_redirects_and_the_domains_json(alice_client, www, apex, alice, shop):
     services.redirect_save(project=shop, from_domain=apex, to_domain=www, actor=alice)
     page = alice_client.get(P + "domains/").content.decode()
+    assert "Apex domain · redirects to www.example.com" in page
     table = page[page.index('class="redirects"') :]
     assert "example.com" in table and "www.example.com" in table and "301" in table
     assert (
