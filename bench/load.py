@@ -13,7 +13,8 @@ import re
 import shutil
 import statistics
 import subprocess
-from dataclasses import dataclass
+import uuid
+from dataclasses import dataclass, field
 from pathlib import Path
 
 WRK_DIR = Path(__file__).resolve().parent / "wrk"
@@ -35,6 +36,7 @@ class Run:
 class Side:
     label: str
     runs: list[Run]
+    warmups: list[Run] = field(default_factory=list)
 
     @property
     def rps(self) -> float:
@@ -66,7 +68,9 @@ def parse(output: str) -> Run:
     p99 = _ms(re.search(r"^\s+99%\s+(\S+)", output, re.M).group(1))
     requests = int(re.search(r"(\d+) requests in", output).group(1))
     non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", output)
-    socket = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", output)
+    socket = re.search(
+        r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", output
+    )
     errors = (int(non2xx.group(1)) if non2xx else 0) + (
         sum(int(g) for g in socket.groups()) if socket else 0
     )
@@ -91,9 +95,9 @@ def wrk(
     if script:
         cmd += ["-s", str(WRK_DIR / script)]
     cmd.append(url)
-    out = subprocess.run(
-        cmd, capture_output=True, text=True, check=True, env={**os.environ, **(env or {})}
-    )
+    # BENCH_RUN makes every invocation's generated names unique (see post_pets.lua).
+    env = {**os.environ, **(env or {}), "BENCH_RUN": uuid.uuid4().hex[:12]}
+    out = subprocess.run(cmd, capture_output=True, text=True, check=True, env=env)
     return parse(out.stdout)
 
 
@@ -103,9 +107,8 @@ def side_by_side(
     """Run a and b alternately `rounds` times each (after one warm-up of each)."""
     (label_a, kwargs_a), (label_b, kwargs_b) = a, b
     warm = {**common, "seconds": 2}
-    wrk(**{**warm, **kwargs_a})
-    wrk(**{**warm, **kwargs_b})
-    side_a, side_b = Side(label_a, []), Side(label_b, [])
+    side_a = Side(label_a, [], [wrk(**{**warm, **kwargs_a})])
+    side_b = Side(label_b, [], [wrk(**{**warm, **kwargs_b})])
     for _ in range(rounds):
         side_a.runs.append(wrk(**{**common, **kwargs_a}))
         side_b.runs.append(wrk(**{**common, **kwargs_b}))

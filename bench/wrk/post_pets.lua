@@ -1,12 +1,14 @@
 -- POST /v1/pets with a fresh body each request; with IDEMPOTENCY=1 a fresh
 -- Idempotency-Key too. Counts 201s per thread so the runner can compare them
 -- with the rows that appeared in the table.
-local counter = 0
-local created = 0
+-- `counter` and `created` are globals of each thread's Lua state so that
+-- done() can read them back with thread:get().
+counter = 0
+created = 0
 local threads = {}
 local use_key = os.getenv("IDEMPOTENCY") == "1"
 local token = os.getenv("BENCH_TOKEN")
-local tag = os.getenv("BENCH_TAG") or "run"
+local tag = (os.getenv("BENCH_TAG") or "run") .. "-" .. (os.getenv("BENCH_RUN") or "")
 
 function setup(thread)
   thread:set("id", #threads + 1)
