@@ -12,8 +12,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from domains import ca, checks
+from domains.events import record_event
 from domains.models import Certificate, Domain
-from domains.services import record_event
 from domains.states import CertState, State, transition
 
 # A requested certificate not issued after the issue delay plus this is re-queued.

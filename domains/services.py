@@ -13,8 +13,9 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from domains import checks, hostnames
-from domains.models import Deploy, Domain, DomainEvent, Plan, Project, Redirect
+from domains import certificates, checks, hostnames
+from domains.events import record_event
+from domains.models import Deploy, Domain, Plan, Project, Redirect
 from domains.states import LIVE_STATES, CertState, State, transition
 
 # Re-check schedule for a domain that does not verify yet: the delay after the
@@ -42,17 +43,6 @@ def recheck_interval() -> timedelta:
 
 def verify_window() -> timedelta:
     return timedelta(hours=settings.DOMAINS_VERIFY_WINDOW)
-
-
-def record_event(*, project, domain=None, hostname="", action, message="", actor=None):
-    return DomainEvent.objects.create(
-        project=project,
-        domain=domain,
-        hostname=hostname or (domain.hostname if domain else ""),
-        actor=actor,
-        action=action,
-        message=message,
-    )
 
 
 # --- Projects and deploys ---------------------------------------------------
@@ -128,7 +118,7 @@ def domain_request_check(*, domain: Domain, actor, queue: bool = True) -> Domain
 
     `queue=False` is for callers that run the check themselves (`verifydomain`).
     """
-    from domains import tasks
+    from domains import tasks  # tasks import this module
 
     now = timezone.now()
     reset = {"check_attempts": 0, "window_started_at": now, "next_check_at": now}
@@ -178,22 +168,18 @@ def _record_success(domain: Domain, result: checks.CheckResult) -> None:
     if domain.state in (State.PENDING, State.FAILED):
         if transition(domain, State.VERIFIED, verified_at=now, **fields):
             record_event(project=domain.project, domain=domain, action="verified")
-            from domains.certificates import certificate_request
-
-            certificate_request(domain=domain)
+            certificates.certificate_request(domain=domain)
             return
         domain.refresh_from_db(fields=["state"])
     _update(domain, **fields)
     if was_failing and domain.state in LIVE_STATES:
         record_event(project=domain.project, domain=domain, action="verifies_again")
-    from domains.certificates import certificate_request, certificate_requeue_if_late
-
     if domain.state == State.VERIFIED and domain.cert_state != CertState.ISSUED:
         # A Re-verify after a CAA block (or a lost request) asks for the certificate again.
-        certificate_request(domain=domain)
+        certificates.certificate_request(domain=domain)
     elif domain.state == State.ISSUING:
         # Re-verify while the certificate is late: queue its task again (issuing is idempotent).
-        certificate_requeue_if_late(domain=domain)
+        certificates.certificate_requeue_if_late(domain=domain)
 
 
 def _record_failure(domain: Domain, result: checks.CheckResult) -> None:
@@ -218,10 +204,12 @@ def _record_failure(domain: Domain, result: checks.CheckResult) -> None:
     }
     if now >= window_end and not result.temporary and domain.state != State.FAILED:
         hours = settings.DOMAINS_VERIFY_WINDOW
-        fields["check_message"] = (
-            f"Verification did not succeed within {hours} hours: {result.message} "
-            "Fix the record, then choose Verify."
+        opening = (
+            f"This domain stopped verifying {hours} hours ago and still does not:"
+            if live
+            else f"Verification did not succeed within {hours} hours:"
         )
+        fields["check_message"] = f"{opening} {result.message} Fix the record, then choose Verify."
         if transition(domain, State.FAILED, next_check_at=None, **fields):
             record_event(
                 project=domain.project,
