@@ -24,7 +24,7 @@ run: $(STAMP)
 # The whole suite. Without DATABASE_URL/REDIS_URL it runs on SQLite and skips
 # only the tests that need a server, saying why; .ci/run points it at both.
 test: $(STAMP)
-	SECRET_KEY=test-only-not-secret SECURE_SSL_REDIRECT=0 $(BIN)/pytest $(PYTEST_ARGS)
+	SECRET_KEY=test-only-not-secret $(BIN)/pytest $(PYTEST_ARGS)
 
 # Benchmarks against their floors on the local PostgreSQL and Redis; writes bench/results.md.
 bench: $(STAMP)

@@ -49,10 +49,12 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
-    # First: answers platform subdomains and custom domains by their raw Host header.
-    "domains.middleware.HostRoutingMiddleware",
     "petstore.requestid.RequestIDMiddleware",
+    # Next: answers platform subdomains and custom domains by their raw Host header.
+    "domains.middleware.HostRoutingMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    # Static files (admin, dashboard, the offline Swagger UI) from the app itself.
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -139,6 +141,8 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATIC_ROOT = VAR_DIR / "static"
+# Served by WhiteNoise in every mode; `collectstatic` is optional (finders are used too).
+WHITENOISE_USE_FINDERS = True
 
 # --- Security (production values unless DEBUG) ------------------------------
 

@@ -45,6 +45,12 @@ def _chromium_missing() -> str | None:
     return None
 
 
+@pytest.fixture(autouse=True)
+def _plain_http(settings):
+    """Tests speak plain HTTP to the app; production's HTTPS redirect is tested on its own."""
+    settings.SECURE_SSL_REDIRECT = False
+
+
 _CHECKS = {
     "needs_postgres": _postgres_missing,
     "needs_redis": _redis_missing,

@@ -111,3 +111,16 @@ def test_deploy_check_is_clean_with_production_settings():
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "no issues" in result.stdout
+
+
+@pytest.mark.django_db
+def test_static_files_are_served_without_debug(client, settings):
+    """The offline Swagger UI and the admin need their files in production too (WhiteNoise)."""
+    assert settings.DEBUG is False
+    docs = client.get("/v1/docs/")
+    assert docs.status_code == 200
+    bundle = "/static/drf_spectacular_sidecar/swagger-ui-dist/swagger-ui-bundle.js"
+    assert bundle in docs.content.decode()
+    response = client.get(bundle)
+    assert response.status_code == 200
+    assert b"SwaggerUI" in b"".join(response.streaming_content)
