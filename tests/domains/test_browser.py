@@ -103,3 +103,29 @@ def test_owner_takes_a_subdomain_from_add_domain_to_a_certificate_and_removes_on
     assert "No project is published at old.example.test" in visitor.content()
     visitor.goto(f"http://shop.example.test:{port}/")
     expect(visitor.get_by_role("heading", name="Alice's shop")).to_be_visible()
+
+
+def test_no_certificate_after_30_minutes_shows_the_steps_and_re_verify(
+    shop, alice, dns_server, time_machine, live_dashboard, page, screenshot
+):
+    from datetime import timedelta
+
+    from django.utils import timezone
+    from playwright.sync_api import expect
+
+    from domains import services
+
+    domain = services.domain_add(project=shop, hostname="www.example.test", actor=alice)
+    dns_server.add("www.example.test", "CNAME", TARGET + ".")
+    dns_server.add("example.test", "CAA", '0 issue "letsencrypt.org"')
+    services.domain_check(domain_id=domain.pk)  # verified; no worker here, so no certificate
+    time_machine.move_to(timezone.now() + timedelta(minutes=31))
+
+    sign_in(page, live_dashboard, "alice", PASSWORD)
+    page.goto(live_dashboard.url + "/dashboard/projects/shop/domains/www.example.test/")
+    steps = page.locator("#troubleshooting")
+    expect(steps).to_contain_text("No certificate 30 minutes after verification.")
+    expect(steps.locator("li").nth(0)).to_contain_text("yes")
+    expect(steps.locator("li").nth(1)).to_contain_text("they block it")
+    expect(steps.get_by_role("button", name="Re-verify")).to_be_visible()
+    screenshot(page, "07-troubleshooting")
