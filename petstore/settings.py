@@ -53,6 +53,8 @@ MIDDLEWARE = [
     # Next: answers platform subdomains and custom domains by their raw Host header.
     "domains.middleware.HostRoutingMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    # Content-Security-Policy on HTML pages (dashboard, sign-in, admin, Swagger UI).
+    "petstore.csp.ContentSecurityPolicyMiddleware",
     # Static files (admin, dashboard, the offline Swagger UI) from the app itself.
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -141,6 +143,7 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATIC_ROOT = VAR_DIR / "static"
+STATIC_ROOT.mkdir(exist_ok=True)
 # Served by WhiteNoise in every mode; `collectstatic` is optional (finders are used too).
 WHITENOISE_USE_FINDERS = True
 
@@ -168,6 +171,9 @@ API_STAGING_BASE_URL = env_str("API_STAGING_BASE_URL", "https://staging.petstore
 
 # Requests per API key (DRF rate syntax, e.g. "600/min"); empty turns it off.
 API_RATE_LIMIT = env_str("API_RATE_LIMIT", "600/min")
+# Requests per client address (petstore.signin.client_address, see NUM_PROXIES),
+# whatever key they carry; empty turns it off. Both limits fail open if the cache is down.
+API_ADDRESS_RATE_LIMIT = env_str("API_ADDRESS_RATE_LIMIT", "3000/min")
 
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
@@ -176,7 +182,7 @@ REST_FRAMEWORK = {
     # Secure by default: every DRF view needs a bearer API key unless it opts out.
     "DEFAULT_AUTHENTICATION_CLASSES": ["pets.authentication.BearerKeyAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    "DEFAULT_THROTTLE_CLASSES": ["pets.authentication.ApiKeyRateThrottle"],
+    "DEFAULT_THROTTLE_CLASSES": ["pets.throttles.KeyThrottle", "pets.throttles.AddressThrottle"],
     "EXCEPTION_HANDLER": "pets.errors.exception_handler",
     "URL_FORMAT_OVERRIDE": None,  # `?format=` is an ordinary (ignored) parameter
 }

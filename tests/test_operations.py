@@ -43,15 +43,14 @@ def test_readyz_reports_database_and_broker(client):
 
 
 @pytest.mark.django_db
-def test_readyz_is_503_when_the_broker_is_unreachable(client, settings):
+def test_readyz_is_503_when_the_broker_is_unreachable(client, monkeypatch):
     from petstore.celery import app
 
-    original = app.conf.broker_url
-    app.conf.broker_url = "redis://127.0.0.1:1/0"  # nothing listens on port 1
-    try:
-        response = client.get("/readyz")
-    finally:
-        app.conf.broker_url = original
+    unreachable = "redis://127.0.0.1:1/0"  # nothing listens on port 1
+    # Celery lets the CELERY_BROKER_URL variable override its configuration.
+    monkeypatch.setenv("CELERY_BROKER_URL", unreachable)
+    monkeypatch.setattr(app.conf, "broker_url", unreachable)
+    response = client.get("/readyz")
     assert response.status_code == 503
     body = response.json()
     assert body["status"] == "unavailable"
