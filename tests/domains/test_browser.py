@@ -90,10 +90,17 @@ def test_owner_takes_a_subdomain_from_add_domain_to_a_certificate_and_removes_on
     assert visitor.url == f"http://shop.example.test:{port}/some/page"
     expect(visitor.get_by_role("heading", name="Alice's shop")).to_be_visible()
 
-    # Remove from the menu next to the domain: a warning, then traffic stops at once.
+    # The redirect is deleted again; then Remove from the menu next to the domain: a
+    # warning and the offer of a redirect instead, then traffic stops at once.
+    page.locator("table.redirects").get_by_role("button", name="Delete").click()
+    expect(page.get_by_text("The redirect was deleted.")).to_be_visible()
     page.locator('tr[data-hostname="old.example.test"] summary').click()
     page.get_by_role("link", name="Remove").click()
     expect(page.get_by_text("Traffic to old.example.test stops at once.")).to_be_visible()
+    expect(page.get_by_label("Redirect to")).to_have_value(
+        str(shop.domains.get(hostname="shop.example.test").pk)
+    )
+    expect(page.get_by_role("button", name="Redirect instead")).to_be_visible()
     screenshot(page, "06-remove-confirm")
     page.get_by_role("button", name="Remove", exact=True).click()
     expect(page.get_by_text("old.example.test was removed")).to_be_visible()
