@@ -100,7 +100,19 @@ def exception_handler(exc: Exception, context: dict) -> Response:
     if getattr(exc, "wait", None):
         headers["Retry-After"] = str(math.ceil(exc.wait))
     set_rollback()
-    return Response(_body_for(exc), status=exc.status_code, headers=headers)
+    body = _body_for(exc)
+    # One line per refusal; the request id is stamped on it (petstore.requestid), so
+    # the X-Request-ID a client reports finds the line that says why.
+    request = context.get("request")
+    log.info(
+        "Refused %s %s: %s %s",
+        getattr(request, "method", "-"),
+        getattr(request, "path", "-"),
+        body["status"],
+        body["code"],
+        extra={"code": body["code"], "status": body["status"]},
+    )
+    return Response(body, status=exc.status_code, headers=headers)
 
 
 # --- Outside DRF ---------------------------------------------------------------

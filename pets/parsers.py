@@ -21,3 +21,7 @@ class JSONParser(parsers.JSONParser):
         except ParseError as exc:
             detail = str(exc.detail).removeprefix("JSON parse error - ")
             raise ParseError(f"Malformed JSON: {detail}") from None
+        except RecursionError:
+            # `[[[[...` deeper than the interpreter's recursion limit: a 400, not a 500.
+            # The body is already bounded by DATA_UPLOAD_MAX_MEMORY_SIZE (413 above it).
+            raise ParseError("Malformed JSON: nested too deeply.") from None

@@ -1,0 +1,76 @@
+"""Rate limits on /v1: per API key and per client address, counted in the shared cache.
+
+Both rates are settings read at each request (DRF rate syntax, e.g. "600/min";
+empty turns a limit off): API_RATE_LIMIT per key, API_ADDRESS_RATE_LIMIT per
+client address (petstore.signin.client_address, so NUM_PROXIES decides which
+hop of X-Forwarded-For is the client). Over a limit DRF raises Throttled, which
+pets.errors answers with 429, the Error body and Retry-After.
+
+The counters live in the cache (Redis in production). When the cache cannot be
+reached the limits fail open: the API keeps answering and a warning is logged,
+because refusing every request while Redis is down would turn a cache outage
+into an API outage.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from django.conf import settings
+from rest_framework import throttling
+
+from pets.authentication import ApiKeyRateThrottle
+from petstore.signin import client_address
+
+log = logging.getLogger(__name__)
+
+
+class _FailOpen:
+    """Allow the request when the cache backend raises (connection refused, timeout)."""
+
+    def allow_request(self, request, view):
+        try:
+            return super().allow_request(request, view)
+        except Exception as exc:  # noqa: BLE001 - any cache error: do not block the API
+            log.warning(
+                "Rate limit %s not applied, cache unavailable: %s",
+                type(self).__name__,
+                type(exc).__name__,
+            )
+            return True
+
+
+class KeyThrottle(_FailOpen, ApiKeyRateThrottle):
+    """pets.authentication.ApiKeyRateThrottle (API_RATE_LIMIT per key), failing open."""
+
+
+class AddressThrottle(_FailOpen, throttling.SimpleRateThrottle):
+    """API_ADDRESS_RATE_LIMIT requests per client address, whichever key they carry.
+
+    An address may hold several keys (an office, a CI fleet), so its default is a
+    multiple of the per-key rate; it caps what one machine can send with many keys.
+    """
+
+    scope = "api_address"
+
+    def __init__(self):  # the base class reads THROTTLE_RATES here; we read settings
+        pass
+
+    def allow_request(self, request, view):
+        self.rate = settings.API_ADDRESS_RATE_LIMIT or None
+        if self.rate is None:
+            return True
+        self.num_requests, self.duration = self.parse_rate(self.rate)
+        return super().allow_request(request, view)
+
+    def wait(self) -> float:
+        # As for the key throttle: still answer when the rate was lowered meanwhile.
+        if len(self.history) >= self.num_requests:
+            return max(1.0, self.history[self.num_requests - 1] + self.duration - self.now)
+        return 1.0
+
+    def get_cache_key(self, request, view):
+        address = client_address(request)
+        if not address:
+            return None
+        return self.cache_format % {"scope": self.scope, "ident": address}
