@@ -15,16 +15,22 @@ $(STAMP): pyproject.toml
 	@rm -f $(VENV)/.installed-* && touch $(STAMP)
 
 # The service on embedded defaults (SQLite, filesystem broker) with its worker and beat.
-run: $(STAMP)
-	DEBUG=1 $(BIN)/python manage.py migrate --noinput
-	DEBUG=1 $(BIN)/python manage.py loaddemo
-	DEBUG=1 PORT=$(PORT) $(BIN)/python manage.py loaddomainsdemo
-	DEBUG=1 DOMAINS_DNS_NAMESERVERS=127.0.0.1:5353 PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/honcho --procfile petstore/Procfile --app-root . start --port $(PORT)
+# var/local.env (DEBUG=1) makes every later `manage.py` command in this checkout use the
+# same development settings; delete it to get production defaults back.
+run: $(STAMP) var/local.env
+	$(BIN)/python manage.py migrate --noinput
+	$(BIN)/python manage.py loaddemo
+	PORT=$(PORT) $(BIN)/python manage.py loaddomainsdemo
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/honcho --procfile petstore/Procfile --app-root . start --port $(PORT)
+
+var/local.env:
+	@mkdir -p var
+	@printf '# Development settings for this checkout, written by `make run`.\nDEBUG=1\n' > $@
 
 # The whole suite. Without DATABASE_URL/REDIS_URL it runs on SQLite and skips
 # only the tests that need a server, saying why; .ci/run points it at both.
 test: $(STAMP)
-	SECRET_KEY=test-only-not-secret $(BIN)/pytest $(PYTEST_ARGS)
+	$(BIN)/pytest $(PYTEST_ARGS)
 
 # Benchmarks against their floors on the local PostgreSQL and Redis; writes bench/results.md.
 bench: $(STAMP)

@@ -53,3 +53,23 @@ def env_float(name: str, default: float) -> float:
 def env_list(name: str, default: str = "") -> list[str]:
     """A comma-separated list; blanks are dropped."""
     return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
+
+
+def load_env_file(path: str) -> None:
+    """Read KEY=VALUE lines (blank lines and # comments skipped) into os.environ.
+
+    Variables already set in the environment win. `make run` writes one such file,
+    var/local.env, so that every later `manage.py` command in this checkout runs
+    with the same development settings; production has none.
+    """
+    if not path or not os.path.isfile(path):
+        return
+    with open(path, encoding="utf-8") as handle:
+        for number, line in enumerate(handle, 1):
+            line = line.strip()
+            if not line or line.startswith("#"):
+                continue
+            name, sep, value = line.partition("=")
+            if not sep or not name.strip():
+                raise ImproperlyConfigured(f"{path}:{number}: expected NAME=value, got {line!r}")
+            os.environ.setdefault(name.strip(), value.strip())

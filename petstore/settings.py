@@ -13,9 +13,12 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from petstore.env import env_bool, env_float, env_int, env_list, env_str
+from petstore.env import env_bool, env_float, env_int, env_list, env_str, load_env_file
 
 BASE_DIR = Path(__file__).resolve().parent.parent
+# Development settings of this checkout (written by `make run`); the environment wins.
+# The test suite turns it off (PETSTORE_ENV_FILE= in pyproject's pytest env).
+load_env_file(env_str("PETSTORE_ENV_FILE", str(BASE_DIR / "var" / "local.env")))
 VAR_DIR = Path(env_str("PETSTORE_VAR_DIR", str(BASE_DIR / "var")))
 VAR_DIR.mkdir(parents=True, exist_ok=True)
 
