@@ -6,6 +6,7 @@ from celery import Celery
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "petstore.settings")
 
-app = Celery("petstore")
+# Every task queues best effort and is backed by a sweep (petstore/queueing.py).
+app = Celery("petstore", task_cls="petstore.queueing:QueueTask")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()

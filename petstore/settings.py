@@ -49,6 +49,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "pets",
     "domains",
+    "petstore",  # operations: task failure counts (petstore/models.py)
 ]
 
 MIDDLEWARE = [

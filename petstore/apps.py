@@ -1,0 +1,14 @@
+from django.apps import AppConfig
+
+
+class PetstoreConfig(AppConfig):
+    """The project package as an app: operations data (task failures) and its admin."""
+
+    name = "petstore"
+    verbose_name = "Operations"
+    default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from petstore import taskfailures
+
+        taskfailures.connect()

@@ -1,0 +1,43 @@
+"""The base class of every Celery task here: queueing is best effort, the database
+is the record.
+
+Every task of this project is backed by state in the database and a scheduled
+sweep that finds work which was asked for but never done (domains: a due
+`next_check_at`, a stale `cert_requested_at`; pets: an hourly purge). So when a
+request commits its row and then cannot reach the broker (Redis down), the
+request must still succeed: the enqueue failure is logged and counted
+(TaskFailure kind "enqueue"), and the sweep queues the work once the broker is
+back. Nothing asked for is lost because the asking is the committed row, not
+the message.
+
+Inside a running task (a `self.retry()`), a failed publish is not swallowed: the
+task fails loudly instead, and the same sweep covers it.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from celery import Task
+from kombu.exceptions import OperationalError
+
+from petstore.taskfailures import describe, task_failure_record
+
+log = logging.getLogger(__name__)
+
+
+class QueueTask(Task):
+    def apply_async(self, *args, **kwargs):
+        try:
+            return super().apply_async(*args, **kwargs)
+        except OperationalError as exc:
+            if not self.request.called_directly:
+                raise  # a retry from inside a running task
+            log.warning(
+                "Could not queue %s (%s); the scheduled sweep will pick the work up",
+                self.name,
+                describe(exc),
+                extra={"task": self.name},
+            )
+            task_failure_record(task_name=self.name, kind="enqueue", error=describe(exc))
+            return None
