@@ -1,0 +1,74 @@
+"""A DNS server that answers slowly, truncates, fails or talks garbage: verification
+and certificate issuance report a temporary failure and retry; nothing crashes;
+a truncated answer is fetched again over TCP."""
+
+from __future__ import annotations
+
+import pytest
+from celery.exceptions import Retry
+
+from domains import certificates, checks, services
+from domains.models import Domain
+from domains.tasks import check_domain, issue_certificate
+from tests.domains.conftest import TARGET
+
+pytestmark = pytest.mark.django_db
+
+HOSTILE = ["slow", "servfail", "garbage", "garbage_same_id", "truncate_garbage"]
+
+
+@pytest.fixture
+def www(shop, alice, dns_server):
+    dns_server.add("www.example.test", "CNAME", TARGET + ".")  # the owner did it right
+    return services.domain_add(project=shop, hostname="www.example.test", actor=alice)
+
+
+@pytest.mark.parametrize("mode", HOSTILE)
+def test_a_hostile_server_is_a_temporary_failure_and_the_check_retries(hostile_dns, www, mode):
+    hostile_dns.mode, hostile_dns.delay = mode, 0.9  # beyond the 0.6 s lifetime
+    domain = services.domain_check(domain_id=www.pk)
+    assert domain.check_code in checks.TEMPORARY_CODES, domain.check_code
+    assert domain.check_message
+    stored = Domain.objects.get(pk=www.pk)
+    assert stored.state == Domain.State.PENDING  # not failed, not verified
+    assert stored.next_check_at is not None  # the sweep will check again
+    # The task asks Celery for a retry (called directly, Celery raises Retry).
+    with pytest.raises(Retry):
+        check_domain(www.pk)
+    assert hostile_dns.queries
+
+
+def test_a_truncated_answer_is_asked_again_over_tcp_and_verifies(hostile_dns, www):
+    hostile_dns.mode = "truncate"
+    domain = services.domain_check(domain_id=www.pk)
+    assert domain.check_code == checks.OK
+    assert {transport for transport, _ in hostile_dns.queries} == {"udp", "tcp"}
+
+
+def test_a_slow_answer_within_the_lifetime_is_just_slow(hostile_dns, www, platform_settings):
+    hostile_dns.mode, hostile_dns.delay = "slow", 0.1
+    platform_settings.DOMAINS_DNS_TIMEOUT = platform_settings.DOMAINS_DNS_LIFETIME = 3.0
+    assert services.domain_check(domain_id=www.pk).check_code == checks.OK
+
+
+def test_after_the_storm_the_next_check_verifies(hostile_dns, www):
+    hostile_dns.mode = "garbage_same_id"
+    assert services.domain_check(domain_id=www.pk).check_code in checks.TEMPORARY_CODES
+    hostile_dns.mode = "forward"
+    assert services.domain_check(domain_id=www.pk).check_code == checks.OK
+    assert Domain.objects.get(pk=www.pk).state in (Domain.State.VERIFIED, Domain.State.ISSUING)
+
+
+@pytest.mark.parametrize("mode", HOSTILE)
+def test_issuance_waits_when_caa_cannot_be_read(hostile_dns, www, mode):
+    """RFC 8659: an unreadable CAA is never permission; the issue task retries."""
+    services.domain_check(domain_id=www.pk)  # forward mode: verified, issuing
+    assert Domain.objects.get(pk=www.pk).state == Domain.State.ISSUING
+    hostile_dns.mode, hostile_dns.delay = mode, 0.9
+    with pytest.raises(certificates.TemporaryDNSError):
+        certificates.certificate_issue(domain_id=www.pk)
+    # Called directly, Celery's retry() re-raises the error it was given to retry on.
+    with pytest.raises(certificates.TemporaryDNSError):
+        issue_certificate(www.pk)
+    stored = Domain.objects.get(pk=www.pk)
+    assert stored.state == Domain.State.ISSUING and stored.certificates.count() == 0
