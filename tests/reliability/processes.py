@@ -1,0 +1,179 @@
+"""Real processes for the fault tests: a Redis server of the test's own, gunicorn,
+and Celery workers, each stopped (killed if need be) whatever the test does.
+
+Never the shared Redis on 6379: `OwnRedis` runs `redis-server` on a free port, so
+a test can kill it and start it again on the same port.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import requests
+
+from tests.domains.worker import _database_url, wait_for
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _kill_group(process: subprocess.Popen, *, graceful: float = 10.0) -> None:
+    if process.poll() is not None:
+        return
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGTERM)
+    try:
+        process.wait(timeout=graceful)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=5)
+
+
+class OwnRedis:
+    """`redis-server` on a free loopback port, nothing on disk; kill() and start() again."""
+
+    def __init__(self, tmp_path: Path):
+        self.port = free_port()
+        self.dir = tmp_path
+        self.process: subprocess.Popen | None = None
+
+    def url(self, db: int) -> str:
+        return f"redis://127.0.0.1:{self.port}/{db}"
+
+    def start(self) -> OwnRedis:
+        command = [
+            "redis-server", "--port", str(self.port), "--bind", "127.0.0.1",
+            "--save", "", "--appendonly", "no", "--dir", str(self.dir),
+        ]  # fmt: skip
+        self.process = subprocess.Popen(
+            command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+        )
+        wait_for(self.answers, timeout=10, what=f"redis-server on port {self.port}")
+        return self
+
+    def answers(self) -> bool:
+        import redis
+
+        try:
+            return bool(redis.Redis(port=self.port, socket_connect_timeout=0.2).ping())
+        except redis.RedisError:
+            return False
+
+    def kill(self) -> None:
+        if self.process is not None:
+            _kill_group(self.process, graceful=0)
+            self.process = None
+
+
+def service_env(settings, **extra: str) -> dict[str, str]:
+    """The environment of a web or worker process on this test's database and settings."""
+    env = os.environ.copy()
+    env.update(
+        {
+            "DJANGO_SETTINGS_MODULE": "petstore.settings",
+            "PETSTORE_ENV_FILE": "",
+            "DEBUG": "0",
+            "DATABASE_URL": _database_url(),
+            "REDIS_URL": settings.REDIS_URL,
+            "CELERY_BROKER_URL": settings.CELERY_BROKER_URL,
+            "SECRET_KEY": settings.SECRET_KEY,
+            "ALLOWED_HOSTS": "127.0.0.1,localhost",
+            "SECURE_SSL_REDIRECT": "0",
+            "SESSION_COOKIE_SECURE": "0",
+            "CSRF_COOKIE_SECURE": "0",
+            "PLATFORM_DOMAIN": settings.PLATFORM_DOMAIN,
+            "PLATFORM_CNAME_TARGET": settings.PLATFORM_CNAME_TARGET,
+            "DOMAINS_DNS_NAMESERVERS": ",".join(settings.DOMAINS_DNS_NAMESERVERS),
+            "DOMAINS_DNS_TIMEOUT": str(settings.DOMAINS_DNS_TIMEOUT),
+            "DOMAINS_DNS_LIFETIME": str(settings.DOMAINS_DNS_LIFETIME),
+            "DOMAINS_CA_IDENTIFIER": settings.DOMAINS_CA_IDENTIFIER,
+            "DOMAINS_CA_DIR": str(settings.DOMAINS_CA_DIR),
+            "DOMAINS_CERT_ISSUE_DELAY": str(settings.DOMAINS_CERT_ISSUE_DELAY),
+            "DOMAINS_VERIFY_WINDOW": str(settings.DOMAINS_VERIFY_WINDOW),
+            "API_RATE_LIMIT": settings.API_RATE_LIMIT,
+            "API_ADDRESS_RATE_LIMIT": settings.API_ADDRESS_RATE_LIMIT,
+        }
+    )
+    env.update(extra)
+    return env
+
+
+@contextlib.contextmanager
+def gunicorn(env: dict[str, str], tmp_path: Path):
+    """gunicorn with one sync worker on a free port; yields its base URL."""
+    port = free_port()
+    log_path = tmp_path / f"gunicorn-{port}.log"
+    command = [
+        sys.executable, "-m", "gunicorn", "petstore.wsgi:application",
+        "--bind", f"127.0.0.1:{port}", "--workers", "1", "--timeout", "60",
+    ]  # fmt: skip
+    with open(log_path, "wb") as log:
+        process = subprocess.Popen(
+            command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )  # fmt: skip
+    base = f"http://127.0.0.1:{port}"
+
+    def up() -> bool:
+        if process.poll() is not None:
+            pytest.fail("gunicorn exited:\n" + log_path.read_text(errors="replace")[-3000:])
+        try:
+            return requests.get(base + "/healthz", timeout=1).status_code == 200
+        except requests.ConnectionError:
+            return False
+
+    try:
+        wait_for(up, timeout=30, what="gunicorn to answer /healthz")
+        yield base
+    finally:
+        _kill_group(process)
+
+
+class Worker:
+    """`celery -A petstore worker` with a prefork pool of one process."""
+
+    def __init__(self, env: dict[str, str], tmp_path: Path, name: str):
+        self.name = f"{name}-{os.getpid()}@{socket.gethostname()}"
+        self.log_path = tmp_path / f"worker-{name}.log"
+        command = [
+            sys.executable, "-m", "celery", "-A", "petstore", "worker",
+            "--pool", "prefork", "--concurrency", "1", "--without-gossip", "--without-mingle",
+            "--without-heartbeat", "--loglevel", "INFO", "-n", self.name,
+        ]  # fmt: skip
+        with open(self.log_path, "wb") as log:
+            self.process = subprocess.Popen(
+                command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )  # fmt: skip
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def wait_ready(self) -> None:
+        wait_for(
+            lambda: self.process.poll() is not None or " ready." in self.log(),
+            timeout=60,
+            what=f"worker {self.name}",
+        )
+        if self.process.poll() is not None:
+            pytest.fail(f"worker {self.name} exited:\n{self.log()[-3000:]}")
+
+    def pool_children(self) -> list[int]:
+        path = Path(f"/proc/{self.process.pid}/task/{self.process.pid}/children")
+        return [int(pid) for pid in path.read_text().split()]
+
+    def stop(self) -> None:
+        _kill_group(self.process, graceful=15)
