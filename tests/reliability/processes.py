@@ -131,8 +131,8 @@ def gunicorn(env: dict[str, str], tmp_path: Path):
         if process.poll() is not None:
             pytest.fail("gunicorn exited:\n" + log_path.read_text(errors="replace")[-3000:])
         try:
-            return requests.get(base + "/healthz", timeout=1).status_code == 200
-        except requests.ConnectionError:
+            return requests.get(base + "/healthz", timeout=5).status_code == 200
+        except requests.RequestException:
             return False
 
     try:

@@ -1,0 +1,65 @@
+"""The database connection is dropped under a running server (pg_terminate_backend,
+as a PostgreSQL restart or a failover does): the next requests succeed, because
+persistent connections are health-checked before a request uses them."""
+
+from __future__ import annotations
+
+import pytest
+import requests
+from django.db import connection
+
+from pets.models import Category, Pet
+from pets.services import api_key_issue
+from tests.reliability.processes import gunicorn, service_env
+
+pytestmark = pytest.mark.needs_postgres
+
+
+def _terminate_other_backends() -> int:
+    """Kill every other session on the test database (the server's), like a failover."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
+            " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
+        return cursor.fetchone()[0]
+
+
+def _server_sessions() -> int:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*) FROM pg_stat_activity"
+            " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
+        return cursor.fetchone()[0]
+
+
+def test_requests_after_a_dropped_connection_succeed(
+    transactional_db, settings, tmp_path, django_user_model
+):
+    settings.API_RATE_LIMIT = settings.API_ADDRESS_RATE_LIMIT = ""
+    user = django_user_model.objects.create_user("dora")
+    auth = {"Authorization": f"Bearer {api_key_issue(user=user).plaintext}"}
+    dogs = Category.objects.create(name="Dogs")
+    env = service_env(settings, DB_CONN_MAX_AGE="600")  # persistent: kept between requests
+    with gunicorn(env, tmp_path) as base:
+        assert requests.get(base + "/v1/pets", headers=auth).status_code == 200
+        assert _server_sessions() >= 1  # the server keeps its connection open
+        for round_ in range(2):
+            assert _terminate_other_backends() >= 1
+            listed = requests.get(base + "/v1/pets", headers=auth)
+            assert listed.status_code == 200, listed.text
+            created = requests.post(
+                base + "/v1/pets",
+                json={"name": f"After {round_}", "categoryId": dogs.pk},
+                headers=auth,
+            )
+            assert created.status_code == 201, created.text
+            assert requests.get(base + "/readyz").json()["checks"]["database"] == "ok"
+    assert sorted(Pet.objects.values_list("name", flat=True)) == ["After 0", "After 1"]
+
+
+def test_the_settings_keep_health_checked_persistent_connections(settings):
+    database = settings.DATABASES["default"]
+    assert database["CONN_HEALTH_CHECKS"] is True
+    assert database["CONN_MAX_AGE"] > 0

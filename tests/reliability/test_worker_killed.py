@@ -1,0 +1,95 @@
+"""A worker killed in the middle of a verification or an issuance: the task is
+handed back to the broker (acks_late + reject_on_worker_lost), runs again on the
+other worker, and the domain ends active with one certificate, not two.
+
+Two real `celery -A petstore worker` processes (prefork, one child each). The
+DNS server holds the task's query, so the kill lands mid-task for certain; the
+victim stops consuming first, so the rerun happens on the other worker.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+
+import pytest
+
+from domains import services
+from domains.models import Domain
+from petstore.celery import app
+from tests.domains.conftest import TARGET
+from tests.domains.worker import wait_for
+from tests.reliability.processes import Worker, service_env
+
+pytestmark = [pytest.mark.needs_postgres, pytest.mark.needs_redis]
+
+
+@pytest.fixture
+def workers(transactional_db, settings, hostile_dns, tmp_path):
+    # A held query must outlast the kill: the resolver waits up to 10 s.
+    settings.DOMAINS_DNS_TIMEOUT, settings.DOMAINS_DNS_LIFETIME = 8.0, 10.0
+    settings.DOMAINS_CERT_ISSUE_DELAY = 1.0
+    env = service_env(settings, DB_CONN_MAX_AGE="0")
+    app.control.purge()
+    started = [Worker(env, tmp_path, "first"), Worker(env, tmp_path, "second")]
+    try:
+        for worker in started:
+            worker.wait_ready()
+        yield started
+    finally:
+        for worker in started:
+            worker.stop()
+
+
+def _holder(workers: list[Worker], task: str) -> Worker:
+    return wait_for(
+        lambda: next((w for w in workers if f"Task {task}[" in w.log()), None),
+        timeout=10,
+        what=f"a worker to receive {task}",
+    )
+
+
+def _kill_mid_task(workers, hostile_dns, task: str) -> tuple[Worker, Worker]:
+    wait_for(hostile_dns.held.is_set, timeout=20, what=f"{task} to ask the DNS server")
+    victim = _holder(workers, task)
+    survivor = next(w for w in workers if w is not victim)
+    # The victim takes nothing more from the queue, so the rerun is the survivor's.
+    app.control.cancel_consumer("celery", destination=[victim.name], reply=True, timeout=5)
+    children = victim.pool_children()
+    assert children, "the victim's pool process"
+    for pid in children:
+        os.kill(pid, signal.SIGKILL)
+    hostile_dns.mode = "forward"
+    return victim, survivor
+
+
+def _ends_active_with_one_certificate(domain: Domain, victim: Worker, survivor: Worker, task):
+    wait_for(
+        lambda: Domain.objects.get(pk=domain.pk).state == Domain.State.ACTIVE,
+        timeout=40,
+        what="the domain to become active\n" + survivor.log()[-2000:],
+    )
+    assert Domain.objects.get(pk=domain.pk).certificates.count() == 1
+    assert "WorkerLostError" in victim.log() or "SIGKILL" in victim.log()
+    assert f"Task {task}[" in survivor.log() and "succeeded" in survivor.log()
+
+
+@pytest.fixture
+def www(shop, alice, dns_server):
+    dns_server.add("www.example.test", "CNAME", TARGET + ".")
+    return services.domain_add(project=shop, hostname="www.example.test", actor=alice)
+
+
+def test_a_verification_killed_midway_runs_again_elsewhere(workers, hostile_dns, www, alice):
+    hostile_dns.mode = "hold"
+    services.domain_request_check(domain=www, actor=alice)  # Verify: queued on commit
+    victim, survivor = _kill_mid_task(workers, hostile_dns, "domains.tasks.check_domain")
+    _ends_active_with_one_certificate(www, victim, survivor, "domains.tasks.check_domain")
+
+
+def test_an_issuance_killed_midway_gives_one_certificate(workers, hostile_dns, www):
+    services.domain_check(domain_id=www.pk)  # verified here; issuance queued for +1 s
+    assert Domain.objects.get(pk=www.pk).state == Domain.State.ISSUING
+    hostile_dns.mode = "hold"  # the issue task's CAA question will hang
+    victim, survivor = _kill_mid_task(workers, hostile_dns, "domains.tasks.issue_certificate")
+    _ends_active_with_one_certificate(www, victim, survivor, "domains.tasks.issue_certificate")
