@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
 PORT   ?= 8000
 
-.PHONY: run test lint bench clean
+.PHONY: run test lint bench soak clean
 
 $(STAMP): pyproject.toml
 	@test -d $(VENV) || $(PYTHON) -m venv $(VENV)
@@ -36,6 +36,11 @@ test: $(STAMP)
 bench: $(STAMP)
 	@command -v wrk >/dev/null || (apt-get update -qq && apt-get install -y -qq wrk)
 	$(BIN)/python bench/run.py $(BENCH_ARGS)
+
+# A bounded soak on loopback (about 2 minutes; SOAK_SECONDS, SOAK_RATE): gunicorn, a real
+# worker and the loopback DNS server on PostgreSQL `soak` and Redis 12/13; writes docs/soak.md.
+soak: $(STAMP)
+	$(BIN)/python bench/soak.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
