@@ -14,6 +14,7 @@ import datetime as dt
 import os
 import platform
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -45,6 +46,7 @@ ENV = {
     "LOG_LEVEL": "WARNING",
     # The rate limit would cap the load itself; the benchmark measures the code path.
     "API_RATE_LIMIT": "",
+    "API_ADDRESS_RATE_LIMIT": "",
 }
 GUNICORN = [
     str(ROOT / ".venv/bin/gunicorn"),
@@ -114,10 +116,15 @@ def duplicate_names() -> int:
 
 
 def start_server() -> subprocess.Popen:
+    with socket.socket() as probe:  # another server on the port would be measured instead
+        if probe.connect_ex(("127.0.0.1", PORT)) == 0:
+            raise SystemExit(f"port {PORT} is already in use (BENCH_PORT)")
     proc = subprocess.Popen(GUNICORN, cwd=ROOT, env=ENV, start_new_session=True)
     for _ in range(100):
         try:
             urllib.request.urlopen(f"{BASE}/healthz", timeout=1)  # noqa: S310 - loopback
+            if proc.poll() is not None:
+                raise SystemExit("gunicorn exited")
             return proc
         except OSError:
             time.sleep(0.2)

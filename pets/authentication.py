@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.conf import settings
+from django.db.models import Q
 from django.utils import timezone
 from rest_framework import authentication, exceptions, throttling
 
+from pets import keycache
 from pets.keys import hash_key, key_matches, parse_key
 from pets.models import ApiKey
 
@@ -15,9 +17,14 @@ from pets.models import ApiKey
 # still in use?" without turning every read into a write.
 LAST_USED_RESOLUTION = timedelta(minutes=1)
 _DUMMY_HASH = hash_key("pst_00000000_not-a-key")
+# When this process last wrote last_used_at, per key prefix. The UPDATE itself is
+# conditional, so several processes still write at most once a minute between them.
+_last_touched: dict[str, datetime] = {}
 
 
 class BearerKeyAuthentication(authentication.BaseAuthentication):
+    """The key's row comes from pets.keycache (shared cache, then one lean query)."""
+
     keyword = "Bearer"
     www_authenticate_realm = "petstore"
 
@@ -31,14 +38,10 @@ class BearerKeyAuthentication(authentication.BaseAuthentication):
         if parsed is None:
             raise exceptions.AuthenticationFailed("Malformed bearer token.")
 
-        key = (
-            ApiKey.objects.select_related("user")
-            .filter(prefix=parsed.prefix, revoked_at__isnull=True)
-            .first()
-        )
-        # Compare even when no row matched, so both paths cost the same.
+        key = keycache.lookup(parsed.prefix)  # active keys of active users only
+        # Compare even when no key matched, so both paths cost the same.
         matches = key_matches(parsed.full, key.key_hash if key else _DUMMY_HASH)
-        if key is None or not matches or not key.user.is_active:
+        if key is None or not matches:
             raise exceptions.AuthenticationFailed("Invalid or revoked API key.")
         self._touch(key)
         return key.user, key
@@ -49,9 +52,14 @@ class BearerKeyAuthentication(authentication.BaseAuthentication):
     @staticmethod
     def _touch(key: ApiKey) -> None:
         now = timezone.now()
-        if key.last_used_at is None or now - key.last_used_at >= LAST_USED_RESOLUTION:
-            ApiKey.objects.filter(pk=key.pk).update(last_used_at=now)
-            key.last_used_at = now
+        last = _last_touched.get(key.prefix)
+        if last is not None and abs(now - last) < LAST_USED_RESOLUTION:
+            return
+        _last_touched[key.prefix] = now
+        ApiKey.objects.filter(
+            Q(last_used_at__isnull=True) | Q(last_used_at__lte=now - LAST_USED_RESOLUTION),
+            pk=key.pk,
+        ).update(last_used_at=now)
 
 
 class ApiKeyRateThrottle(throttling.SimpleRateThrottle):

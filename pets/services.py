@@ -10,6 +10,7 @@ from django.core.management.color import no_style
 from django.db import connection, transaction
 from django.utils import timezone
 
+from pets import keycache
 from pets.keys import generate_key, hash_key
 from pets.models import ApiKey, Category, Pet, PetStatus
 
@@ -45,10 +46,17 @@ def api_key_issue_for_username(*, username: str, name: str = "default") -> tuple
 
 
 def api_key_revoke(*, api_key: ApiKey) -> bool:
-    """Revoke a key; False if it was already revoked. Takes effect on the next request."""
-    changed = ApiKey.objects.filter(pk=api_key.pk, revoked_at__isnull=True).update(
-        revoked_at=timezone.now()
-    )
+    """Revoke a key; False if it was already revoked.
+
+    The one way keys are revoked (admin action, `revokeapikey`, tests): it also drops
+    the key from the shared lookup cache, so every process refuses it from the next
+    request on.
+    """
+    with transaction.atomic():
+        keycache.forget(api_key.prefix)
+        changed = ApiKey.objects.filter(pk=api_key.pk, revoked_at__isnull=True).update(
+            revoked_at=timezone.now()
+        )
     return bool(changed)
 
 

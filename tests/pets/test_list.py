@@ -7,7 +7,9 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
+from pets import keycache
 from pets.models import Pet, PetStatus
 from pets.pagination import encode_cursor
 from tests.pets.helpers import assert_error
@@ -140,17 +142,41 @@ def test_a_cursor_is_not_a_plain_id(api, make_pet):
     assert_error(api.get("/v1/pets", {"cursor": "1"}), 400, "validation_error")
 
 
-def test_listing_costs_two_queries_whatever_the_page(api, make_pet, django_assert_num_queries):
+def test_listing_costs_two_queries_whatever_the_page(
+    api, alice_key, make_pet, django_assert_num_queries
+):
     for i in range(30):
         make_pet(f"P{i}")
     api.get("/v1/pets")  # first use records last_used_at (at most once a minute)
+    keycache.forget(alice_key.api_key.prefix)
     # 1: the API key (with its user), 2: the page of pets.
     with django_assert_num_queries(2):
         first = api.get("/v1/pets?limit=10")
     third_page = next_url(api.get(next_url(first)))
+    keycache.forget(alice_key.api_key.prefix)
     with django_assert_num_queries(2):
         later = api.get(third_page)
     assert len(later.json()) == 10
+
+
+def test_with_the_key_cached_a_page_is_one_query(api, make_pet, django_assert_num_queries):
+    for i in range(30):
+        make_pet(f"P{i}")
+    api.get("/v1/pets")  # caches the key lookup, records last_used_at
+    with django_assert_num_queries(1):  # the page of pets
+        first = api.get("/v1/pets?limit=10")
+    with django_assert_num_queries(1):
+        later = api.get(next_url(first))
+    assert len(later.json()) == 10
+
+
+def test_the_page_reads_only_the_four_returned_columns(api, make_pet):
+    make_pet("Rex")
+    with CaptureQueriesContext(connection) as queries:
+        api.get("/v1/pets?limit=5&status=available")
+    (page,) = [q["sql"] for q in queries.captured_queries if '"pets_pet"' in q["sql"]]
+    selected = re.findall(r'"pets_pet"\."(\w+)"', page.split(" FROM ")[0])
+    assert selected == ["id", "name", "category_id", "status"]
 
 
 def test_the_status_and_id_index_exists():

@@ -1,0 +1,289 @@
+"""The API-key lookup: in this process, else the shared cache, else one query.
+
+Every /v1 request authenticates. A database lookup of the key (with its user)
+was the largest cost of a trivial authenticated request, and on this platform
+any network round trip (PostgreSQL or Redis) costs as much as the rest of a
+small request. So a verified key's row is kept at three levels:
+
+1. In this process (`_Local`), for LOCAL_TTL seconds, only while this process
+   is subscribed to the invalidation channel in Redis.
+2. In the shared cache (Redis in production) under its prefix, ENTRY_TTL s.
+3. The database: one query, active key of an active user.
+
+Invalidation is explicit and synchronous. `forget(prefix)`:
+- replaces the shared entry with a STALE marker. A STALE entry is never
+  trusted, and the cache is refilled only with `add` (set-if-absent), so a
+  request that read the row just before a revocation cannot put it back;
+- publishes the prefix on the channel and waits until every subscribed
+  process has dropped its copy and acknowledged (ACK_TIMEOUT at most).
+  A process records a row only if no invalidation arrived while it was
+  fetching it (a generation counter), and keeps nothing while unsubscribed.
+`pets.services.api_key_revoke` calls `forget` before its UPDATE and again
+after the commit: when it returns, no process accepts the key. A user saved or
+deleted forgets all their keys, a deleted key forgets itself (receivers in
+apps.py). The TTLs bound what a write bypassing all this (raw SQL, a bulk
+`QuerySet.update` of users) or a lost subscriber connection can leave behind.
+
+Without REDIS_URL (SQLite, `make test`) there is no process level: the file
+cache is shared by the processes of `make run`. If Redis is down, lookups use
+the database, and `forget` raises rather than report a revocation it cannot
+guarantee.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import threading
+import time
+import uuid
+from dataclasses import dataclass
+
+import redis
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.cache import cache
+from django.db import DEFAULT_DB_ALIAS, transaction
+
+from pets.models import ApiKey
+
+log = logging.getLogger(__name__)
+
+ENTRY_TTL = 60  # seconds, shared cache
+LOCAL_TTL = 60  # seconds, in this process
+ACK_TIMEOUT = 2.0  # seconds a revocation waits for each process's acknowledgement
+PING_EVERY = 5.0  # the subscriber pings Redis this often...
+DEAD_AFTER = 12.0  # ...and reconnects (dropping its copies) after this long without a word
+STALE = "stale"
+_PREFIX = "pets:apikey:v1:"
+
+
+@dataclass(frozen=True)
+class KeyRow:
+    """What authentication needs of a key and its (active) user."""
+
+    key_id: int
+    key_hash: str
+    user_id: int
+    username: str
+
+    def api_key(self, prefix: str) -> ApiKey:
+        """An ApiKey with its user attached, built without a query.
+
+        Only these fields are loaded; any other one is fetched on first access,
+        as with `.only()`.
+        """
+        user_model = get_user_model()
+        user = user_model.from_db(
+            DEFAULT_DB_ALIAS, ["id", user_model.USERNAME_FIELD, "is_active"],
+            [self.user_id, self.username, True],
+        )  # fmt: skip
+        key = ApiKey.from_db(
+            DEFAULT_DB_ALIAS, ["id", "user_id", "prefix", "key_hash"],
+            [self.key_id, self.user_id, prefix, self.key_hash],
+        )  # fmt: skip
+        key.user = user
+        return key
+
+
+def _cache_key(prefix: str) -> str:
+    return _PREFIX + prefix
+
+
+def _channel() -> str:
+    # Scoped by database: the processes serving the same keys, not other test runs.
+    return f"pets:apikey:forget:{settings.DATABASES['default']['NAME']}"
+
+
+def lookup(prefix: str) -> ApiKey | None:
+    """The active key with this prefix (its user attached), or None.
+
+    A key kept in this process is the same instance for every request it serves:
+    treat it, and its user, as read-only.
+    """
+    local = _local()
+    generation = None
+    if local is not None and local.listening:
+        key = local.get(prefix)
+        if key is not None:
+            return key
+        generation = local.generation
+    row = _shared_lookup(prefix)
+    if row is None:
+        return None
+    key = row.api_key(prefix)
+    if generation is not None:
+        local.put(prefix, key, generation)
+    return key
+
+
+def forget(*prefixes: str) -> None:
+    """Stop trusting any copy of these keys' rows, now and after the current commit."""
+    if not prefixes:
+        return
+    _forget_now(prefixes)
+    # Again after the commit: a request that read the row before it must not keep it.
+    transaction.on_commit(lambda: _forget_now(prefixes))
+
+
+# --- Shared cache and database ------------------------------------------------
+
+
+def _from_database(prefix: str) -> KeyRow | None:
+    """One query: the active key with this prefix, if its user is active."""
+    values = (
+        ApiKey.objects.active()
+        .filter(prefix=prefix, user__is_active=True)
+        .values_list("id", "key_hash", "user_id", f"user__{get_user_model().USERNAME_FIELD}")
+        .first()
+    )
+    return KeyRow(*values) if values else None
+
+
+def _shared_lookup(prefix: str) -> KeyRow | None:
+    cache_key = _cache_key(prefix)
+    try:
+        entry = cache.get(cache_key)
+    except Exception as exc:  # noqa: BLE001 - a cache outage must not lock everyone out
+        log.warning("API key cache unavailable, using the database: %s", type(exc).__name__)
+        return _from_database(prefix)
+    if isinstance(entry, KeyRow):
+        return entry
+    row = _from_database(prefix)
+    if row is not None and entry is None:
+        # Never overwrites a STALE marker. A cache error only costs the next request a query.
+        with contextlib.suppress(Exception):
+            cache.add(cache_key, row, ENTRY_TTL)
+    return row
+
+
+def _forget_now(prefixes: tuple[str, ...]) -> None:
+    cache.set_many({_cache_key(prefix): STALE for prefix in prefixes}, ENTRY_TTL)
+    local = _local()
+    if local is not None:
+        local.evict(prefixes)
+        _broadcast(prefixes)
+
+
+# --- This process's copies, and the channel that invalidates them ---------------
+
+
+def _broadcast(prefixes: tuple[str, ...]) -> None:
+    """Publish the prefixes and wait until every subscribed process has dropped them."""
+    client = redis.Redis.from_url(settings.REDIS_URL, socket_timeout=ACK_TIMEOUT + 3)
+    try:
+        ack = f"{_channel()}:ack:{uuid.uuid4().hex}"
+        receivers = client.publish(_channel(), json.dumps({"prefixes": prefixes, "ack": ack}))
+        for _ in range(receivers):
+            if client.blpop([ack], timeout=ACK_TIMEOUT) is None:
+                # A subscriber that is this slow is stuck; its copies expire in LOCAL_TTL.
+                log.warning("A process did not confirm an API key invalidation in time")
+                break
+        client.delete(ack)
+    finally:
+        client.close()
+
+
+class _Local:
+    """Verified rows kept in this process while its subscriber is connected."""
+
+    def __init__(self, redis_url: str, channel: str) -> None:
+        self.entries: dict[str, tuple[float, ApiKey]] = {}
+        self.generation = 0  # bumped by every invalidation and (re)connection
+        self.listening = False
+        self.lock = threading.Lock()
+        self.redis_url, self.channel = redis_url, channel
+        threading.Thread(target=self._run, name="pets-keycache", daemon=True).start()
+
+    def get(self, prefix: str) -> ApiKey | None:
+        hit = self.entries.get(prefix)
+        return hit[1] if hit is not None and hit[0] > time.monotonic() else None
+
+    def put(self, prefix: str, key: ApiKey, generation: int) -> None:
+        with self.lock:
+            if self.listening and generation == self.generation:
+                self.entries[prefix] = (time.monotonic() + LOCAL_TTL, key)
+
+    def evict(self, prefixes) -> None:
+        with self.lock:
+            self.generation += 1
+            for prefix in prefixes:
+                self.entries.pop(prefix, None)
+
+    def _reset(self, *, listening: bool) -> None:
+        with self.lock:
+            self.generation += 1
+            self.entries.clear()
+            self.listening = listening
+
+    def _run(self) -> None:
+        while True:
+            try:
+                self._listen()
+            except Exception as exc:  # noqa: BLE001 - reconnect whatever went wrong
+                log.warning("API key invalidation channel lost: %s", type(exc).__name__)
+            self._reset(listening=False)
+            time.sleep(1)
+
+    def _listen(self) -> None:
+        client = redis.Redis.from_url(self.redis_url, socket_timeout=DEAD_AFTER)
+        pubsub = client.pubsub()
+        pubsub.subscribe(self.channel)
+        heard = next_ping = time.monotonic()
+        while True:
+            message = pubsub.get_message(timeout=1.0)
+            now = time.monotonic()
+            if message is not None:
+                heard = now
+                if message["type"] == "subscribe":
+                    self._reset(listening=True)  # from now on no invalidation is missed
+                elif message["type"] == "message":
+                    data = json.loads(message["data"])
+                    self.evict(data["prefixes"])
+                    client.rpush(data["ack"], 1)
+                    client.expire(data["ack"], 60)
+            if now >= next_ping:
+                pubsub.ping()
+                next_ping = now + PING_EVERY
+            if now - heard > DEAD_AFTER:
+                raise redis.ConnectionError("no answer from Redis")
+
+
+_state: _Local | None = None
+_state_pid: int | None = None
+_state_lock = threading.Lock()
+
+
+def _local() -> _Local | None:
+    """This process's copies (started on first use, again after a fork); None without Redis."""
+    global _state, _state_pid
+    if not settings.REDIS_URL:
+        return None
+    if _state_pid != os.getpid():
+        with _state_lock:
+            if _state_pid != os.getpid():
+                _state, _state_pid = _Local(settings.REDIS_URL, _channel()), os.getpid()
+    return _state
+
+
+# --- Receivers (connected in apps.py) ---------------------------------------------
+
+
+def forget_user_keys(sender, instance, created: bool = False, update_fields=None, **kwargs):
+    """A user was saved (deactivated, renamed, ...). A new user has no keys, and a
+    sign-in (which saves only last_login) changes nothing a key lookup reads."""
+    if created or (update_fields is not None and set(update_fields) <= {"last_login"}):
+        return
+    prefixes = ApiKey.objects.filter(user_id=instance.pk).values_list("prefix", flat=True)
+    try:
+        forget(*prefixes)
+    except redis.RedisError as exc:
+        # The user's save has happened; copies of their keys expire within ENTRY_TTL.
+        log.warning("Could not invalidate the API keys of user %s: %s", instance.pk, exc)
+
+
+def forget_key(sender, instance: ApiKey, **kwargs) -> None:
+    """A key was deleted (the admin cannot; a user's deletion cascades)."""
+    forget(instance.prefix)
