@@ -20,6 +20,14 @@ from domains.states import CertState, State, transition
 LOST_TASK_GRACE = timedelta(minutes=5)
 # How long the sweep's claim on a due check lasts before it is due again.
 SWEEP_LEASE = timedelta(minutes=5)
+# Domains per batch task: enough to overlap their DNS round trips, small enough to
+# keep a task short and its memory flat (see docs/decisions/domain-sweep.md).
+BATCH_SIZE = 100
+# Primary keys per claiming UPDATE (keeps the statement's parameter list modest).
+CLAIM_CHUNK = 1000
+# Most checks one sweep claims (the most overdue first); the rest wait for the next
+# minute's sweep, so a backlog never makes one sweep (or its memory) unbounded.
+SWEEP_LIMIT = 50_000
 
 
 class TemporaryDNSError(Exception):
@@ -30,10 +38,11 @@ class TemporaryDNSError(Exception):
         self.result = result
 
 
-def certificate_request(*, domain: Domain) -> bool:
-    """Verified -> issuing, and queue the issue task after the simulated CA delay."""
-    from domains import tasks
+def certificate_request(*, domain: Domain, queue: bool = True) -> bool:
+    """Verified -> issuing, and queue the issue task after the simulated CA delay.
 
+    `queue=False` is for callers that queue the issue tasks themselves (`queue_issue`).
+    """
     now = timezone.now()
     if not transition(
         domain,
@@ -44,11 +53,31 @@ def certificate_request(*, domain: Domain) -> bool:
         cert_message="",
     ):
         return False
-    domain_id, delay = domain.pk, settings.DOMAINS_CERT_ISSUE_DELAY
-    transaction.on_commit(
-        lambda: tasks.issue_certificate.apply_async((domain_id,), countdown=delay)
-    )
+    if queue:
+        queue_issue([domain.pk])
     return True
+
+
+def queue_issue(domain_ids: list[int]) -> None:
+    """After commit, queue issuance after the simulated CA delay: one task, or batches."""
+    from domains import tasks
+
+    if not domain_ids:
+        return
+    ids, delay = list(domain_ids), settings.DOMAINS_CERT_ISSUE_DELAY
+
+    def enqueue():
+        if len(ids) == 1:
+            tasks.issue_certificate.apply_async((ids[0],), countdown=delay)
+            return
+        for chunk in chunked(ids, BATCH_SIZE):
+            tasks.issue_certificates.apply_async((chunk,), countdown=delay)
+
+    transaction.on_commit(enqueue)
+
+
+def chunked(items: list[int], size: int) -> list[list[int]]:
+    return [items[i : i + size] for i in range(0, len(items), size)]
 
 
 def certificate_requeue_if_late(*, domain: Domain) -> bool:
@@ -177,17 +206,15 @@ def certificates_due_for_renewal() -> list[int]:
 def sweep() -> dict:
     """Queue every due check, re-queue lost certificate work. Run by beat every minute.
 
-    A due domain is claimed by pushing its next_check_at forward by a lease with a
-    conditional UPDATE, so two sweeps never queue the same check; if the queued
-    task is lost, the domain is simply due again when the lease ends.
+    Due domains are claimed in bulk by pushing their next_check_at forward by a lease:
+    one SELECT ... FOR UPDATE SKIP LOCKED and UPDATEs by primary key in one transaction,
+    so two sweeps never queue the same check; if a queued batch is lost, its domains are
+    simply due again when the lease ends. Checks go out as batches of BATCH_SIZE.
     """
     from domains import tasks
 
     now = timezone.now()
-    queued = {"checks": [], "certificates": []}
-    for pk, due in Domain.objects.due_for_check(now).values_list("pk", "next_check_at"):
-        if Domain.objects.filter(pk=pk, next_check_at=due).update(next_check_at=now + SWEEP_LEASE):
-            queued["checks"].append(pk)
+    queued = {"checks": _claim_due_checks(now), "certificates": []}
     grace = timedelta(seconds=settings.DOMAINS_CERT_ISSUE_DELAY) + LOST_TASK_GRACE
     for pk, asked in Domain.objects.stuck_issuing(grace, now).values_list(
         "pk", "cert_requested_at"
@@ -198,10 +225,24 @@ def sweep() -> dict:
         certificate_request(domain=domain)  # queues its own task on commit
 
     def enqueue():
-        for pk in queued["checks"]:
-            tasks.check_domain.delay(pk)
+        for chunk in chunked(queued["checks"], BATCH_SIZE):
+            tasks.check_domains.delay(chunk)
         for pk in queued["certificates"]:
             tasks.issue_certificate.delay(pk)
 
     transaction.on_commit(enqueue)
     return queued
+
+
+def _claim_due_checks(now) -> list[int]:
+    with transaction.atomic():
+        due = list(
+            Domain.objects.due_for_check(now)
+            .select_for_update(skip_locked=True)
+            .order_by("next_check_at", "pk")
+            .values_list("pk", flat=True)[:SWEEP_LIMIT]
+        )
+        lease_end = now + SWEEP_LEASE
+        for chunk in chunked(due, CLAIM_CHUNK):
+            Domain.objects.filter(pk__in=chunk).update(next_check_at=lease_end)
+    return due

@@ -3,10 +3,14 @@
 `verify()` answers "does this host name point at the platform?" and `caa()`
 answers "may the platform's CA issue for it?". Both return a CheckResult whose
 `code` is one of the codes below; see docs/decisions/domains.md for the list.
+
+`verify_many()` is the same check for a batch: it asks every question of every
+domain at once (dns.lookup_many), then runs the very same `verify()` on the answers.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -69,17 +73,44 @@ def _describe(records: list[str]) -> str:
     return ", ".join(records)
 
 
-def verify(hostname: str, *, is_apex: bool) -> CheckResult:
-    return _verify_apex(hostname) if is_apex else _verify_subdomain(hostname)
+Lookup = Callable[[str, str], dns.Lookup]
 
 
-def _verify_subdomain(hostname: str) -> CheckResult:
+def verify(hostname: str, *, is_apex: bool, lookup: Lookup = dns.lookup) -> CheckResult:
+    """Check one domain; `lookup` answers its DNS questions (asked one by one by default)."""
+    if is_apex:
+        return _verify_apex(hostname, lookup)
+    return _verify_subdomain(hostname, lookup)
+
+
+def questions(hostname: str, *, is_apex: bool) -> list[tuple[str, str]]:
+    """Every DNS question `verify()` may ask for this domain."""
+    if is_apex:
+        target = dns.normalize(settings.PLATFORM_CNAME_TARGET)
+        return [(target, "A"), (target, "AAAA"), (hostname, "A"), (hostname, "AAAA")]
+    return [(hostname, "CNAME"), (hostname, "A"), (hostname, "AAAA")]
+
+
+def verify_many(domains: Iterable[tuple[str, bool]]) -> list[CheckResult]:
+    """`verify()` for each (hostname, is_apex), all DNS questions asked concurrently."""
+    domains = list(domains)
+    answers = dns.lookup_many(q for host, apex in domains for q in questions(host, is_apex=apex))
+
+    def lookup(name: str, rdtype: str) -> dns.Lookup:
+        # A question nobody listed (there is none today) is still answered, one by one.
+        found = answers.get((name, rdtype))
+        return found if found is not None else dns.lookup(name, rdtype)
+
+    return [verify(host, is_apex=apex, lookup=lookup) for host, apex in domains]
+
+
+def _verify_subdomain(hostname: str, lookup: Lookup) -> CheckResult:
     target = dns.normalize(settings.PLATFORM_CNAME_TARGET)
     expected = f"CNAME {target}"
-    cname = dns.lookup(hostname, "CNAME")
+    cname = lookup(hostname, "CNAME")
     if cname.temporary:
         return _temporary(cname, expected)
-    others = [dns.lookup(hostname, "A"), dns.lookup(hostname, "AAAA")]
+    others = [lookup(hostname, "A"), lookup(hostname, "AAAA")]
     for other in others:
         if other.temporary:
             return _temporary(other, expected)
@@ -127,13 +158,13 @@ def _verify_subdomain(hostname: str) -> CheckResult:
     )
 
 
-def _verify_apex(hostname: str) -> CheckResult:
+def _verify_apex(hostname: str, lookup: Lookup) -> CheckResult:
     target = dns.normalize(settings.PLATFORM_CNAME_TARGET)
-    wanted = [dns.lookup(target, "A"), dns.lookup(target, "AAAA")]
-    for lookup in wanted:
-        if lookup.temporary:
-            return _temporary(lookup, f"ALIAS {target}")
-    expected_addresses = sorted({value for lookup in wanted for value in lookup.final})
+    wanted = [lookup(target, "A"), lookup(target, "AAAA")]
+    for answer in wanted:
+        if answer.temporary:
+            return _temporary(answer, f"ALIAS {target}")
+    expected_addresses = sorted({value for answer in wanted for value in answer.final})
     if not expected_addresses:
         return CheckResult(
             TARGET_UNRESOLVED,
@@ -142,17 +173,17 @@ def _verify_apex(hostname: str) -> CheckResult:
             f"ALIAS {target}",
         )
     expected = f"ALIAS {target} ({_describe(expected_addresses)})"
-    seen = [dns.lookup(hostname, "A"), dns.lookup(hostname, "AAAA")]
-    for lookup in seen:
-        if lookup.temporary:
-            return _temporary(lookup, expected)
-    found_records = [f"{lookup.rdtype} {value}" for lookup in seen for value in lookup.final]
-    found_addresses = {value for lookup in seen for value in lookup.final}
+    seen = [lookup(hostname, "A"), lookup(hostname, "AAAA")]
+    for answer in seen:
+        if answer.temporary:
+            return _temporary(answer, expected)
+    found_records = [f"{answer.rdtype} {value}" for answer in seen for value in answer.final]
+    found_addresses = {value for answer in seen for value in answer.final}
     found = _describe(found_records)
     if found_addresses == set(expected_addresses):
         return CheckResult(OK, f"{hostname} resolves to the platform ({target}).", expected, found)
     if not found_addresses:
-        if all(lookup.status == dns.NXDOMAIN for lookup in seen):
+        if all(answer.status == dns.NXDOMAIN for answer in seen):
             return CheckResult(
                 NXDOMAIN,
                 f"{hostname} does not exist in DNS yet (NXDOMAIN). Add an ALIAS or ANAME "

@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+
 from domains.models import DomainEvent
+
+# While events_in_bulk() is active, record_event() collects instead of inserting.
+_collected: ContextVar[list[DomainEvent] | None] = ContextVar("domain_events", default=None)
 
 
 def record_event(*, project, domain=None, hostname="", action, message="", actor=None):
-    return DomainEvent.objects.create(
+    event = DomainEvent(
         project=project,
         domain=domain,
         hostname=hostname or (domain.hostname if domain else ""),
@@ -14,3 +21,23 @@ def record_event(*, project, domain=None, hostname="", action, message="", actor
         action=action,
         message=message,
     )
+    collected = _collected.get()
+    if collected is None:
+        event.save()
+    else:
+        collected.append(event)
+    return event
+
+
+@contextmanager
+def events_in_bulk() -> Iterator[list[DomainEvent]]:
+    """Collect the events recorded inside and insert them with one bulk INSERT at the end
+    (in the order they were recorded). On an exception nothing is inserted."""
+    collected: list[DomainEvent] = []
+    token = _collected.set(collected)
+    try:
+        yield collected
+    finally:
+        _collected.reset(token)
+    if collected:
+        DomainEvent.objects.bulk_create(collected)

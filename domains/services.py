@@ -6,6 +6,8 @@ with a message a person can act on and a `code` a program can branch on.
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Iterable
 from datetime import timedelta
 
 from django.conf import settings
@@ -14,10 +16,11 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from domains import certificates, checks, hostnames
-from domains.events import record_event
+from domains.events import events_in_bulk, record_event
 from domains.models import Deploy, Domain, Plan, Project, Redirect
 from domains.states import LIVE_STATES, CertState, State, transition
 
+log = logging.getLogger(__name__)
 # Re-check schedule for a domain that does not verify yet: the delay after the
 # n-th failed check (then the last value for the rest of the window).
 BACKOFF = (
@@ -136,16 +139,73 @@ def domain_request_check(*, domain: Domain, actor, queue: bool = True) -> Domain
 
 def domain_check(*, domain_id: int) -> Domain | None:
     """Run one DNS check now and record its result; None if the domain was removed."""
-    domain = Domain.objects.select_related("project").filter(pk=domain_id).first()
-    if domain is None:
+    found = Domain.objects.filter(pk=domain_id).values_list("hostname", "is_apex").first()
+    if found is None:
         return None
-    result = checks.verify(domain.hostname, is_apex=domain.is_apex)
-    with transaction.atomic():
-        if result.ok:
-            _record_success(domain, result)
-        else:
-            _record_failure(domain, result)
-    return domain
+    hostname, is_apex = found
+    result = checks.verify(hostname, is_apex=is_apex)
+    return _record_results({domain_id: result}).get(domain_id)
+
+
+def domain_check_many(*, domain_ids: Iterable[int]) -> list[Domain]:
+    """`domain_check` for a batch (the sweep's): every DNS question of every domain is asked
+    at once, then each result is recorded exactly as a single check records it.
+
+    Domains removed before or during the batch are skipped; returns the recorded ones.
+    """
+    targets = list(
+        Domain.objects.filter(pk__in=list(domain_ids)).values_list("pk", "hostname", "is_apex")
+    )
+    results = checks.verify_many((hostname, is_apex) for _, hostname, is_apex in targets)
+    recorded = _record_results(
+        {pk: result for (pk, _, _), result in zip(targets, results, strict=True)}
+    )
+    return list(recorded.values())
+
+
+def _record_results(results: dict[int, checks.CheckResult]) -> dict[int, Domain]:
+    """Record check results (the DNS was asked before, outside any transaction).
+
+    One transaction for the lot, each domain re-read under its row lock (in primary-key
+    order, so two batches never deadlock), so decisions are made on the row as it is
+    now: a check run twice or concurrently records twice, never inconsistently, and a
+    domain removed meanwhile is simply not there. Events go in with one INSERT. If the
+    batch fails, each domain is recorded on its own, so one bad row cannot block the rest.
+    """
+    try:
+        return _record_together(results)
+    except Exception:
+        if len(results) == 1:
+            raise
+        log.exception("recording %d checks together failed; recording one by one", len(results))
+    recorded: dict[int, Domain] = {}
+    for domain_id, result in results.items():
+        try:
+            recorded |= _record_together({domain_id: result})
+        except Exception:
+            log.exception("recording the check of domain %s failed", domain_id)
+    return recorded
+
+
+def _record_together(results: dict[int, checks.CheckResult]) -> dict[int, Domain]:
+    recorded: dict[int, Domain] = {}
+    issue: list[int] = []
+    with transaction.atomic(), events_in_bulk():
+        locked = (
+            Domain.objects.select_for_update(of=("self",))
+            .select_related("project")
+            .filter(pk__in=list(results))
+            .order_by("pk")
+        )
+        for domain in locked:
+            result = results[domain.pk]
+            if result.ok:
+                _record_success(domain, result, issue)
+            else:
+                _record_failure(domain, result)
+            recorded[domain.pk] = domain
+        certificates.queue_issue(issue)
+    return recorded
 
 
 def _result_fields(result: checks.CheckResult, now, message: str | None = None) -> dict:
@@ -158,7 +218,8 @@ def _result_fields(result: checks.CheckResult, now, message: str | None = None) 
     }
 
 
-def _record_success(domain: Domain, result: checks.CheckResult) -> None:
+def _record_success(domain: Domain, result: checks.CheckResult, issue: list[int]) -> None:
+    """Record a passing check; ids of domains whose certificate was requested go to `issue`."""
     now = timezone.now()
     was_failing = domain.check_code not in ("", checks.OK)
     fields = _result_fields(result, now) | {
@@ -168,7 +229,8 @@ def _record_success(domain: Domain, result: checks.CheckResult) -> None:
     if domain.state in (State.PENDING, State.FAILED):
         if transition(domain, State.VERIFIED, verified_at=now, **fields):
             record_event(project=domain.project, domain=domain, action="verified")
-            certificates.certificate_request(domain=domain)
+            if certificates.certificate_request(domain=domain, queue=False):
+                issue.append(domain.pk)
             return
         domain.refresh_from_db(fields=["state"])
     _update(domain, **fields)
@@ -176,7 +238,8 @@ def _record_success(domain: Domain, result: checks.CheckResult) -> None:
         record_event(project=domain.project, domain=domain, action="verifies_again")
     if domain.state == State.VERIFIED and domain.cert_state != CertState.ISSUED:
         # A Re-verify after a CAA block (or a lost request) asks for the certificate again.
-        certificates.certificate_request(domain=domain)
+        if certificates.certificate_request(domain=domain, queue=False):
+            issue.append(domain.pk)
     elif domain.state == State.ISSUING:
         # Re-verify while the certificate is late: queue its task again (issuing is idempotent).
         certificates.certificate_requeue_if_late(domain=domain)

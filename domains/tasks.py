@@ -27,11 +27,33 @@ def check_domain(self, domain_id: int) -> None:
 
 
 @shared_task(bind=True, acks_late=True, max_retries=MAX_RETRIES, ignore_result=True)
+def check_domains(self, domain_ids: list[int]) -> None:
+    """The sweep's batch: check them all at once; retry only the temporary failures."""
+    domains = services.domain_check_many(domain_ids=domain_ids)
+    temporary = [domain.pk for domain in domains if domain.check_code in checks.TEMPORARY_CODES]
+    if temporary and self.request.retries < self.max_retries:
+        raise self.retry(args=(temporary,), countdown=_retry_countdown(self.request.retries))
+
+
+@shared_task(bind=True, acks_late=True, max_retries=MAX_RETRIES, ignore_result=True)
 def issue_certificate(self, domain_id: int) -> None:
     try:
         certificates.certificate_issue(domain_id=domain_id)
     except certificates.TemporaryDNSError as exc:
         raise self.retry(exc=exc, countdown=_retry_countdown(self.request.retries)) from exc
+
+
+@shared_task(bind=True, acks_late=True, max_retries=MAX_RETRIES, ignore_result=True)
+def issue_certificates(self, domain_ids: list[int]) -> None:
+    """Issuance for a batch of domains verified together; retry only the temporary failures."""
+    temporary = []
+    for domain_id in domain_ids:
+        try:
+            certificates.certificate_issue(domain_id=domain_id)
+        except certificates.TemporaryDNSError:
+            temporary.append(domain_id)
+    if temporary and self.request.retries < self.max_retries:
+        raise self.retry(args=(temporary,), countdown=_retry_countdown(self.request.retries))
 
 
 @shared_task(bind=True, acks_late=True, max_retries=MAX_RETRIES, ignore_result=True)

@@ -126,7 +126,14 @@ def test_beat_runs_the_sweep_and_the_renewals(settings):
 
 
 def test_tasks_acknowledge_late_and_retry_with_a_limit():
-    for task in (tasks.check_domain, tasks.issue_certificate, tasks.renew_certificate):
+    every = (
+        tasks.check_domain,
+        tasks.check_domains,
+        tasks.issue_certificate,
+        tasks.issue_certificates,
+        tasks.renew_certificate,
+    )
+    for task in every:
         assert task.acks_late is True
         assert task.max_retries == tasks.MAX_RETRIES
     assert [tasks._retry_countdown(n) for n in range(3)] == [10, 30, 90]

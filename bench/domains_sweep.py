@@ -1,0 +1,354 @@
+"""The domain-checks sweep on a real Celery worker: 1,000 and 10,000 pending domains.
+
+For each N it starts the loopback DNS server (domains/devdns.py) on a free port with
+records for N domains (most CNAME to the platform target; some point elsewhere, have
+an A record instead of or beside the CNAME, exist without a CNAME or do not exist at
+all, so the failure paths are measured too), replaces the previous run's bench project
+with N pending domains that are due now, starts `celery -A petstore worker` (prefork,
+concurrency 2 for 2 cores) pointed at that DNS server, triggers one sweep through the
+broker and waits until every domain has a check result newer than the trigger.
+
+Reported: elapsed time, time per domain, and the worker's peak RSS (the sum over the
+worker's process tree, sampled every 50 ms with psutil). Called by bench/run.py with
+its ENV; `python bench/domains_sweep.py [N ...]` runs it alone with the same ENV.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import psutil
+
+ROOT = Path(__file__).resolve().parent.parent
+SIZES = (1_000, 10_000)
+SLUG = "sweep-bench"
+ZONE = "sweep-bench.test"
+CONCURRENCY = 2  # prefork children: one per core of the benchmark machine
+WAIT_LIMIT = 600.0  # seconds; a run slower than this is reported as unfinished
+WRONG = "elsewhere.example.net."
+
+# One in twenty of each failure; the rest verify (75 %).
+MIX = {
+    0: "wrong_target",
+    1: "conflicting_record",  # an A record instead of the CNAME
+    2: "conflicting_record",  # an A record beside the CNAME
+    3: "nxdomain",
+    4: "no_record",
+}
+
+
+@dataclass
+class Run:
+    n: int
+    seconds: float
+    done: int
+    peak_rss: int
+    idle_rss: int
+    codes: dict[str, int]
+    cpu: dict[str, float]
+
+    @property
+    def per_domain_ms(self) -> float:
+        return self.seconds * 1000 / self.n
+
+
+def hostname(i: int) -> str:
+    return f"d{i:05d}.{ZONE}"
+
+
+def _django(env: dict) -> None:
+    os.environ.update(env)
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    import django
+    from django.apps import apps
+
+    if not apps.ready:
+        django.setup()
+
+
+def _dns_server(n: int, target: str):
+    from domains.devdns import DNSServer
+
+    server = DNSServer("127.0.0.1", 0)
+    server.add(target, "A", "192.0.2.80")
+    server.add(target, "AAAA", "2001:db8::80")
+    for i in range(n):
+        name, kind = hostname(i), MIX.get(i % 20, "ok")
+        if kind == "ok":
+            server.add(name, "CNAME", target + ".")
+        elif kind == "wrong_target":
+            server.add(name, "CNAME", WRONG)
+        elif i % 20 == 1:
+            server.add(name, "A", "203.0.113.7")
+        elif i % 20 == 2:
+            server.add(name, "CNAME", target + ".")
+            server.add(name, "A", "203.0.113.7")
+        elif kind == "no_record":
+            server.add(name, "TXT", '"owned"')
+        # nxdomain: no records at all
+    return server.start()
+
+
+def _fresh_project(n: int):
+    """The bench project with N pending domains, all due now (the previous run's removed)."""
+    from django.contrib.auth import get_user_model
+    from django.utils import timezone
+
+    from domains.models import Domain, Project
+
+    Project.objects.filter(slug=SLUG).delete()
+    user, _ = get_user_model().objects.get_or_create(username=SLUG)
+    project = Project.objects.create(slug=SLUG, owner=user, plan="pro", name=SLUG)
+    now = timezone.now()
+    Domain.objects.bulk_create(
+        (
+            Domain(
+                project=project,
+                hostname=hostname(i),
+                window_started_at=now,
+                next_check_at=now - time_delta(1),
+            )
+            for i in range(n)
+        ),
+        batch_size=2000,
+    )
+    return project
+
+
+def time_delta(seconds: float):
+    from datetime import timedelta
+
+    return timedelta(seconds=seconds)
+
+
+def _start_worker(env: dict, dns_address: str, log_path: Path) -> subprocess.Popen:
+    worker_env = {
+        **env,
+        "DOMAINS_DNS_NAMESERVERS": dns_address,
+        # Certificates are a separate flow; keep their (delayed) issuance out of the window.
+        "DOMAINS_CERT_ISSUE_DELAY": "3600",
+        "DOMAINS_CA_DIR": str(log_path.parent / "ca"),
+    }
+    command = [
+        sys.executable, "-m", "celery", "-A", "petstore", "worker",
+        "--pool", "prefork", "--concurrency", str(CONCURRENCY),
+        "--without-gossip", "--without-mingle", "--without-heartbeat",
+        "--purge", "--loglevel", "WARNING", "-n", f"sweep-bench-{os.getpid()}@%h",
+    ]  # fmt: skip
+    with open(log_path, "wb") as log:
+        return subprocess.Popen(
+            command, cwd=ROOT, env=worker_env, stdout=log, stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )  # fmt: skip
+
+
+def _wait_ready(process: subprocess.Popen, log_path: Path) -> None:
+    from petstore.celery import app
+
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError("worker exited:\n" + log_path.read_text(errors="replace")[-3000:])
+        if app.control.ping(timeout=0.5):
+            return
+    raise RuntimeError("worker not ready after 60 s")
+
+
+def _purge() -> None:
+    from petstore.celery import app
+
+    app.control.purge()
+
+
+def _stop(process: subprocess.Popen) -> None:
+    if process.poll() is None:
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(timeout=10)
+
+
+def _cpu_snapshot(worker: psutil.Process) -> dict[tuple[str, int], float]:
+    """CPU seconds so far per process: the worker's tree, this process (the DNS server
+    answers from its threads), PostgreSQL and Redis."""
+    groups = [("worker", p) for p in [worker, *worker.children(recursive=True)]]
+    groups.append(("dns server (bench process)", psutil.Process()))
+    for proc in psutil.process_iter(["name"]):
+        name = proc.info["name"] or ""
+        if name == "postgres" or name.startswith("redis"):
+            groups.append((name.split("-")[0], proc))
+    snapshot = {}
+    for group, proc in groups:
+        with contextlib.suppress(psutil.Error):
+            times = proc.cpu_times()
+            snapshot[(group, proc.pid)] = times.user + times.system
+    return snapshot
+
+
+def _cpu_used(before: dict, after: dict) -> dict[str, float]:
+    """CPU seconds per group between two snapshots; a process started in between (a
+    worker's database connection) counts whole, one that ended in between is missed."""
+    used: dict[str, float] = {}
+    for key, seconds in after.items():
+        used[key[0]] = used.get(key[0], 0.0) + seconds - before.get(key, 0.0)
+    return used
+
+
+def _tree_rss(process: psutil.Process) -> int:
+    total = 0
+    for proc in [process, *process.children(recursive=True)]:
+        with contextlib.suppress(psutil.Error):
+            total += proc.memory_info().rss
+    return total
+
+
+class RSSSampler(threading.Thread):
+    def __init__(self, pid: int) -> None:
+        super().__init__(daemon=True)
+        self.process = psutil.Process(pid)
+        self.peak = 0
+        self._stop_event = threading.Event()
+
+    def run(self) -> None:
+        while not self._stop_event.is_set():
+            try:
+                self.peak = max(self.peak, _tree_rss(self.process))
+            except psutil.Error:
+                return
+            self._stop_event.wait(0.05)
+
+    def stop(self) -> int:
+        self._stop_event.set()
+        if self.is_alive():
+            self.join(timeout=5)
+        return self.peak
+
+
+def measure(n: int, env: dict) -> Run:
+    _django(env)
+    from django.conf import settings
+    from django.db.models import Count
+
+    from domains import tasks
+    from domains.models import Domain
+
+    target = settings.PLATFORM_CNAME_TARGET
+    server = _dns_server(n, target)
+    workdir = Path(tempfile.mkdtemp(prefix="sweep-bench-"))
+    log_path = workdir / "worker.log"
+    worker = sampler = None
+    try:
+        project = _fresh_project(n)
+        worker = _start_worker(env, server.address, log_path)
+        _wait_ready(worker, log_path)
+        sampler = RSSSampler(worker.pid)
+        idle_rss = _tree_rss(sampler.process)
+        sampler.start()
+        cpu_before = _cpu_snapshot(sampler.process)
+        started_wall = time_now()
+        started = time.monotonic()
+        tasks.sweep.delay()
+        fresh = Domain.objects.filter(project=project, checked_at__gte=started_wall)
+        done = 0
+        while time.monotonic() - started < WAIT_LIMIT:
+            done = fresh.count()
+            if done >= n:
+                break
+            if worker.poll() is not None:
+                raise RuntimeError("worker died:\n" + log_path.read_text(errors="replace")[-3000:])
+            time.sleep(0.1)
+        elapsed = time.monotonic() - started
+        peak = sampler.stop()
+        cpu_after = _cpu_snapshot(sampler.process)
+        cpu = _cpu_used(cpu_before, cpu_after)
+        codes = {
+            row["check_code"]: row["c"]
+            for row in Domain.objects.filter(project=project)
+            .order_by()
+            .values("check_code")
+            .annotate(c=Count("pk"))
+        }
+        return Run(n, elapsed, done, peak, idle_rss, codes, cpu)
+    finally:
+        if sampler is not None:
+            sampler.stop()
+        if worker is not None:
+            _stop(worker)
+            _purge()  # what the stopped worker handed back (delayed certificate batches)
+        server.stop()
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def time_now():
+    from django.utils import timezone
+
+    return timezone.now()
+
+
+def _migrate(env: dict) -> None:
+    subprocess.run(
+        [sys.executable, "manage.py", "migrate", "--noinput"], cwd=ROOT, env=env, check=True,
+        capture_output=True,
+    )  # fmt: skip
+
+
+def _mb(size: int) -> str:
+    return f"{size / 2**20:,.0f} MB"
+
+
+def rows_for(small: Run, large: Run) -> list[str]:
+    ratio = large.per_domain_ms / small.per_domain_ms
+    finished = large.done >= large.n and small.done >= small.n
+    rss_ratio = large.peak_rss / small.peak_rss
+    return [
+        f"| Domain sweep: cost per domain, 1,000 vs 10,000 pending | "
+        f"{small.per_domain_ms:.2f} ms/domain ({small.seconds:.1f} s) | "
+        f"{large.per_domain_ms:.2f} ms/domain ({large.seconds:.1f} s) | {ratio:.2f} | ≤ 1.5x | "
+        f"{'met' if ratio <= 1.5 and finished else 'MISSED'} |",
+        f"| Domain sweep: 10,000 pending re-checked on the worker | 30 s | "
+        f"{large.seconds:.1f} s ({large.done:,} checked) | {large.seconds / 30:.2f} | < 30 s | "
+        f"{'met' if large.seconds < 30 and large.done >= large.n else 'MISSED'} |",
+        f"| Domain sweep: worker peak RSS (process tree), 1,000 vs 10,000 | "
+        f"{_mb(small.peak_rss)} (idle {_mb(small.idle_rss)}) | "
+        f"{_mb(large.peak_rss)} (idle {_mb(large.idle_rss)}) | {rss_ratio:.2f} | flat (≤ 1.2x) | "
+        f"{'met' if rss_ratio <= 1.2 else 'MISSED'} |",
+    ]
+
+
+def sweep_rows(env: dict, sizes: tuple[int, int] = SIZES) -> list[str]:
+    _migrate(env)
+    runs = []
+    for n in sizes:
+        run = measure(n, env)
+        print(
+            f"domains sweep: {n:,} domains in {run.seconds:.1f} s "
+            f"({run.per_domain_ms:.2f} ms/domain), {run.done:,} checked, "
+            f"peak RSS {_mb(run.peak_rss)} (idle {_mb(run.idle_rss)}), codes {run.codes}, "
+            f"CPU s {', '.join(f'{k} {v:.1f}' for k, v in run.cpu.items())}",
+            flush=True,
+        )
+        runs.append(run)
+    return rows_for(*runs) if len(runs) == 2 else []
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(ROOT))
+    from bench.run import ENV, create_database
+
+    create_database()
+    sizes = tuple(int(arg) for arg in sys.argv[1:]) or SIZES
+    for line in sweep_rows(ENV, sizes):
+        print(line)
