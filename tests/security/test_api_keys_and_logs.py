@@ -44,7 +44,10 @@ def every_log_line():
 
 
 def _secret(plaintext: str) -> str:
-    return plaintext.rsplit("_", 1)[1]  # the random part; the prefix is public
+    # pst_<prefix>_<secret>: the prefix is public; the secret may itself contain "_".
+    secret = plaintext.split("_", 2)[2]
+    assert len(secret) >= 40
+    return secret
 
 
 def test_createapikey_prints_the_key_once_and_logs_nothing_of_it(every_log_line):
