@@ -66,9 +66,12 @@ def domain_status_payload(domain: Domain) -> dict:
     certificate = domain.certificate
     in_progress = check_in_progress(domain)
     checked_at = domain.checked_at.isoformat() if domain.checked_at else None
+    # Refused by CAA: nothing moves until the owner changes the record and chooses Re-verify.
+    blocked = domain.cert_state == "blocked" and certificate is None
     fingerprint = "|".join(
         [
             domain.state,
+            domain.cert_state,
             domain.check_code or "",
             checked_at or "",
             certificate.serial if certificate else "",
@@ -79,7 +82,13 @@ def domain_status_payload(domain: Domain) -> dict:
         "hostname": domain.hostname,
         "state": domain.state,
         "state_label": BADGE_LABELS.get(domain.state, domain.get_state_display()),
-        "state_help": STATE_HELP.get(domain.state, ""),
+        "state_help": (
+            "The domain is live, but the certificate authority may not issue its certificate: "
+            "see Certificate below."
+            if blocked
+            else STATE_HELP.get(domain.state, "")
+        ),
+        "certificate_blocked": blocked,
         "check_code": domain.check_code,
         "check_message": domain.check_message,
         "checked_at": checked_at,
@@ -94,7 +103,7 @@ def domain_status_payload(domain: Domain) -> dict:
             else None
         ),
         # Keep polling while a check runs or the domain is on its way to active.
-        "live": in_progress or domain.state in _MOVING_STATES,
+        "live": in_progress or (domain.state in _MOVING_STATES and not blocked),
         "fingerprint": fingerprint,
     }
 

@@ -112,8 +112,10 @@ def test_owner_takes_a_subdomain_from_add_domain_to_a_certificate_and_removes_on
     expect(visitor.get_by_role("heading", name="Alice's shop")).to_be_visible()
 
 
+@pytest.mark.needs_postgres
+@pytest.mark.needs_redis
 def test_no_certificate_after_30_minutes_shows_the_steps_and_re_verify(
-    shop, alice, dns_server, time_machine, live_dashboard, page, screenshot
+    shop, alice, dns_server, celery_worker, time_machine, live_dashboard, page, screenshot
 ):
     from datetime import timedelta
 
@@ -121,11 +123,17 @@ def test_no_certificate_after_30_minutes_shows_the_steps_and_re_verify(
     from playwright.sync_api import expect
 
     from domains import services
+    from domains.models import Domain
+    from tests.domains.worker import wait_for
 
     domain = services.domain_add(project=shop, hostname="www.example.test", actor=alice)
     dns_server.add("www.example.test", "CNAME", TARGET + ".")
     dns_server.add("example.test", "CAA", '0 issue "letsencrypt.org"')
-    services.domain_check(domain_id=domain.pk)  # verified; no worker here, so no certificate
+    services.domain_check(domain_id=domain.pk)  # verified; the worker's CA then meets the CAA
+    wait_for(
+        lambda: Domain.objects.get(pk=domain.pk).cert_state == Domain.CertState.BLOCKED,
+        what="the certificate request to be refused by CAA",
+    )
     time_machine.move_to(timezone.now() + timedelta(minutes=31))
 
     sign_in(page, live_dashboard, "alice", PASSWORD)

@@ -99,3 +99,6 @@ def test_certificate_blocked_by_caa_says_what_to_change(alice_client, www, dns_s
     certificate = page[page.index('id="certificate"') : page.index('id="dns"')]
     assert "does not allow the platform&#x27;s certificate authority" in certificate
     assert "then choose Re-verify" in certificate
+    assert "the certificate authority may not issue its certificate" in page
+    assert "Waiting for the certificate" not in page
+    assert alice_client.get(D + "status.json").json()["live"] is False
