@@ -1,8 +1,9 @@
 """Driving load with wrk and reading its answer.
 
 Every figure is measured side by side: the two sides of a comparison run one
-after the other, alternating, several rounds each, and the median of each side
-is compared. Absolute numbers drift on shared machines; ratios taken this way
+after the other, alternating, several rounds each. The absolute figures shown
+are each side's median; the ratio is the median of the per-round ratios
+(`paired`). Absolute numbers drift on shared machines; ratios taken this way
 hold.
 """
 
@@ -30,6 +31,7 @@ class Run:
     requests: int
     errors: int  # non-2xx/3xx answers plus socket errors
     created: int | None = None  # 201s counted by a Lua script
+    created_ids: list[int] = field(default_factory=list)  # the ids those 201s returned
 
 
 @dataclass
@@ -55,6 +57,13 @@ class Side:
         return sum(r.errors for r in self.runs)
 
 
+def paired(a: Side, b: Side, attr: str) -> float:
+    """Median over rounds of a/b, each round's two sides measured back to back: slow
+    drift in the machine's load cancels within a pair."""
+    pairs = zip(a.runs, b.runs, strict=True)
+    return statistics.median(getattr(x, attr) / getattr(y, attr) for x, y in pairs)
+
+
 def _ms(text: str) -> float:
     match = re.fullmatch(r"([\d.]+)(us|ms|s|m)", text.strip())
     if not match:
@@ -75,7 +84,12 @@ def parse(output: str) -> Run:
         sum(int(g) for g in socket.groups()) if socket else 0
     )
     created = re.search(r"^CREATED (\d+)$", output, re.M)
-    return Run(rps, p50, p99, requests, errors, int(created.group(1)) if created else None)
+    ids = re.search(r"^CREATED_IDS ([\d,]*)$", output, re.M)
+    return Run(
+        rps, p50, p99, requests, errors,
+        int(created.group(1)) if created else None,
+        [int(i) for i in ids.group(1).split(",") if i] if ids else [],
+    )  # fmt: skip
 
 
 def wrk(

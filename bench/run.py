@@ -24,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.load import Side, side_by_side  # noqa: E402
+from bench.load import Side, paired, side_by_side  # noqa: E402
 
 PG_ADMIN_URL = os.environ.get("BENCH_PG_ADMIN_URL", "postgres://postgres@127.0.0.1:5432/postgres")
 DB_NAME = os.environ.get("BENCH_DB", "bench")
@@ -99,20 +99,26 @@ def seed() -> str:
     return manage("createapikey", "bench", "--name", "bench").strip().splitlines()[-1]
 
 
-def count_pets() -> int:
+def check_created(tag: str, ids: list[int]) -> dict:
+    """What the table holds for one POST side (names start with `tag`), against its 201s."""
     import psycopg
 
     with psycopg.connect(ENV["DATABASE_URL"]) as conn:
-        return conn.execute("SELECT count(*) FROM pets_pet").fetchone()[0]
-
-
-def duplicate_names() -> int:
-    import psycopg
-
-    with psycopg.connect(ENV["DATABASE_URL"]) as conn:
-        return conn.execute(
-            "SELECT count(*) FROM (SELECT name FROM pets_pet GROUP BY name HAVING count(*) > 1) d"
+        rows = conn.execute(
+            "SELECT count(*), count(DISTINCT name) FROM pets_pet WHERE name LIKE %s",
+            (tag + "%",),
+        ).fetchone()
+        found = conn.execute(
+            "SELECT count(*) FROM pets_pet WHERE id = ANY(%s) AND name LIKE %s",
+            (ids, tag + "%"),
         ).fetchone()[0]
+    return {
+        "answers_201": len(ids),
+        "distinct_ids": len(set(ids)),
+        "ids_found": found,  # 201s whose id is a row of this side
+        "rows": rows[0],
+        "names_twice": rows[0] - rows[1],
+    }
 
 
 def start_server() -> subprocess.Popen:
@@ -137,16 +143,41 @@ def stop(proc: subprocess.Popen) -> None:
     proc.wait(timeout=30)
 
 
+def _django():
+    import django
+
+    os.environ.update(ENV)
+    django.setup()
+
+
+def same_sql(token: str) -> str:
+    """Run the floor and the API once each in this process and compare their page SQL."""
+    _django()
+    from django.db import connection
+    from django.test import Client
+    from django.test.utils import CaptureQueriesContext
+
+    client = Client(HTTP_HOST="127.0.0.1", HTTP_AUTHORIZATION=f"Bearer {token}")
+    statements = []
+    for query in ("limit=100", "limit=100&status=sold"):
+        pair = []
+        for path in ("/bench/floor", "/v1/pets"):
+            with CaptureQueriesContext(connection) as captured:
+                assert client.get(f"{path}?{query}").status_code == 200
+            pair.append([q["sql"] for q in captured.captured_queries if '"pets_pet"' in q["sql"]])
+        if pair[0] != pair[1] or len(pair[0]) != 1:
+            raise SystemExit(f"the floor and the API ran different SQL: {pair}")
+        statements.append(pair[0][0])
+    return " and ".join(f"`{sql}`" for sql in statements)
+
+
 def deep_cursor_url(offset: int, limit: int) -> str:
     """The `next` link of the page that ends at `offset`, as a client following links gets it.
 
     The seeded ids are 1..N without gaps, so the page ending at `offset` ends at id `offset`;
     the cursor is made by the API's own encoder with the server's secret key.
     """
-    import django
-
-    os.environ.update(ENV)
-    django.setup()
+    _django()
     from pets.pagination import encode_cursor
 
     return f"{BASE}/v1/pets?limit={limit}&cursor={encode_cursor(offset)}"
@@ -154,13 +185,13 @@ def deep_cursor_url(offset: int, limit: int) -> str:
 
 def row(name: str, floor: Side, ours: Side, target: str, kind: str = "rps") -> str:
     if kind == "rps":
-        ratio = ours.rps / floor.rps
+        ratio = paired(ours, floor, "rps")
         return (
             f"| {name} | {floor.rps:,.0f} req/s (p99 {floor.p99_ms:.1f} ms) | "
             f"{ours.rps:,.0f} req/s (p99 {ours.p99_ms:.1f} ms) | {ratio:.2f} | {target} | "
             f"{'met' if ratio >= float(target.split()[-1]) else 'MISSED'} |"
         )
-    ratio = ours.p50_ms / floor.p50_ms
+    ratio = paired(ours, floor, "p50_ms")
     return (
         f"| {name} | median {floor.p50_ms:.2f} ms | median {ours.p50_ms:.2f} ms | {ratio:.2f} | "
         f"{target} | {'met' if ratio <= float(target.split()[-1]) else 'MISSED'} |"
@@ -169,8 +200,8 @@ def row(name: str, floor: Side, ours: Side, target: str, kind: str = "rps") -> s
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--seconds", type=int, default=5, help="length of one round")
-    parser.add_argument("--rounds", type=int, default=3, help="rounds per side")
+    parser.add_argument("--seconds", type=int, default=3, help="length of one round")
+    parser.add_argument("--rounds", type=int, default=6, help="rounds per side")
     parser.add_argument("--connections", type=int, default=8)
     parser.add_argument("--skip-domains", action="store_true")
     args = parser.parse_args()
@@ -183,6 +214,7 @@ def main() -> None:
     rows: list[str] = []
     notes: list[str] = []
 
+    notes.append(f"Same SQL, checked before measuring: floor and API both ran {same_sql(token)}.")
     server = start_server()
     try:
         floor, ours = side_by_side(
@@ -213,14 +245,13 @@ def main() -> None:
             ("bearer", {"url": f"{BASE}/bench/trivial-auth", "headers": auth}),
             **common,
         )
-        overhead = anon.rps / authed.rps - 1
+        overhead = paired(anon, authed, "rps") - 1
         rows.append(
             f"| Bearer check on a trivial endpoint | {anon.rps:,.0f} req/s | "
             f"{authed.rps:,.0f} req/s | +{overhead:.0%} cost | ≤ +10% | "
             f"{'met' if overhead <= 0.10 else 'MISSED'} |"
         )
 
-        before = count_pets()
         stamp = int(time.time())
         plain, keyed = side_by_side(
             ("POST", {"script": "post_pets.lua",
@@ -230,18 +261,23 @@ def main() -> None:
                                                 "BENCH_TAG": f"keyed-{stamp}"}}),
             url=BASE, **common,
         )  # fmt: skip
-        every_run = plain.runs + plain.warmups + keyed.runs + keyed.warmups
-        created = sum(r.created or 0 for r in every_run)
-        grown = count_pets() - before
-        notes.append(
-            f"POST: wrk counted {created:,} answers 201 (warm-ups included) and the table grew by "
-            f"{grown:,} rows ({'equal' if created == grown else 'NOT EQUAL'}); names stored "
-            f"twice: {duplicate_names()}."
-        )
+        for side, tag in ((plain, f"plain-{stamp}"), (keyed, f"keyed-{stamp}")):
+            ids = [i for r in side.runs + side.warmups for i in r.created_ids]
+            c = check_created(tag, ids)
+            ok = c["ids_found"] == c["distinct_ids"] == c["answers_201"] and not c["names_twice"]
+            notes.append(
+                f"{side.label} (warm-up included): {c['answers_201']:,} answers 201, each with "
+                f"its own id: {c['distinct_ids']:,}; rows holding those ids: {c['ids_found']:,}; "
+                f"rows made: {c['rows']:,}, none twice (names stored twice: "
+                f"{c['names_twice']}). {'OK' if ok else 'MISMATCH'}. The "
+                f"{c['rows'] - c['answers_201']:,} rows without a 201 are requests wrk cut off "
+                f"at the end of a run (at most {args.connections} per run) whose answers it "
+                "never read."
+            )
         rows.append(
             f"| `POST /v1/pets` without / with `Idempotency-Key` | {plain.rps:,.0f} req/s "
             f"(p99 {plain.p99_ms:.1f} ms) | {keyed.rps:,.0f} req/s (p99 {keyed.p99_ms:.1f} ms) | "
-            f"{keyed.rps / plain.rps:.2f} | reported | - |"
+            f"{paired(keyed, plain, 'rps'):.2f} | reported | - |"
         )
         errors = sum(s.errors for s in (plain, keyed))
         if errors:

@@ -1,17 +1,24 @@
 """The one FilterSet of the pets list, and the backend that applies it.
 
-django-filter builds a new Form class with new fields for every request
-(~60 µs) and the backend builds a FilterSet even when the query string has no
-filter parameter (~100 µs with validation, a sixth of a list request's CPU in
-the profile). PetFilter builds its form class once; FilterBackend skips the
-FilterSet when none of its parameters is present, where it would return the
-queryset unchanged anyway.
+Stock django-filter builds a FilterSet (deep-copying its filters), a new Form
+class and a form for every request, even one without any filter parameter:
+~130 µs, a quarter of a filtered list request's CPU in the profile. So:
+- without any of the FilterSet's parameters, FilterBackend returns the
+  queryset untouched (what the FilterSet would have returned);
+- a FilterSet whose validation reads nothing but the parameters
+  (`validation_is_pure`, like PetFilter: a choice filter) is validated once
+  per distinct set of parameter values, and the validated FilterSet applies
+  its filters to each request's queryset (`FilterSet.filter_queryset`), or
+  hands its cleaned values to a selector (`cleaned_data`, listPets).
 """
 
 from __future__ import annotations
 
+import functools
+
 import django_filters
 from django import forms
+from django_filters import utils
 from django_filters.rest_framework import DjangoFilterBackend
 
 from pets.models import Pet, PetStatus
@@ -32,25 +39,51 @@ class PetFilter(django_filters.FilterSet):
         error_messages={"invalid_choice": "Must be one of: available, pending, sold."},
     )
 
+    # Valid or not depends on the parameters alone (no model choices, no database).
+    validation_is_pure = True
+
     class Meta:
         model = Pet
         fields = ["status"]
         form = PetFilterForm
 
-    def get_form_class(self):
-        # The filters never change, so neither does the form class built from them.
-        form_class = type(self).__dict__.get("_form_class")
-        if form_class is None:
-            form_class = super().get_form_class()
-            type(self)._form_class = form_class
-        return form_class
-
 
 class FilterBackend(DjangoFilterBackend):
+    def cleaned_data(self, request, queryset, view) -> dict:
+        """The filter parameters present in the request, validated (a 400 if not)."""
+        filterset = self._validated(request, queryset, view)
+        if filterset is None:
+            return {}
+        cleaned = filterset.form.cleaned_data
+        return {name: value for name, value in cleaned.items() if name in request.query_params}
+
     def filter_queryset(self, request, queryset, view):
-        filterset_class = getattr(view, "filterset_class", None)
-        if filterset_class is not None and not any(
-            name in request.query_params for name in filterset_class.base_filters
-        ):
-            return queryset  # no filter parameter: nothing to validate or apply
-        return super().filter_queryset(request, queryset, view)
+        filterset = self._validated(request, queryset, view)
+        return queryset if filterset is None else filterset.filter_queryset(queryset)
+
+    def _validated(self, request, queryset, view):
+        filterset_class = self.get_filterset_class(view, queryset)
+        if filterset_class is None:
+            return None
+        params = request.query_params
+        values = tuple(
+            (name, params[name]) for name in filterset_class.base_filters if name in params
+        )
+        if not values:
+            return None  # no filter parameter: nothing to validate or apply
+        if getattr(filterset_class, "validation_is_pure", False):
+            filterset = _validated(filterset_class, values)
+        else:
+            filterset = self.get_filterset(request, queryset, view)
+        if not filterset.is_valid():
+            raise utils.translate_validation(filterset.errors)
+        return filterset
+
+
+@functools.lru_cache(maxsize=256)
+def _validated(filterset_class, values: tuple[tuple[str, str], ...]):
+    """A FilterSet validated against these parameter values (the last of each, as a
+    form reads a QueryDict). Only read afterwards: shared by requests and threads."""
+    filterset = filterset_class(dict(values), queryset=filterset_class._meta.model.objects.none())
+    filterset.is_valid()
+    return filterset

@@ -5,8 +5,8 @@ cannot forge or garble it; the next page is `WHERE id > last ORDER BY id LIMIT n
 which costs the same on page 10,000 as on page 1. `limit` and the cursor are
 validated here because DRF's paginators clamp bad values silently.
 
-The queryset is a `values_list` whose first column is the id (see PetsView):
-rows are plain tuples, no model instances are built.
+The rows come from a fetch function (pets.selectors.pet_page) as tuples whose
+first column is the id: no queryset is compiled, no model instance is built.
 """
 
 from __future__ import annotations
@@ -53,13 +53,14 @@ def parse_limit(raw: str | None) -> int:
 
 
 class KeysetPagination(BasePagination):
-    def paginate_queryset(self, queryset, request, view=None):
+    def paginate_rows(self, request, fetch) -> list[tuple]:
+        """The page: `fetch(after=<last id of the previous page or None>, size=...)`
+        returns up to `size` rows in id order, the id first."""
         self.request = request
         self.limit = parse_limit(request.query_params.get("limit"))
         cursor = request.query_params.get("cursor")
-        if cursor is not None:
-            queryset = queryset.filter(id__gt=decode_cursor(cursor))
-        rows = list(queryset.order_by("id")[: self.limit + 1])
+        after = decode_cursor(cursor) if cursor is not None else None
+        rows = fetch(after=after, size=self.limit + 1)  # one more: is there a next page?
         self.has_next = len(rows) > self.limit
         self.page = rows[: self.limit]
         return self.page

@@ -11,6 +11,7 @@ asked for in `Accept` is served by DRF's renderer, which knows how.
 from __future__ import annotations
 
 import orjson
+from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.renderers import JSONRenderer
 from rest_framework.utils.encoders import JSONEncoder
 
@@ -32,3 +33,17 @@ class ORJSONRenderer(JSONRenderer):
         if b"\xe2\x80\xa8" in body or b"\xe2\x80\xa9" in body:
             body = body.replace(b"\xe2\x80\xa8", b"\\u2028").replace(b"\xe2\x80\xa9", b"\\u2029")
         return body
+
+
+class JSONNegotiation(DefaultContentNegotiation):
+    """DRF's negotiation, answered without parsing for what nearly every client sends.
+
+    With one JSON renderer, no `Accept`, `*/*` and `application/json` all select it
+    (as DRF's full parse would); anything else goes through DRF (406 included).
+    """
+
+    def select_renderer(self, request, renderers, format_suffix=None):
+        accept = request.META.get("HTTP_ACCEPT", "*/*")
+        if len(renderers) == 1 and accept in ("*/*", renderers[0].media_type):
+            return renderers[0], renderers[0].media_type
+        return super().select_renderer(request, renderers, format_suffix)

@@ -86,12 +86,8 @@ class PetSerializer(serializers.Serializer):
     status = serializers.ChoiceField(choices=PetStatus.choices)
 
 
-# The columns listPets reads, in the order `pets_from_rows` expects them.
-PET_COLUMNS = ("id", "name", "category_id", "status")
-
-
 def pets_from_rows(rows) -> list[dict]:
-    """PetSerializer's output for (id, name, category_id, status) rows.
+    """PetSerializer's output for (id, name, category_id, status) rows (PET_COLUMNS).
 
     A page is up to 100 pets; DRF's field-by-field `to_representation` (and the model
     instances it needs) cost ~20 µs a pet, this ~0.3 µs. The values need no conversion:

@@ -1,10 +1,11 @@
 -- POST /v1/pets with a fresh body each request; with IDEMPOTENCY=1 a fresh
--- Idempotency-Key too. Counts 201s per thread so the runner can compare them
--- with the rows that appeared in the table.
--- `counter` and `created` are globals of each thread's Lua state so that
+-- Idempotency-Key too. Collects the id of every 201 so the runner can check
+-- each one against the table (every 201 is a row, no row made twice).
+-- `counter`, `created` and `ids` are globals of each thread's Lua state so that
 -- done() can read them back with thread:get().
 counter = 0
 created = 0
+ids = ""
 local threads = {}
 local use_key = os.getenv("IDEMPOTENCY") == "1"
 local token = os.getenv("BENCH_TOKEN")
@@ -17,6 +18,7 @@ end
 
 function init(args)
   created = 0
+  ids = ""
 end
 
 function request()
@@ -36,13 +38,17 @@ end
 function response(status, headers, body)
   if status == 201 then
     created = created + 1
+    ids = ids .. (string.match(body, '"id":(%d+)') or "?") .. ","
   end
 end
 
 function done(summary, latency, requests)
   local total = 0
+  local all = ""
   for _, thread in ipairs(threads) do
     total = total + thread:get("created")
+    all = all .. thread:get("ids")
   end
   io.write(string.format("CREATED %d\n", total))
+  io.write("CREATED_IDS " .. all .. "\n")
 end

@@ -94,3 +94,18 @@ def test_loaddemo_does_not_duplicate_a_name_that_exists_under_another_id():
     run("loaddemo")
     assert Category.objects.filter(name="Cats").count() == 1
     assert not Category.objects.filter(pk=2).exists()
+
+
+def test_revokeapikey_revokes_by_the_prefix_the_admin_shows(api, alice_key):
+    assert api.get("/v1/pets").status_code == 200  # the key is now cached
+    lines = run("revokeapikey", alice_key.api_key.display_prefix)
+    assert lines == [f"Revoked API key {alice_key.api_key.display_prefix} of alice."]
+    assert api.get("/v1/pets").status_code == 401
+    with pytest.raises(CommandError, match="already revoked"):
+        run("revokeapikey", alice_key.api_key.prefix)
+
+
+@pytest.mark.django_db
+def test_revokeapikey_refuses_an_unknown_prefix():
+    with pytest.raises(CommandError, match="No API key"):
+        run("revokeapikey", "pst_00000000")
