@@ -4,26 +4,39 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
-    dependencies = [
-    ]
+    dependencies = []
 
     operations = [
         migrations.CreateModel(
-            name='TaskFailure',
+            name="TaskFailure",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('task_name', models.CharField(max_length=200)),
-                ('kind', models.CharField(choices=[('failed', 'Raised an error'), ('enqueue', 'Could not be queued')], max_length=20)),
-                ('count', models.PositiveBigIntegerField(default=0)),
-                ('last_failed_at', models.DateTimeField()),
-                ('last_error', models.TextField(blank=True)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("task_name", models.CharField(max_length=200)),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[("failed", "Raised an error"), ("enqueue", "Could not be queued")],
+                        max_length=20,
+                    ),
+                ),
+                ("count", models.PositiveBigIntegerField(default=0)),
+                ("last_failed_at", models.DateTimeField()),
+                ("last_error", models.TextField(blank=True)),
             ],
             options={
-                'ordering': ['-last_failed_at'],
-                'constraints': [models.UniqueConstraint(fields=('task_name', 'kind'), name='task_failure_once_per_kind')],
+                "ordering": ["-last_failed_at"],
+                "constraints": [
+                    models.UniqueConstraint(
+                        fields=("task_name", "kind"), name="task_failure_once_per_kind"
+                    )
+                ],
             },
         ),
     ]
