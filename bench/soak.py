@@ -299,7 +299,7 @@ def main() -> int:
         load = Load(keys, category_ids, seeded)
         verifier = threading.Thread(target=_verify_domains, args=(stop, dns, owner, added))
         verifier.start()
-        started = time.monotonic()
+        started, load_before = time.monotonic(), os.getloadavg()[0]
         load.run(SECONDS)
         stop.set()
         verifier.join()
@@ -354,6 +354,9 @@ def main() -> int:
         "gunicorn gthread 3x4, one Celery worker (2 processes) and beat, loopback DNS; "
         "production settings (rate limits on, health-checked persistent connections).",
         f"- Requests: {requests_sent} sent, {load.late} started more than 0.5 s late.",
+        "- Machine load (1-minute average) at the start and end: "
+        f"{load_before:.2f} and {os.getloadavg()[0]:.2f}; the machine is shared, so other work "
+        "running at the same time shows in the tail latencies.",
         f"- Statuses: {', '.join(f'{k} {s}: {n}' for (k, s), n in sorted(load.statuses.items()))}.",
         f"- Errors: {dict(load.errors) or 'none'}.",
         f"- Pets: {len(seeded)} seeded, {len(load.created)} created (201), {len(rows)} rows, "
