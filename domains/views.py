@@ -127,8 +127,12 @@ def domain_verify(request, slug, hostname):
     except ValidationError as exc:
         messages.error(request, " ".join(exc.messages))
     else:
+        # Said the same whether the broker took the task or not: the request is
+        # recorded either way, and the sweep runs any check that was never queued.
         messages.info(
-            request, "Checking the DNS records now. This page shows the result when it comes."
+            request,
+            "Check queued: the DNS records are checked now, "
+            "and this page shows the result when it comes.",
         )
     return _to_domain(domain)
 

@@ -3,6 +3,7 @@
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.cache import cache
+from django.test import override_settings
 
 
 @pytest.fixture(autouse=True)
@@ -62,3 +63,18 @@ def test_a_successful_sign_in_clears_the_users_failures(client, owner, settings)
     client.logout()
     for _ in range(2):
         assert _sign_in(client, "wrong").status_code == 200
+
+
+def test_sign_in_still_works_when_the_cache_is_down(client, owner, caplog):
+    # Nothing listens on port 1: every cache call fails with a connection error.
+    unreachable = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": "redis://127.0.0.1:1/0",
+        }
+    }
+    with override_settings(CACHES=unreachable):
+        assert _sign_in(client, "wrong").status_code == 200
+        response = _sign_in(client, "correct horse battery")
+    assert response.status_code == 302
+    assert "Sign-in limit not applied, cache unavailable" in caplog.text

@@ -99,7 +99,7 @@ def test_verify_starts_a_check_and_the_page_watches_for_the_result(
     assert len(queued) == 1  # the check, queued once the request's transaction commits
 
     page = alice_client.get(response["Location"]).content.decode()
-    assert "Checking the DNS records now" in page
+    assert "Check queued" in page
     assert 'data-status-url="/dashboard/projects/shop/domains/www.example.com/status.json"' in page
 
     status = alice_client.get(SHOP + "www.example.com/status.json").json()

@@ -81,7 +81,7 @@ def test_redis_outage_loses_nothing(
             headers={"Referer": page},
         )
         assert verify.status_code == 200 and verify.url == page
-        assert "Checking the DNS records now" in verify.text
+        assert "Check queued" in verify.text
         status = browser.get(page + "status.json").json()
         assert status["check_in_progress"] is True and status["live"] is True
         assert DomainEvent.objects.filter(domain=www, action="verify_requested").exists()
