@@ -32,10 +32,13 @@ import dns.rdataclass
 import dns.rdataset
 import dns.rdatatype
 import dns.rrset
-import dns.zone
 from publicsuffixlist import PublicSuffixList
 
+from domains.zonefiles import read_zone_file
+
 log = logging.getLogger(__name__)
+IN = dns.rdataclass.IN
+ROOT = dns.name.root
 DEFAULT_TTL = 300
 _MAX_CHAIN = 8
 
@@ -88,7 +91,9 @@ class Records:
         self._mark_existing(owner)
         rdataset = node.get(kind) or dns.rdataset.Rdataset(dns.rdataclass.IN, kind)
         for value in values:
-            rdataset.add(dns.rdata.from_text(dns.rdataclass.IN, kind, value), ttl)
+            # Names in values are absolute whether or not they end with a dot, as
+            # people write them ("domains.petstore.localhost").
+            rdataset.add(dns.rdata.from_text(IN, kind, value, origin=ROOT, relativize=False), ttl)
         node[kind] = rdataset
 
     def remove(self, name: str, rdtype: str | None = None) -> None:
@@ -127,13 +132,15 @@ class Records:
     def servfail(self, name: str) -> None:
         self.servfailing.add(_name(name))
 
-    def load_zone(self, zone: dns.zone.Zone) -> None:
+    def load_rrsets(self, origin: str, rrsets: list[dns.rrset.RRset]) -> None:
+        """A zone's records as read from its file (CNAME beside other data kept)."""
         with self._lock:
-            self._zones.add(zone.origin)
-            for owner, rdataset in zone.iterate_rdatasets():
-                name = owner if owner.is_absolute() else owner.derelativize(zone.origin)
-                self._data.setdefault(name, {})[rdataset.rdtype] = rdataset
-                self._mark_existing(name)
+            self.add_zone(origin)
+            for rrset in rrsets:
+                node = self._data.setdefault(rrset.name, {})
+                node.setdefault(rrset.rdtype, dns.rdataset.Rdataset(rrset.rdclass, rrset.rdtype))
+                node[rrset.rdtype].update(rrset)
+                self._mark_existing(rrset.name)
 
     def replace_with(self, other: Records) -> None:
         with self._lock:
@@ -344,7 +351,7 @@ class DNSServer:
         for path in files:
             origin = path.name[: -len(".zone")]
             try:
-                fresh.load_zone(dns.zone.from_file(str(path), origin=origin, relativize=False))
+                fresh.load_rrsets(origin, read_zone_file(path.read_text(), origin))
             except (dns.exception.DNSException, OSError) as exc:
                 log.error("devdns: skipping %s: %s", path, exc)
         self.records.replace_with(fresh)

@@ -12,6 +12,7 @@ import dns.rcode
 import dns.rdatatype
 import pytest
 
+from domains import checks
 from domains import dns as platform_dns
 from domains.devdns import DNSServer
 
@@ -93,6 +94,39 @@ def test_zone_files_are_served_and_reloaded_when_they_change(tmp_path):
         assert ask(server, "shop.example.test", "CNAME").answer
     finally:
         server.stop()
+
+
+def test_a_zone_file_may_hold_an_a_record_beside_the_cname(tmp_path, settings):
+    """The broken set-up owners make must be servable from a zone file, so the
+    newcomer's demo can show the conflict message."""
+    (tmp_path / "example.test.zone").write_text(
+        "$ORIGIN example.test.\n$TTL 60\n"
+        "@ SOA ns1 host ( 1 7200 ; serial, refresh\n 900 1209600 60 )\n@ NS ns1\n"
+        "shop CNAME domains.petstore.localhost.\n"
+        "shop A 192.0.2.10\n"
+        "     AAAA 2001:db8::10 ; the owner of the line above\n"
+    )
+    server = DNSServer("127.0.0.1", 0, zone_dir=tmp_path).start()
+    settings.DOMAINS_DNS_NAMESERVERS = [server.address]
+    settings.PLATFORM_CNAME_TARGET = "domains.petstore.localhost"
+    try:
+        server.reload_zones()
+        assert ask(server, "shop.example.test", "CNAME").answer
+        assert [r.address for r in ask(server, "shop.example.test", "A").answer[-1]] == [
+            "192.0.2.10"
+        ]
+        assert ask(server, "shop.example.test", "AAAA").answer
+        result = checks.verify("shop.example.test", is_apex=False)
+        assert result.code == "conflicting_record"
+        assert "192.0.2.10" in result.found
+    finally:
+        server.stop()
+
+
+def test_record_values_are_absolute_names_with_or_without_the_final_dot(dns_server):
+    dns_server.add("shop.example.test", "CNAME", "domains.petstore.localhost")
+    answer = ask(dns_server, "shop.example.test", "CNAME")
+    assert answer.answer[0][0].target.to_text() == "domains.petstore.localhost."
 
 
 def test_the_devdns_command_writes_sample_zones_it_can_serve(tmp_path):

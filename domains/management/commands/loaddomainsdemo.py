@@ -38,10 +38,10 @@ ns1     IN A   127.0.0.1
 ;    (remove the leading "; "), save, and choose Verify:
 ; shop  IN CNAME {target}.
 ;
-; 2. To see failure messages, use one of these instead of the line above:
-;    a conflicting A record where the CNAME should be,
+; 2. To see failure messages: a conflicting A record, beside the CNAME or
+;    in its place,
 ; shop  IN A     192.0.2.10
-;    or a CNAME pointing somewhere else.
+;    or, instead of the right CNAME, one pointing somewhere else.
 ; shop  IN CNAME elsewhere.example.net.
 """
 
