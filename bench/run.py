@@ -53,8 +53,8 @@ GUNICORN = [
     "petstore.wsgi",
     "--bind", f"127.0.0.1:{PORT}",
     "--worker-class", "gthread",
-    "--workers", "3",
-    "--threads", "4",
+    "--workers", os.environ.get("BENCH_WORKERS", "3"),
+    "--threads", os.environ.get("BENCH_THREADS", "4"),
     "--log-level", "warning",
 ]  # fmt: skip
 
@@ -206,6 +206,7 @@ def main() -> None:
     parser.add_argument("--skip-domains", action="store_true")
     args = parser.parse_args()
     started = time.monotonic()
+    load_before = " ".join(f"{x:.1f}" for x in os.getloadavg())
 
     create_database()
     token = seed()
@@ -290,28 +291,61 @@ def main() -> None:
 
         rows += sweep_rows(ENV)
 
-    write_results(rows, notes, args, time.monotonic() - started)
+    load = f"{load_before} / " + " ".join(f"{x:.1f}" for x in os.getloadavg())
+    write_results(rows, notes, args, time.monotonic() - started, load)
 
 
-def write_results(rows: list[str], notes: list[str], args, elapsed: float) -> None:
+def machine() -> str:
+    """CPU model, cores, memory and the server versions, for the report."""
+    import psycopg
+    import redis
+
+    cpu = next(
+        (line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+         if line.startswith("model name")), platform.processor() or "unknown CPU",
+    )  # fmt: skip
+    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    with psycopg.connect(ENV["DATABASE_URL"]) as conn:
+        pg = conn.execute("SHOW server_version").fetchone()[0]
+    redis_version = redis.Redis.from_url(ENV["REDIS_URL"]).info("server")["redis_version"]
+    return (
+        f"{os.cpu_count()} cores ({cpu}), {memory:.0f} GiB, {platform.system()} "
+        f"{platform.release()}, Python {platform.python_version()}, PostgreSQL {pg}, "
+        f"Redis {redis_version}"
+    )
+
+
+def write_results(rows: list[str], notes: list[str], args, elapsed: float, load: str) -> None:
+    missed = any("MISSED" in row for row in rows)
     lines = [
         "# Benchmark results",
         "",
-        f"Run on {dt.date.today().isoformat()} by `make bench` in {elapsed:.0f} s, "
-        f"on {os.cpu_count()} cores, Python {platform.python_version()}, {platform.machine()}.",
+        f"Run on {dt.date.today().isoformat()} by `make bench` in {elapsed:.0f} s, on "
+        f"{machine()}. Load average before / after the run: {load}.",
         f"Server: `{' '.join(GUNICORN[1:])}`, PostgreSQL on loopback, Redis cache, "
-        "persistent DB connections (CONN_MAX_AGE=600). Load: wrk, one thread, "
-        f"{args.connections} connections, {args.rounds} rounds of {args.seconds} s per side, "
-        "the two sides alternating after a warm-up; the figures are the medians of the rounds.",
+        "persistent DB connections (CONN_MAX_AGE=600), rate limits off. Load: wrk, one "
+        f"thread, {args.connections} connections, {args.rounds} rounds of {args.seconds} s per "
+        "side, the two sides alternating after a 2 s warm-up each. Absolute figures are each "
+        "side's median round; the ratio is the median of the per-round ratios.",
         "",
         "| Figure | Floor / baseline | Ours | Ratio | Target | |",
         "|---|---|---|---|---|---|",
         *rows,
         "",
         *[f"- {note}" for note in notes],
+        *(
+            [
+                "- Why a target is missed, what the profiles show and what would close it: "
+                "docs/decisions/performance.md."
+            ]
+            if missed
+            else []
+        ),
         "",
-        "Reproduce: `make bench` (needs PostgreSQL and Redis on loopback and `wrk`; "
-        "`make bench BENCH_ARGS='--seconds 10 --rounds 5'` for longer rounds).",
+        "Reproduce: `make bench` (needs PostgreSQL and Redis on loopback and `wrk`), or "
+        "`.venv/bin/python bench/run.py --skip-domains` for the API part alone; "
+        "`BENCH_ARGS='--seconds 5 --rounds 10'` for longer runs, `BENCH_WORKERS` / "
+        "`BENCH_THREADS` to try another gunicorn sizing.",
         "",
     ]
     (ROOT / "bench" / "results.md").write_text("\n".join(lines))
