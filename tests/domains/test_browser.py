@@ -124,7 +124,7 @@ def test_no_certificate_after_30_minutes_shows_the_steps_and_re_verify(
 
     from domains import services
     from domains.models import Domain
-    from tests.domains.worker import wait_for
+    from tests.processes import wait_for
 
     domain = services.domain_add(project=shop, hostname="www.example.test", actor=alice)
     dns_server.add("www.example.test", "CNAME", TARGET + ".")

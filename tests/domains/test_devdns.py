@@ -164,7 +164,7 @@ def test_the_devdns_command_serves_its_zone_directory(tmp_path):
     import sys
     from pathlib import Path
 
-    from tests.domains.worker import wait_for
+    from tests.processes import wait_for
 
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
         probe.bind(("127.0.0.1", 0))

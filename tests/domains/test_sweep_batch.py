@@ -22,7 +22,7 @@ from domains.models import Domain, DomainEvent
 from domains.states import State
 from petstore.celery import app
 from tests.domains.conftest import TARGET
-from tests.domains.worker import wait_for
+from tests.processes import wait_for
 
 pytestmark = pytest.mark.django_db
 

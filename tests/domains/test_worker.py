@@ -9,7 +9,7 @@ from domains import services
 from domains.models import Domain
 from domains.states import State
 from tests.domains.conftest import TARGET
-from tests.domains.worker import wait_for
+from tests.processes import wait_for
 
 
 @pytest.mark.needs_postgres

@@ -2,80 +2,27 @@
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
-import time
 from datetime import timedelta
-from pathlib import Path
 
 import pytest
-from django.db import connection
 from django.utils import timezone
 
 from pets import tasks
 from pets.models import IdempotencyRecord
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def wait_for(predicate, *, timeout: float, what: str):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.2)
-    pytest.fail(f"timed out after {timeout}s waiting for {what}")
-
-
-def _database_url() -> str:
-    db = connection.settings_dict
-    auth = db["USER"] or ""
-    if db.get("PASSWORD"):
-        auth += f":{db['PASSWORD']}"
-    return f"postgres://{auth}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
+from tests.processes import Worker, service_env, wait_for
 
 
 @pytest.fixture
 def worker(transactional_db, settings, tmp_path):
     """`celery -A petstore worker` on the test database; always stopped."""
-    env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "petstore.settings",
-        "DATABASE_URL": _database_url(),
-        "REDIS_URL": settings.REDIS_URL,
-        "CELERY_BROKER_URL": settings.CELERY_BROKER_URL,
-        "SECRET_KEY": settings.SECRET_KEY,
-        "DB_CONN_MAX_AGE": "0",
-    }
-    log_path = tmp_path / "worker.log"
-    command = [
-        sys.executable, "-m", "celery", "-A", "petstore", "worker", "--pool", "solo",
-        "--without-gossip", "--without-mingle", "--without-heartbeat", "--purge",
-        "--loglevel", "INFO", "-n", f"pets-test-{os.getpid()}@%h",
-    ]  # fmt: skip
-    with open(log_path, "wb") as log:
-        process = subprocess.Popen(
-            command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )  # fmt: skip
+    process = Worker(
+        service_env(settings, DB_CONN_MAX_AGE="0"), tmp_path, "pets-test", pool="solo", purge=True
+    )
     try:
-        wait_for(
-            lambda: process.poll() is not None or b" ready." in log_path.read_bytes(),
-            timeout=60,
-            what="the worker to start",
-        )
-        assert process.poll() is None, log_path.read_text(errors="replace")[-3000:]
-        yield log_path
+        process.wait_ready()
+        yield process
     finally:
-        if process.poll() is None:
-            process.send_signal(signal.SIGTERM)
-            try:
-                process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait(timeout=5)
+        process.stop()
 
 
 @pytest.mark.needs_postgres
@@ -106,4 +53,4 @@ def test_the_worker_purges_expired_idempotency_keys(worker, alice_key):
         what="the expired key to be purged",
     )
     assert list(IdempotencyRecord.objects.values_list("key", flat=True)) == ["live"]
-    assert "purge_expired_idempotency_keys" in worker.read_text(errors="replace")
+    assert "purge_expired_idempotency_keys" in worker.log()

@@ -10,7 +10,7 @@ from django.db import connection
 
 from pets.models import Category, Pet
 from pets.services import api_key_issue
-from tests.reliability.processes import gunicorn, service_env
+from tests.processes import gunicorn, service_env
 
 pytestmark = pytest.mark.needs_postgres
 

@@ -22,8 +22,7 @@ from pets.services import api_key_issue
 from petstore.celery import app
 from petstore.models import TaskFailure
 from tests.domains.conftest import TARGET
-from tests.domains.worker import wait_for
-from tests.reliability.processes import OwnRedis, gunicorn, service_env
+from tests.processes import OwnRedis, gunicorn, service_env, wait_for
 
 pytestmark = [pytest.mark.needs_postgres, pytest.mark.needs_redis]
 

@@ -18,8 +18,7 @@ from domains import services
 from domains.models import Domain
 from petstore.celery import app
 from tests.domains.conftest import TARGET
-from tests.domains.worker import wait_for
-from tests.reliability.processes import Worker, service_env
+from tests.processes import Worker, service_env, wait_for
 
 pytestmark = [pytest.mark.needs_postgres, pytest.mark.needs_redis]
 

@@ -1,5 +1,6 @@
-"""Real processes for the fault tests: a Redis server of the test's own, gunicorn,
-and Celery workers, each stopped (killed if need be) whatever the test does.
+"""Real processes for tests: Celery workers, gunicorn and a Redis server of the
+test's own, on the test database, each stopped (killed if need be) whatever the
+test does. The worker and fault tests of every app use these.
 
 Never the shared Redis on 6379: `OwnRedis` runs `redis-server` on a free port, so
 a test can kill it and start it again on the same port.
@@ -13,14 +14,34 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 import requests
+from django.db import connection
 
-from tests.domains.worker import _database_url, wait_for
+ROOT = Path(__file__).resolve().parents[1]
 
-ROOT = Path(__file__).resolve().parents[2]
+
+def wait_for(predicate, *, timeout: float = 30.0, interval: float = 0.2, what: str = "condition"):
+    """Poll until `predicate()` is truthy; fail with `what` after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(interval)
+    pytest.fail(f"timed out after {timeout}s waiting for {what}")
+
+
+def database_url() -> str:
+    """The URL of the test database, for processes started by the test."""
+    db = connection.settings_dict
+    auth = db["USER"] or ""
+    if db.get("PASSWORD"):
+        auth += f":{db['PASSWORD']}"
+    return f"postgres://{auth}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
 
 
 def free_port() -> int:
@@ -86,7 +107,7 @@ def service_env(settings, **extra: str) -> dict[str, str]:
             "DJANGO_SETTINGS_MODULE": "petstore.settings",
             "PETSTORE_ENV_FILE": "",
             "DEBUG": "0",
-            "DATABASE_URL": _database_url(),
+            "DATABASE_URL": database_url(),
             "REDIS_URL": settings.REDIS_URL,
             "CELERY_BROKER_URL": settings.CELERY_BROKER_URL,
             "SECRET_KEY": settings.SECRET_KEY,
@@ -143,15 +164,23 @@ def gunicorn(env: dict[str, str], tmp_path: Path):
 
 
 class Worker:
-    """`celery -A petstore worker` with a prefork pool of one process."""
+    """`celery -A petstore worker`: by default a prefork pool of one process.
 
-    def __init__(self, env: dict[str, str], tmp_path: Path, name: str):
+    `pool="solo"` runs tasks in the main process; `purge=True` drops messages a
+    previous test left on the queue.
+    """
+
+    def __init__(
+        self, env: dict[str, str], tmp_path: Path, name: str, *,
+        pool: str = "prefork", purge: bool = False,
+    ):  # fmt: skip
         self.name = f"{name}-{os.getpid()}@{socket.gethostname()}"
         self.log_path = tmp_path / f"worker-{name}.log"
         command = [
             sys.executable, "-m", "celery", "-A", "petstore", "worker",
-            "--pool", "prefork", "--concurrency", "1", "--without-gossip", "--without-mingle",
+            "--pool", pool, "--concurrency", "1", "--without-gossip", "--without-mingle",
             "--without-heartbeat", "--loglevel", "INFO", "-n", self.name,
+            *(["--purge"] if purge else []),
         ]  # fmt: skip
         with open(self.log_path, "wb") as log:
             self.process = subprocess.Popen(
