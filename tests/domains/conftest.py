@@ -57,8 +57,11 @@ def dns_server(_dns_server_session, platform_settings):
     server.clear()
 
 
+PASSWORD = "a long enough test password"
+
+
 def make_user(username: str, **extra):
-    return get_user_model().objects.create_user(username, password="x-test-password-1", **extra)
+    return get_user_model().objects.create_user(username, password=PASSWORD, **extra)
 
 
 @pytest.fixture

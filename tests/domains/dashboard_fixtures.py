@@ -8,9 +8,11 @@ Import the fixtures you use into the test module.
 from __future__ import annotations
 
 import pytest
-from django.contrib.auth import get_user_model
 
 from domains import services
+
+# The personas shared with the engine's tests, re-exported for modules outside tests/domains.
+from tests.domains.conftest import PASSWORD, alice, bob, make_user, shop
 
 __all__ = [
     "PASSWORD",
@@ -24,9 +26,6 @@ __all__ = [
     "sketch",
 ]
 
-PASSWORD = "a long enough test password"
-
-
 @pytest.fixture(autouse=True)
 def plain_http(settings):
     """The test client and the live server speak plain HTTP; production redirects to HTTPS."""
@@ -35,30 +34,9 @@ def plain_http(settings):
     settings.CSRF_COOKIE_SECURE = False
 
 
-def _user(username: str, **extra):
-    return get_user_model().objects.create_user(username, password=PASSWORD, **extra)
-
-
-@pytest.fixture
-def alice(db):
-    return _user("alice")
-
-
-@pytest.fixture
-def bob(db):
-    return _user("bob")
-
-
 @pytest.fixture
 def carol(db):
-    return _user("carol", is_staff=True, is_superuser=True)
-
-
-@pytest.fixture
-def shop(alice):
-    project = services.project_create(slug="shop", owner=alice, plan="pro", name="Shop")
-    services.deploy_record(project=project, html="<h1>Alice's shop</h1>")
-    return project
+    return make_user("carol", is_staff=True, is_superuser=True)
 
 
 @pytest.fixture
