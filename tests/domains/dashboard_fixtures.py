@@ -26,6 +26,7 @@ __all__ = [
     "sketch",
 ]
 
+
 @pytest.fixture(autouse=True)
 def plain_http(settings):
     """The test client and the live server speak plain HTTP; production redirects to HTTPS."""
