@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from django.conf import settings
 from django.db.models import Q
 from django.utils import timezone
-from rest_framework import authentication, exceptions, throttling
+from rest_framework import authentication, exceptions
 
 from pets import keycache
 from pets.keys import hash_key, key_matches, parse_key
@@ -60,37 +59,3 @@ class BearerKeyAuthentication(authentication.BaseAuthentication):
             Q(last_used_at__isnull=True) | Q(last_used_at__lte=now - LAST_USED_RESOLUTION),
             pk=key.pk,
         ).update(last_used_at=now)
-
-
-class ApiKeyRateThrottle(throttling.SimpleRateThrottle):
-    """Requests per API key, counted in the cache (Redis in production).
-
-    The rate is read from settings.API_RATE_LIMIT at each request (e.g. "600/min";
-    empty disables it), so deployments and tests can change it.
-    """
-
-    scope = "api_key"
-
-    def __init__(self):  # the base class reads THROTTLE_RATES here; we read settings
-        pass
-
-    def allow_request(self, request, view):
-        self.rate = settings.API_RATE_LIMIT or None
-        if self.rate is None:
-            return True
-        self.num_requests, self.duration = self.parse_rate(self.rate)
-        return super().allow_request(request, view)
-
-    def wait(self) -> float:
-        # DRF gives up (None) when the history is longer than the current rate
-        # allows, e.g. after the rate was lowered; the answer is still known: when
-        # the num_requests-th newest request leaves the window.
-        if len(self.history) >= self.num_requests:
-            return max(1.0, self.history[self.num_requests - 1] + self.duration - self.now)
-        return 1.0
-
-    def get_cache_key(self, request, view):
-        if not isinstance(request.auth, ApiKey):
-            return None
-        # The random prefix, not the row id: ids are reused across test databases.
-        return self.cache_format % {"scope": self.scope, "ident": request.auth.prefix}

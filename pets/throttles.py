@@ -19,7 +19,7 @@ import logging
 from django.conf import settings
 from rest_framework import throttling
 
-from pets.authentication import ApiKeyRateThrottle
+from pets.models import ApiKey
 from petstore.signin import client_address
 
 log = logging.getLogger(__name__)
@@ -40,11 +40,45 @@ class _FailOpen:
             return True
 
 
-class KeyThrottle(_FailOpen, ApiKeyRateThrottle):
-    """pets.authentication.ApiKeyRateThrottle (API_RATE_LIMIT per key), failing open."""
+class _SettingsRate(throttling.SimpleRateThrottle):
+    """A rate read from a setting at each request (DRF syntax; empty turns it off),
+    so deployments and tests can change it without a restart of the class."""
+
+    rate_setting: str
+
+    def __init__(self):  # the base class reads THROTTLE_RATES here; we read settings
+        pass
+
+    def allow_request(self, request, view):
+        self.rate = getattr(settings, self.rate_setting) or None
+        if self.rate is None:
+            return True
+        self.num_requests, self.duration = self.parse_rate(self.rate)
+        return super().allow_request(request, view)
+
+    def wait(self) -> float:
+        # DRF gives up (None) when the history is longer than the current rate
+        # allows, e.g. after the rate was lowered; the answer is still known: when
+        # the num_requests-th newest request leaves the window.
+        if len(self.history) >= self.num_requests:
+            return max(1.0, self.history[self.num_requests - 1] + self.duration - self.now)
+        return 1.0
 
 
-class AddressThrottle(_FailOpen, throttling.SimpleRateThrottle):
+class KeyThrottle(_FailOpen, _SettingsRate):
+    """API_RATE_LIMIT requests per API key."""
+
+    scope = "api_key"
+    rate_setting = "API_RATE_LIMIT"
+
+    def get_cache_key(self, request, view):
+        if not isinstance(request.auth, ApiKey):
+            return None
+        # The random prefix, not the row id: ids are reused across test databases.
+        return self.cache_format % {"scope": self.scope, "ident": request.auth.prefix}
+
+
+class AddressThrottle(_FailOpen, _SettingsRate):
     """API_ADDRESS_RATE_LIMIT requests per client address, whichever key they carry.
 
     An address may hold several keys (an office, a CI fleet), so its default is a
@@ -52,22 +86,7 @@ class AddressThrottle(_FailOpen, throttling.SimpleRateThrottle):
     """
 
     scope = "api_address"
-
-    def __init__(self):  # the base class reads THROTTLE_RATES here; we read settings
-        pass
-
-    def allow_request(self, request, view):
-        self.rate = settings.API_ADDRESS_RATE_LIMIT or None
-        if self.rate is None:
-            return True
-        self.num_requests, self.duration = self.parse_rate(self.rate)
-        return super().allow_request(request, view)
-
-    def wait(self) -> float:
-        # As for the key throttle: still answer when the rate was lowered meanwhile.
-        if len(self.history) >= self.num_requests:
-            return max(1.0, self.history[self.num_requests - 1] + self.duration - self.now)
-        return 1.0
+    rate_setting = "API_ADDRESS_RATE_LIMIT"
 
     def get_cache_key(self, request, view):
         address = client_address(request)
