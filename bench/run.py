@@ -48,13 +48,16 @@ ENV = {
     "API_RATE_LIMIT": "",
     "API_ADDRESS_RATE_LIMIT": "",
 }
+# Sized for 2 cores: (2 x cores) + 1 worker processes, gunicorn's rule, one thread each
+# (threads of one process contend for the GIL after every database round trip; measured
+# in docs/decisions/performance.md). gthread keeps connections alive between requests.
 GUNICORN = [
     str(ROOT / ".venv/bin/gunicorn"),
     "petstore.wsgi",
     "--bind", f"127.0.0.1:{PORT}",
     "--worker-class", "gthread",
-    "--workers", os.environ.get("BENCH_WORKERS", "3"),
-    "--threads", os.environ.get("BENCH_THREADS", "4"),
+    "--workers", os.environ.get("BENCH_WORKERS", "5"),
+    "--threads", os.environ.get("BENCH_THREADS", "1"),
     "--log-level", "warning",
 ]  # fmt: skip
 
@@ -200,8 +203,8 @@ def row(name: str, floor: Side, ours: Side, target: str, kind: str = "rps") -> s
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--seconds", type=int, default=3, help="length of one round")
-    parser.add_argument("--rounds", type=int, default=6, help="rounds per side")
+    parser.add_argument("--seconds", type=int, default=2, help="length of one round")
+    parser.add_argument("--rounds", type=int, default=10, help="rounds per side")
     parser.add_argument("--connections", type=int, default=8)
     parser.add_argument("--skip-domains", action="store_true")
     args = parser.parse_args()
