@@ -1,4 +1,4 @@
-"""`Authorization: Bearer <key>` for every /v1 operation, and the per-key throttle."""
+"""`Authorization: Bearer <key>` for every /v1 operation (the rate limits: pets/throttles.py)."""
 
 from __future__ import annotations
 
