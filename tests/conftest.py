@@ -51,6 +51,29 @@ def _plain_http(settings):
     settings.SECURE_SSL_REDIRECT = False
 
 
+@pytest.fixture
+def openapi_schema(db, settings):
+    """The app's own OpenAPI document, loaded by schemathesis to call the app over WSGI."""
+    import schemathesis
+    from django.core.signals import request_finished, request_started
+    from django.core.wsgi import get_wsgi_application
+    from django.db import close_old_connections
+
+    settings.ALLOWED_HOSTS = ["localhost"]  # schemathesis' WSGI client sends Host: localhost
+    settings.API_RATE_LIMIT = settings.API_ADDRESS_RATE_LIMIT = ""  # test the API, not 429s
+    # Like Django's test client: keep the test's connection (and its transaction)
+    # open across requests instead of closing it at the end of each one.
+    request_started.disconnect(close_old_connections)
+    request_finished.disconnect(close_old_connections)
+    try:
+        loaded = schemathesis.openapi.from_wsgi("/v1/openapi.json", get_wsgi_application())
+        loaded.config.update(base_url="http://localhost/v1")
+        yield loaded
+    finally:
+        request_started.connect(close_old_connections)
+        request_finished.connect(close_old_connections)
+
+
 _CHECKS = {
     "needs_postgres": _postgres_missing,
     "needs_redis": _redis_missing,
