@@ -23,11 +23,6 @@ def state_badge(state: str):
 
 
 @register.filter
-def state_help(state: str) -> str:
-    return STATE_HELP.get(state, "")
-
-
-@register.filter
 def actor_name(user) -> str:
     return user.get_username() if user else "system"
 
