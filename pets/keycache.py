@@ -161,10 +161,13 @@ def _shared_lookup(prefix: str) -> KeyRow | None:
 
 def _forget_now(prefixes: tuple[str, ...]) -> None:
     cache.set_many({_cache_key(prefix): STALE for prefix in prefixes}, ENTRY_TTL)
-    local = _local()
-    if local is not None:
-        local.evict(prefixes)
-        _broadcast(prefixes)
+    if not settings.REDIS_URL:
+        return
+    # This process's copies, if it keeps any: forgetting starts no subscriber (a
+    # `revokeapikey` process only publishes).
+    if _state is not None and _state_pid == os.getpid():
+        _state.evict(prefixes)
+    _broadcast(prefixes)
 
 
 # --- This process's copies, and the channel that invalidates them ---------------
@@ -257,7 +260,7 @@ _state_lock = threading.Lock()
 
 
 def _local() -> _Local | None:
-    """This process's copies (started on first use, again after a fork); None without Redis."""
+    """This process's copies (started by its first lookup, again after a fork); no Redis: None."""
     global _state, _state_pid
     if not settings.REDIS_URL:
         return None
