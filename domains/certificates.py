@@ -102,9 +102,7 @@ def certificate_issue(*, domain_id: int) -> Certificate | None:
     domain = Domain.objects.filter(pk=domain_id).select_related("project").first()
     if domain is None or domain.state != State.ISSUING:
         return domain.certificate if domain else None
-    result = checks.caa(domain.hostname)
-    if result.temporary:
-        raise TemporaryDNSError(result)
+    result = _caa(domain)
     if not result.ok:
         if transition(
             domain,
@@ -126,20 +124,23 @@ def certificate_issue(*, domain_id: int) -> Certificate | None:
         locked = Domain.objects.select_for_update().get(pk=domain_id)
         if locked.state != State.ISSUING:
             return locked.certificate
-        certificate = _store(locked)
         transition(locked, State.ACTIVE, cert_state=CertState.ISSUED)
-        record_event(
-            project=domain.project,
-            domain=locked,
-            action="certificate_issued",
-            message=f"Serial {certificate.serial}, valid until {certificate.not_after:%Y-%m-%d}",
-        )
+        certificate = _store(locked, project=domain.project, action="certificate_issued")
     return certificate
 
 
-def _store(domain: Domain) -> Certificate:
+def _caa(domain: Domain) -> checks.CheckResult:
+    """The CAA answer for issuing or renewing; a temporary failure raises (retry later)."""
+    result = checks.caa(domain.hostname)
+    if result.temporary:
+        raise TemporaryDNSError(result)
+    return result
+
+
+def _store(domain: Domain, *, project, action: str) -> Certificate:
+    """Issue with the CA, store the certificate and record `action` (inside the row lock)."""
     issued = ca.issue(domain.hostname, now=timezone.now())
-    return Certificate.objects.create(
+    certificate = Certificate.objects.create(
         domain=domain,
         serial=issued.serial,
         not_before=issued.not_before,
@@ -148,6 +149,13 @@ def _store(domain: Domain) -> Certificate:
         pem=issued.pem,
         key_pem=issued.key_pem,
     )
+    record_event(
+        project=project,
+        domain=domain,
+        action=action,
+        message=f"Serial {certificate.serial}, valid until {certificate.not_after:%Y-%m-%d}",
+    )
+    return certificate
 
 
 def renew_before() -> timedelta:
@@ -159,9 +167,7 @@ def certificate_renew(*, domain_id: int) -> Certificate | None:
     domain = Domain.objects.filter(pk=domain_id, state=State.ACTIVE).first()
     if domain is None or not _needs_renewal(domain):
         return None
-    result = checks.caa(domain.hostname)
-    if result.temporary:
-        raise TemporaryDNSError(result)
+    result = _caa(domain)
     if not result.ok:
         Domain.objects.filter(pk=domain.pk).update(
             cert_code=result.code, cert_message=f"Renewal blocked: {result.message}"
@@ -177,14 +183,8 @@ def certificate_renew(*, domain_id: int) -> Certificate | None:
         locked = Domain.objects.select_for_update().get(pk=domain_id)
         if locked.state != State.ACTIVE or not _needs_renewal(locked):
             return None
-        certificate = _store(locked)
         Domain.objects.filter(pk=domain_id).update(cert_code="", cert_message="")
-        record_event(
-            project=locked.project,
-            domain=locked,
-            action="certificate_renewed",
-            message=f"Serial {certificate.serial}, valid until {certificate.not_after:%Y-%m-%d}",
-        )
+        certificate = _store(locked, project=domain.project, action="certificate_renewed")
     return certificate
 
 
