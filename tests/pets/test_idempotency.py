@@ -152,29 +152,34 @@ def test_without_the_header_every_post_creates(api, dogs):
     assert Pet.objects.count() == 2
 
 
-@pytest.mark.needs_postgres
-@pytest.mark.django_db(transaction=True)
-def test_concurrent_requests_with_one_key_create_exactly_one_pet(alice_key, dogs):
-    body = {"name": "Rex", "categoryId": dogs.id}
-    threads_count = 8
-    barrier = threading.Barrier(threads_count)
-    results: list = [None] * threads_count
+def race(plaintext: str, bodies: list[dict]) -> list:
+    """Each body POSTed at once from its own thread, all with Idempotency-Key "race";
+    the responses in the order of the bodies."""
+    barrier = threading.Barrier(len(bodies))
+    responses: list = [None] * len(bodies)
 
     def worker(i):
         try:
             client = APIClient()
-            client.credentials(**bearer(alice_key.plaintext))
+            client.credentials(**bearer(plaintext))
             barrier.wait(timeout=10)
-            response = create(client, body, key="race")
-            results[i] = (response.status_code, response.json())
+            responses[i] = create(client, bodies[i], key="race")
         finally:
             connection.close()
 
-    threads = [threading.Thread(target=worker, args=(i,)) for i in range(threads_count)]
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(len(bodies))]
     for t in threads:
         t.start()
     for t in threads:
         t.join(timeout=30)
+    return responses
+
+
+@pytest.mark.needs_postgres
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_requests_with_one_key_create_exactly_one_pet(alice_key, dogs):
+    body = {"name": "Rex", "categoryId": dogs.id}
+    results = [(r.status_code, r.json()) for r in race(alice_key.plaintext, [body] * 8)]
 
     assert Pet.objects.count() == 1
     pet_id = Pet.objects.get().id
@@ -189,25 +194,8 @@ def test_concurrent_requests_with_one_key_create_exactly_one_pet(alice_key, dogs
 @pytest.mark.needs_postgres
 @pytest.mark.django_db(transaction=True)
 def test_concurrent_requests_with_one_key_and_different_bodies_create_one_pet(alice_key, dogs):
-    threads_count = 6
-    barrier = threading.Barrier(threads_count)
-    results: list = [None] * threads_count
-
-    def worker(i):
-        try:
-            client = APIClient()
-            client.credentials(**bearer(alice_key.plaintext))
-            barrier.wait(timeout=10)
-            response = create(client, {"name": f"Pet {i}", "categoryId": dogs.id}, key="race")
-            results[i] = response.status_code
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=worker, args=(i,)) for i in range(threads_count)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=30)
+    bodies = [{"name": f"Pet {i}", "categoryId": dogs.id} for i in range(6)]
+    results = [r.status_code for r in race(alice_key.plaintext, bodies)]
 
     assert Pet.objects.count() == 1
     assert results.count(201) == 1
