@@ -51,6 +51,21 @@ def _write_atomically(path: Path, data: bytes, mode: int) -> None:
         raise
 
 
+def _key_usage(*, signs_certificates: bool) -> x509.KeyUsage:
+    """Digital signature always; certificate and CRL signing only for the CA."""
+    return x509.KeyUsage(
+        digital_signature=True,
+        content_commitment=False,
+        key_encipherment=False,
+        data_encipherment=False,
+        key_agreement=False,
+        key_cert_sign=signs_certificates,
+        crl_sign=signs_certificates,
+        encipher_only=False,
+        decipher_only=False,
+    )
+
+
 def _create_ca(directory: Path) -> None:
     key = ec.generate_private_key(ec.SECP256R1())
     name = x509.Name(
@@ -69,20 +84,7 @@ def _create_ca(directory: Path) -> None:
         .not_valid_before(now - timedelta(minutes=5))
         .not_valid_after(now + CA_VALIDITY)
         .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
-        .add_extension(
-            x509.KeyUsage(
-                digital_signature=True,
-                content_commitment=False,
-                key_encipherment=False,
-                data_encipherment=False,
-                key_agreement=False,
-                key_cert_sign=True,
-                crl_sign=True,
-                encipher_only=False,
-                decipher_only=False,
-            ),
-            critical=True,
-        )
+        .add_extension(_key_usage(signs_certificates=True), critical=True)
         .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
         .sign(key, hashes.SHA256())
     )
@@ -113,11 +115,6 @@ def load_or_create_ca() -> tuple[ec.EllipticCurvePrivateKey, x509.Certificate]:
     return key, cert
 
 
-def ca_certificate_pem() -> str:
-    _, cert = load_or_create_ca()
-    return cert.public_bytes(serialization.Encoding.PEM).decode()
-
-
 def issue(hostname: str, *, now: datetime | None = None) -> Issued:
     """A leaf certificate for `hostname`, valid DOMAINS_CERT_VALIDITY_DAYS, signed by the CA."""
     ca_key, ca_cert = load_or_create_ca()
@@ -134,20 +131,7 @@ def issue(hostname: str, *, now: datetime | None = None) -> Issued:
         .not_valid_after(not_after)
         .add_extension(x509.SubjectAlternativeName([x509.DNSName(hostname)]), critical=False)
         .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-        .add_extension(
-            x509.KeyUsage(
-                digital_signature=True,
-                content_commitment=False,
-                key_encipherment=False,
-                data_encipherment=False,
-                key_agreement=False,
-                key_cert_sign=False,
-                crl_sign=False,
-                encipher_only=False,
-                decipher_only=False,
-            ),
-            critical=True,
-        )
+        .add_extension(_key_usage(signs_certificates=False), critical=True)
         .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
         .add_extension(
             x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()),

@@ -47,6 +47,8 @@ def test_issuing_makes_a_real_certificate_for_the_host_name(verified):
     assert san.get_values_for_type(x509.DNSName) == ["www.example.test"]
     assert cert.not_valid_after_utc - cert.not_valid_before_utc == timedelta(days=90)
     assert format(cert.serial_number, "x") == certificate.serial
+    usage = cert.extensions.get_extension_for_class(x509.KeyUsage).value
+    assert usage.digital_signature and not usage.key_cert_sign and not usage.crl_sign
     # Signed by the platform's local CA.
     _, ca_cert = ca.load_or_create_ca()
     assert cert.issuer == ca_cert.subject
@@ -127,6 +129,8 @@ def test_the_ca_is_created_once_even_when_many_ask_at_the_same_time(settings, tm
     key, cert = ca.load_or_create_ca()
     assert isinstance(key, ec.EllipticCurvePrivateKey)
     assert cert.extensions.get_extension_for_class(x509.BasicConstraints).value.ca is True
+    usage = cert.extensions.get_extension_for_class(x509.KeyUsage).value
+    assert usage.key_cert_sign and usage.crl_sign
     assert (tmp_path / "fresh-ca" / "ca-key.pem").stat().st_mode & 0o077 == 0
 
 
