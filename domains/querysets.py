@@ -49,7 +49,3 @@ class CertificateQuerySet(models.QuerySet):
     def current(self, now=None):
         now = now or timezone.now()
         return self.filter(not_before__lte=now, not_after__gt=now)
-
-    def expiring(self, within: timedelta, now=None):
-        now = now or timezone.now()
-        return self.filter(not_after__lte=now + within)
