@@ -194,11 +194,14 @@ def primary_set(request, slug):
 
 def _redirect_form_view(request, project, entry=None):
     initial = {}
-    if entry is None and request.GET.get("from"):
-        initial["from_domain"] = project.domains.filter(hostname=request.GET["from"]).first()
     if entry is not None:
-        initial = {"from_domain": entry.from_domain, "to_domain": entry.to_domain}
-        initial["status"] = entry.status
+        initial = {
+            "from_domain": entry.from_domain,
+            "to_domain": entry.to_domain,
+            "status": entry.status,
+        }
+    elif request.GET.get("from"):
+        initial["from_domain"] = project.domains.filter(hostname=request.GET["from"]).first()
     form = RedirectForm(request.POST or None, project=project, initial=initial)
     if request.method == "POST" and form.is_valid():
         try:
