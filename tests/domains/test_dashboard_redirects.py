@@ -68,6 +68,19 @@ def test_edit_redirect_status(alice_client, www, apex, alice, shop):
     assert entry.status == 308
 
 
+def test_the_edit_form_starts_from_the_saved_entry(alice_client, www, apex, alice, shop):
+    entry = services.redirect_save(
+        project=shop, from_domain=apex, to_domain=www, status=307, actor=alice
+    )
+    form = alice_client.get(P + f"redirects/{entry.pk}/edit/").context["form"]
+    assert form.initial == {"from_domain": apex, "to_domain": www, "status": 307}
+
+
+def test_redirect_to_another_domain_starts_from_that_domain(alice_client, www, apex):
+    form = alice_client.get(P + "redirects/add/?from=example.com").context["form"]
+    assert form.initial == {"from_domain": apex}
+
+
 def test_delete_redirect(alice_client, www, apex, alice, shop):
     entry = services.redirect_save(project=shop, from_domain=apex, to_domain=www, actor=alice)
     assert alice_client.post(P + f"redirects/{entry.pk}/delete/").status_code == 302
