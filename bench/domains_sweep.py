@@ -18,7 +18,6 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -30,6 +29,10 @@ from pathlib import Path
 import psutil
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench.processes import spawn, terminate  # noqa: E402
+
 SIZES = (1_000, 10_000)
 SLUG = "sweep-bench"
 ZONE = "sweep-bench.test"
@@ -71,8 +74,6 @@ def hostname(i: int) -> str:
 
 def _django(env: dict) -> None:
     os.environ.update(env)
-    if str(ROOT) not in sys.path:
-        sys.path.insert(0, str(ROOT))
     import django
     from django.apps import apps
 
@@ -167,11 +168,7 @@ def _start_worker(env: dict, dns_address: str, log_path: Path) -> subprocess.Pop
         "--without-gossip", "--without-mingle", "--without-heartbeat",
         "--purge", "--loglevel", "WARNING", "-n", f"sweep-bench-{os.getpid()}@%h",
     ]  # fmt: skip
-    with open(log_path, "wb") as log:
-        return subprocess.Popen(
-            command, cwd=ROOT, env=worker_env, stdout=log, stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )  # fmt: skip
+    return spawn(command, env=worker_env, log_path=log_path)
 
 
 def _wait_ready(process: subprocess.Popen, log_path: Path) -> None:
@@ -190,16 +187,6 @@ def _purge() -> None:
     from petstore.celery import app
 
     app.control.purge()
-
-
-def _stop(process: subprocess.Popen) -> None:
-    if process.poll() is None:
-        os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait(timeout=10)
 
 
 def _cpu_snapshot(worker: psutil.Process) -> dict[tuple[str, int], float]:
@@ -295,7 +282,7 @@ def measure(n: int, env: dict) -> Run:
         if sampler is not None:
             sampler.stop()
         if worker is not None:
-            _stop(worker)
+            terminate(worker)
             _purge()  # what the stopped worker handed back (delayed certificate batches)
         server.stop()
         shutil.rmtree(workdir, ignore_errors=True)
@@ -378,7 +365,6 @@ def _sweep_rows(env: dict, sizes: tuple[int, ...]) -> list[str]:
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(ROOT))
     from bench.run import ENV, create_database
 
     create_database()

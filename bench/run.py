@@ -13,7 +13,6 @@ import argparse
 import datetime as dt
 import os
 import platform
-import signal
 import socket
 import subprocess
 import sys
@@ -25,6 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.load import Side, paired, side_by_side  # noqa: E402
+from bench.processes import terminate  # noqa: E402
 
 PG_ADMIN_URL = os.environ.get("BENCH_PG_ADMIN_URL", "postgres://postgres@127.0.0.1:5432/postgres")
 DB_NAME = os.environ.get("BENCH_DB", "bench")
@@ -137,13 +137,8 @@ def start_server() -> subprocess.Popen:
             return proc
         except OSError:
             time.sleep(0.2)
-    proc.kill()
+    terminate(proc)
     raise SystemExit("gunicorn did not start")
-
-
-def stop(proc: subprocess.Popen) -> None:
-    os.killpg(proc.pid, signal.SIGTERM)
-    proc.wait(timeout=30)
 
 
 def _django():
@@ -287,7 +282,7 @@ def main() -> None:
         if errors:
             notes.append(f"POST rounds saw {errors} non-2xx answers or socket errors.")
     finally:
-        stop(server)
+        terminate(server)
 
     if not args.skip_domains:
         from bench.domains_sweep import sweep_rows

@@ -37,6 +37,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.processes import spawn, terminate  # noqa: E402
+
 SECONDS = float(os.environ.get("SOAK_SECONDS", "120"))
 RATE = float(os.environ.get("SOAK_RATE", "30"))  # requests per second, all kinds
 KEYS = int(os.environ.get("SOAK_KEYS", "6"))  # 5 req/s each: under 600/min per key
@@ -94,21 +96,7 @@ def _prepare_database() -> None:
 
 
 def _start(command: list[str], log_name: str) -> subprocess.Popen:
-    log = open(VAR / log_name, "wb")  # noqa: SIM115 - closed with the process
-    return subprocess.Popen(
-        command, cwd=ROOT, env={**os.environ}, stdout=log, stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )  # fmt: skip
-
-
-def _stop(process: subprocess.Popen) -> None:
-    if process.poll() is None:
-        os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
+    return spawn(command, env={**os.environ}, log_path=VAR / log_name)
 
 
 def _wait_http(url: str, timeout: float = 30) -> None:
@@ -313,7 +301,7 @@ def main() -> int:
     finally:
         stop.set()
         for process in processes:
-            _stop(process)
+            terminate(process, timeout=15)
         dns.stop()
 
     rows = dict(Pet.objects.values_list("pk", "name"))
