@@ -24,6 +24,7 @@ import tempfile
 import threading
 import time
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 
 import psutil
@@ -122,8 +123,9 @@ def _fresh_project(n: int):
         (Domain(project=project, hostname=hostname(i), window_started_at=now) for i in range(n)),
         batch_size=2000,
     )
+    due = now - timedelta(seconds=1)
     Domain.objects.bulk_create(
-        Domain(project=project, hostname=f"warm{i}.{ZONE}", next_check_at=now - time_delta(1))
+        Domain(project=project, hostname=f"warm{i}.{ZONE}", next_check_at=due)
         for i in range(WARMUP)
     )
     return project
@@ -131,10 +133,12 @@ def _fresh_project(n: int):
 
 def _sweep_and_wait(domains, worker, log_path: Path) -> tuple[float, int]:
     """Trigger one sweep through the broker; wait until every one of `domains` is checked."""
+    from django.utils import timezone
+
     from domains import tasks
 
     expected = domains.count()
-    started_wall, started = time_now(), time.monotonic()
+    started_wall, started = timezone.now(), time.monotonic()
     tasks.sweep.delay()
     fresh = domains.filter(checked_at__gte=started_wall)
     done = 0
@@ -146,12 +150,6 @@ def _sweep_and_wait(domains, worker, log_path: Path) -> tuple[float, int]:
             raise RuntimeError("worker died:\n" + log_path.read_text(errors="replace")[-3000:])
         time.sleep(0.1)
     return time.monotonic() - started, done
-
-
-def time_delta(seconds: float):
-    from datetime import timedelta
-
-    return timedelta(seconds=seconds)
 
 
 def _start_worker(env: dict, dns_address: str, log_path: Path) -> subprocess.Popen:
@@ -249,6 +247,7 @@ def measure(n: int, env: dict) -> Run:
     _django(env)
     from django.conf import settings
     from django.db.models import Count
+    from django.utils import timezone
 
     from domains.models import Domain
 
@@ -264,7 +263,7 @@ def measure(n: int, env: dict) -> Run:
         domains = Domain.objects.filter(project=project)
         _sweep_and_wait(domains.filter(hostname__startswith="warm"), worker, log_path)
         measured = domains.exclude(hostname__startswith="warm")
-        measured.update(next_check_at=time_now() - time_delta(1))
+        measured.update(next_check_at=timezone.now() - timedelta(seconds=1))
         sampler = RSSSampler(worker.pid)
         idle_rss = _tree_rss(sampler.process)
         sampler.start()
@@ -286,12 +285,6 @@ def measure(n: int, env: dict) -> Run:
             _purge()  # what the stopped worker handed back (delayed certificate batches)
         server.stop()
         shutil.rmtree(workdir, ignore_errors=True)
-
-
-def time_now():
-    from django.utils import timezone
-
-    return timezone.now()
 
 
 def _migrate(env: dict) -> None:
