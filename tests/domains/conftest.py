@@ -8,8 +8,13 @@ tests/domains/worker.py, re-exported here) runs `celery -A petstore worker`.
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
+from typing import Any
+
 import pytest
 from django.contrib.auth import get_user_model
+from django.db import connection
 
 from domains import services
 from domains.devdns import DNSServer
@@ -55,6 +60,31 @@ def dns_server(_dns_server_session, platform_settings):
     platform_settings.DOMAINS_DNS_NAMESERVERS = [server.address]
     yield server
     server.clear()
+
+
+def run_at_once(call: Callable[[], Any], times: int) -> tuple[list[Any], list[Exception]]:
+    """Call `call` in `times` threads released together by a barrier.
+
+    Returns what the calls returned and the exceptions they raised; each thread
+    closes its own database connection.
+    """
+    barrier, results, errors = threading.Barrier(times), [], []
+
+    def run():
+        try:
+            barrier.wait()
+            results.append(call())
+        except Exception as exc:  # noqa: BLE001 - returned to the test
+            errors.append(exc)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=run) for _ in range(times)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return results, errors
 
 
 PASSWORD = "a long enough test password"

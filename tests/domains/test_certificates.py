@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -13,7 +12,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from domains import ca, certificates, services, tasks
 from domains.models import Certificate, Domain, DomainEvent
 from domains.states import CertState, State
-from tests.domains.conftest import TARGET
+from tests.domains.conftest import TARGET, run_at_once
 
 pytestmark = pytest.mark.django_db
 
@@ -112,18 +111,14 @@ def test_renewal_replaces_a_certificate_30_days_before_expiry(verified):
 
 def test_the_ca_is_created_once_even_when_many_ask_at_the_same_time(settings, tmp_path):
     settings.DOMAINS_CA_DIR = tmp_path / "fresh-ca"
-    subjects, barrier = [], threading.Barrier(6)
 
     def ask():
-        barrier.wait()
         key, cert = ca.load_or_create_ca()
-        subjects.append((cert.serial_number, key.public_key().public_numbers()))
+        return cert.serial_number, key.public_key().public_numbers()
 
-    threads = [threading.Thread(target=ask) for _ in range(6)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    subjects, errors = run_at_once(ask, 6)
+    assert errors == []
+    assert len(subjects) == 6
     assert len(set(s for s, _ in subjects)) == 1
     assert len({str(n) for _, n in subjects}) == 1
     key, cert = ca.load_or_create_ca()

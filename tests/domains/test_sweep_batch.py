@@ -8,20 +8,19 @@ removed while its batch is in flight is skipped.
 
 from __future__ import annotations
 
-import threading
 from datetime import UTC, datetime, timedelta
 
 import pytest
 import time_machine
 from celery.exceptions import Retry
-from django.db import connection, transaction
+from django.db import transaction
 from django.utils import timezone
 
 from domains import certificates, checks, services, tasks
 from domains.models import Domain, DomainEvent
 from domains.states import State
 from petstore.celery import app
-from tests.domains.conftest import TARGET
+from tests.domains.conftest import TARGET, run_at_once
 from tests.processes import wait_for
 
 pytestmark = pytest.mark.django_db
@@ -208,22 +207,7 @@ def test_two_sweeps_at_once_never_claim_the_same_domain(shop):
     Domain.objects.bulk_create(
         Domain(project=shop, hostname=f"d{i}.example.test", next_check_at=due) for i in range(500)
     )
-    barrier, claimed, errors = threading.Barrier(2), [], []
-
-    def sweep():
-        try:
-            barrier.wait()
-            claimed.append(certificates.sweep()["checks"])
-        except Exception as exc:  # noqa: BLE001 - reported below
-            errors.append(exc)
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=sweep) for _ in range(2)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    claimed, errors = run_at_once(lambda: certificates.sweep()["checks"], 2)
     app.control.purge()  # the batches both sweeps queued; no worker here to take them
     assert errors == []
     first, second = claimed

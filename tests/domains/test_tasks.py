@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-import threading
 from datetime import timedelta
 
 import pytest
 import time_machine
 from celery.exceptions import Retry
-from django.db import connection
 
 from domains import certificates, services, tasks
 from domains.models import Certificate, Domain
 from domains.states import State
-from tests.domains.conftest import TARGET
+from tests.domains.conftest import TARGET, run_at_once
 
 
 @pytest.fixture
@@ -99,22 +97,7 @@ def test_issue_task_retries_when_caa_cannot_be_looked_up(dns_server, www):
 @pytest.mark.django_db(transaction=True)
 def test_concurrent_issue_tasks_make_one_certificate(dns_server, www):
     Domain.objects.filter(pk=www.pk).update(state=State.ISSUING)
-    barrier, errors = threading.Barrier(4), []
-
-    def issue():
-        try:
-            barrier.wait()
-            certificates.certificate_issue(domain_id=www.pk)
-        except Exception as exc:  # noqa: BLE001 - reported below
-            errors.append(exc)
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=issue) for _ in range(4)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    _, errors = run_at_once(lambda: certificates.certificate_issue(domain_id=www.pk), 4)
     assert errors == []
     assert Certificate.objects.filter(domain=www).count() == 1
     assert Domain.objects.get(pk=www.pk).state == State.ACTIVE
