@@ -16,13 +16,20 @@ class DeployInline(admin.TabularInline):
     show_change_link = True
 
 
-class DomainInline(admin.TabularInline):
-    model = Domain
+class ReadOnlyInline(admin.TabularInline):
+    """Rows shown for reference only: every field read-only, none deleted from here."""
+
     extra = 0
-    fields = ("hostname", "state", "check_code", "cert_state")
-    readonly_fields = fields
-    show_change_link = True
     can_delete = False
+
+    def get_readonly_fields(self, request, obj=None):
+        return self.fields
+
+
+class DomainInline(ReadOnlyInline):
+    model = Domain
+    fields = ("hostname", "state", "check_code", "cert_state")
+    show_change_link = True
 
 
 @admin.register(Project)
@@ -51,12 +58,9 @@ def reverify(modeladmin, request, queryset):
     )
 
 
-class CertificateInline(admin.TabularInline):
+class CertificateInline(ReadOnlyInline):
     model = Certificate
-    extra = 0
     fields = ("serial", "san", "not_before", "not_after")
-    readonly_fields = fields
-    can_delete = False
 
 
 @admin.register(Domain)

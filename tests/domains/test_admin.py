@@ -67,3 +67,21 @@ def test_deleting_in_the_admin_goes_through_domain_remove(staff_client, failed):
     assert response.status_code == 302
     assert not Domain.objects.exists()
     assert DomainEvent.objects.filter(action="removed", actor__username="carol").exists()
+
+
+def test_inlines_show_domains_and_certificates_read_only(staff_client, failed, shop):
+    failed.certificates.create(
+        serial="abc123", san=failed.hostname, not_before=failed.created_at,
+        not_after=failed.created_at, pem="-", key_pem="-",
+    )  # fmt: skip
+    pages = {
+        "hostname": staff_client.get(reverse("admin:domains_project_change", args=[shop.pk])),
+        "serial": staff_client.get(reverse("admin:domains_domain_change", args=[failed.pk])),
+    }
+    for field, page in pages.items():
+        assert page.status_code == 200
+        inline = page.context["inline_admin_formsets"][0]
+        assert not inline.formset.can_delete
+        form = inline.formset.forms[0]
+        assert field not in form.fields  # shown, not editable
+        assert str(getattr(form.instance, field)) in page.content.decode()
