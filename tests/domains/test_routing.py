@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from domains import services
+from domains.middleware import HostRoutingMiddleware
 from domains.models import Domain
 from domains.states import State
 
@@ -123,6 +124,29 @@ def test_custom_domains_need_no_allowed_hosts_entry(client, settings, www):
 def test_serving_a_custom_domain_takes_few_queries(client, www, django_assert_max_num_queries):
     with django_assert_max_num_queries(2):
         assert get(client, "www.example.test").status_code == 200
+
+
+def test_the_apps_own_hosts_cost_the_routing_no_query(rf, settings, django_assert_num_queries):
+    settings.ALLOWED_HOSTS = ["ops.internal"]
+    passed = []
+    middleware = HostRoutingMiddleware(lambda request: passed.append(request) or "urlconf")
+    with django_assert_num_queries(0):
+        for host in (
+            "testserver",
+            "localhost:8000",
+            "[::1]:8000",
+            "PETSTORE.localhost",
+            "ops.internal",
+        ):
+            assert middleware(rf.get("/", HTTP_HOST=host)) == "urlconf", host
+    assert len(passed) == 5
+
+
+def test_serving_a_platform_subdomain_takes_few_queries(
+    client, shop, django_assert_max_num_queries
+):
+    with django_assert_max_num_queries(2):
+        assert get(client, "shop.petstore.localhost").status_code == 200
 
 
 def test_with_ssl_redirect_an_active_domain_is_upgraded_to_https(client, settings, www):
