@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import CHROMIUM  # the path the `browser` marker checks
 from tests.domains.dashboard_fixtures import *  # noqa: F403  (plain_http)
 
 __all__ = ["live_dashboard", "page", "screenshot", "sign_in"]
 
-CHROMIUM = "/usr/bin/chromium"
 ARGS = [
     "--no-sandbox",
     "--disable-gpu",

@@ -9,6 +9,7 @@ import pytest
 from domains import services
 from tests.domains.browser_fixtures import *  # noqa: F403  (live_dashboard, page)
 from tests.domains.browser_fixtures import sign_in
+from tests.domains.conftest import make_user
 from tests.domains.dashboard_fixtures import PASSWORD, plain_http  # noqa: F401
 
 pytestmark = pytest.mark.browser
@@ -43,11 +44,7 @@ def _assert_clean(page, url: str) -> None:
 
 @pytest.fixture
 def carol_with_domains(live_dashboard):
-    from django.contrib.auth import get_user_model
-
-    carol = get_user_model().objects.create_user(
-        "carol", password=PASSWORD, is_staff=True, is_superuser=True
-    )
+    carol = make_user("carol", is_staff=True, is_superuser=True)
     project = services.project_create(slug="shop", owner=carol, plan="pro", name="Shop")
     services.deploy_record(project=project, html="<h1>Shop</h1>")
     www = services.domain_add(project=project, hostname="www.example.test", actor=carol)
