@@ -29,10 +29,15 @@ from pets.models import Category, Pet
 from pets.pagination import LINK_HEADER, KeysetPagination
 from pets.renderers import JSONNegotiation, ORJSONRenderer
 from pets.selectors import pet_page
-from pets.serializers import CategorySerializer, NewPetSerializer, PetSerializer, pets_from_rows
+from pets.serializers import (
+    INT64_MAX,
+    CategorySerializer,
+    NewPetSerializer,
+    PetSerializer,
+    pets_from_rows,
+)
 from pets.services import pet_create
 
-INT64_MAX = 2**63 - 1
 _DIGITS = re.compile(r"[0-9]{1,19}")
 
 # getPet: deprecated since this service's first release, removed 5 December 2030.
