@@ -9,6 +9,7 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Max, Q
 from django.utils import timezone
 
 from domains import ca, checks
@@ -194,13 +195,16 @@ def _needs_renewal(domain: Domain) -> bool:
 
 
 def certificates_due_for_renewal() -> list[int]:
+    """Active domains whose latest certificate (if any) ends within the renewal margin."""
     threshold = timezone.now() + renew_before()
-    return [
-        domain.pk
-        for domain in Domain.objects.filter(state=State.ACTIVE).prefetch_related("certificates")
-        if not domain.certificates.all()
-        or max(c.not_after for c in domain.certificates.all()) <= threshold
-    ]
+    latest = Domain.objects.filter(state=State.ACTIVE).annotate(
+        latest=Max("certificates__not_after")
+    )
+    return list(
+        latest.filter(Q(latest__isnull=True) | Q(latest__lte=threshold)).values_list(
+            "pk", flat=True
+        )
+    )
 
 
 def sweep() -> dict:

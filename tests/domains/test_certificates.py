@@ -109,6 +109,15 @@ def test_renewal_replaces_a_certificate_30_days_before_expiry(verified):
     assert Certificate.objects.filter(domain=verified).count() == 2
 
 
+def test_an_active_domain_without_a_certificate_is_due_for_renewal(
+    verified, django_assert_num_queries
+):
+    assert certificates.certificates_due_for_renewal() == []  # issuing, not active
+    Domain.objects.filter(pk=verified.pk).update(state=State.ACTIVE)
+    with django_assert_num_queries(1):
+        assert certificates.certificates_due_for_renewal() == [verified.pk]
+
+
 def test_the_ca_is_created_once_even_when_many_ask_at_the_same_time(settings, tmp_path):
     settings.DOMAINS_CA_DIR = tmp_path / "fresh-ca"
 
