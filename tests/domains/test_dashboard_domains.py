@@ -121,6 +121,25 @@ def test_history_shows_who_did_what_and_when(alice_client, shop, alice):
         assert event.created_at.strftime("%Y-%m-%d %H:%M:%S") in history
 
 
+def test_domain_page_queries_do_not_grow_with_its_history(alice_client, shop, alice):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    domain = services.domain_add(project=shop, hostname="www.example.com", actor=alice)
+
+    def queries() -> int:
+        with CaptureQueriesContext(connection) as captured:
+            assert alice_client.get(SHOP + "www.example.com/").status_code == 200
+        return len(captured)
+
+    few = queries()
+    for _ in range(5):  # each row names its actor: one join, not a query per row
+        DomainEvent.objects.create(
+            project=shop, domain=domain, hostname=domain.hostname, actor=alice, action="added"
+        )
+    assert queries() == few
+
+
 def test_remove_asks_for_confirmation_and_warns(alice_client, shop, alice):
     services.domain_add(project=shop, hostname="www.example.com", actor=alice)
     page = alice_client.get(SHOP + "www.example.com/remove/").content.decode()
