@@ -3,20 +3,19 @@ by every process, although requests are served from a copy of the key's row."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 from django.core.cache import cache
-from django.db import connection
 from rest_framework.test import APIClient
 
 from pets import keycache
 from pets.models import ApiKey
 from pets.services import api_key_revoke
 from tests.pets.helpers import bearer
+from tests.processes import service_env
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -70,12 +69,6 @@ def test_a_wrong_secret_for_a_cached_prefix_is_still_refused(api, alice_key):
     assert client.get("/v1/pets").status_code == 401
 
 
-def _database_url() -> str:
-    db = connection.settings_dict
-    host = f"{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}"
-    return f"postgres://{db['USER'] or ''}@{host}/{db['NAME']}"
-
-
 @pytest.mark.needs_postgres
 @pytest.mark.needs_redis
 @pytest.mark.django_db(transaction=True)
@@ -87,16 +80,9 @@ def test_a_key_revoked_by_another_process_is_refused_here_as_soon_as_it_returns(
     local = keycache._local()
     assert local is not None and local.get(prefix) is not None  # this process holds a copy
 
-    env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "petstore.settings",
-        "DATABASE_URL": _database_url(),
-        "REDIS_URL": settings.REDIS_URL,
-        "SECRET_KEY": settings.SECRET_KEY,
-    }
     result = subprocess.run(
         [sys.executable, "manage.py", "revokeapikey", prefix],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=60,
+        cwd=ROOT, env=service_env(settings), capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     # No waiting: the command returned only after this process dropped its copy.
