@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from domains import hostnames
 from domains.querysets import CertificateQuerySet, DomainQuerySet, ProjectQuerySet
-from domains.states import CertState, State
+from domains.states import LIVE_STATES, CertState, State
 
 # How long after verification a missing certificate becomes something to troubleshoot (spec).
 TROUBLESHOOT_AFTER = timedelta(minutes=30)
@@ -122,8 +122,6 @@ class Domain(models.Model):
 
     @property
     def is_live(self) -> bool:
-        from domains.states import LIVE_STATES
-
         return self.state in LIVE_STATES
 
     def dns_records(self) -> list[dict]:

@@ -7,7 +7,7 @@ from datetime import timedelta
 from django.db import models
 from django.utils import timezone
 
-from domains.states import LIVE_STATES, State
+from domains.states import LIVE_STATES, CertState, State
 
 
 class ProjectQuerySet(models.QuerySet):
@@ -40,8 +40,6 @@ class DomainQuerySet(models.QuerySet):
 
     def needing_certificate(self):
         """Verified, not blocked by CAA, and no certificate requested yet."""
-        from domains.states import CertState
-
         return self.filter(state=State.VERIFIED).exclude(cert_state=CertState.BLOCKED)
 
 

@@ -19,7 +19,7 @@ from django.utils import timezone
 from domains import certificates, checks
 from domains.events import events_in_bulk, record_event
 from domains.models import Domain
-from domains.states import LIVE_STATES, CertState, State, transition
+from domains.states import CertState, State, transition
 
 log = logging.getLogger(__name__)
 
@@ -145,7 +145,7 @@ def _record_success(domain: Domain, result: checks.CheckResult, issue: list[int]
             return
         domain.refresh_from_db(fields=["state"])
     _update(domain, **fields)
-    if was_failing and domain.state in LIVE_STATES:
+    if was_failing and domain.is_live:
         record_event(project=domain.project, domain=domain, action="verifies_again")
     if domain.state == State.VERIFIED and domain.cert_state != CertState.ISSUED:
         # A Re-verify after a CAA block (or a lost request) asks for the certificate again.
@@ -158,7 +158,7 @@ def _record_success(domain: Domain, result: checks.CheckResult, issue: list[int]
 
 def _record_failure(domain: Domain, result: checks.CheckResult) -> None:
     now = timezone.now()
-    live = domain.state in LIVE_STATES
+    live = domain.is_live
     previous_code = domain.check_code
     if live and previous_code in ("", checks.OK):
         # A live domain just stopped verifying: its own window starts now.
