@@ -8,7 +8,6 @@ import pytest
 from tests.domains.conftest import (  # noqa: F401
     _dns_server_session,
     alice,
-    bob,
     dns_server,
     platform_settings,
     shop,
