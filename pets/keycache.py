@@ -124,8 +124,10 @@ def forget(*prefixes: str) -> None:
     if not prefixes:
         return
     _forget_now(prefixes)
-    # Again after the commit: a request that read the row before it must not keep it.
-    transaction.on_commit(lambda: _forget_now(prefixes))
+    if transaction.get_connection().in_atomic_block:
+        # Again after the commit: a request that read the row before it must not keep it.
+        # (Outside a transaction the write has committed already: once is enough.)
+        transaction.on_commit(lambda: _forget_now(prefixes))
 
 
 # --- Shared cache and database ------------------------------------------------
