@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
-from django.db import transaction
 
 from domains import services
 from domains.management.commands._base import get_domain
@@ -18,9 +17,8 @@ class Command(BaseCommand):
 
     def handle(self, *args, hostname, **options):
         domain = get_domain(hostname)
-        with transaction.atomic():
-            # Verify resets the backoff; the check itself runs here instead of on a worker.
-            services.domain_request_check(domain=domain, actor=None, queue=False)
+        # Verify resets the backoff; the check itself runs here instead of on a worker.
+        services.domain_request_check(domain=domain, actor=None, queue=False)
         domain = services.domain_check(domain_id=domain.pk)
         self.stdout.write(
             f"{domain.hostname_unicode}: {domain.check_code} ({domain.get_state_display()})\n"
