@@ -118,7 +118,6 @@ def dns_position(domain: Domain) -> str:
 
 def project_page_context(
     project: Project,
-    user,
     *,
     add_form: DomainAddForm | None = None,
     primary_form: PrimaryForm | None = None,

@@ -62,9 +62,7 @@ def home(request):
 @require_GET
 def project_domains(request, slug):
     project = _project(request, slug)
-    return render(
-        request, "domains/project_domains.html", project_page_context(project, request.user)
-    )
+    return render(request, "domains/project_domains.html", project_page_context(project))
 
 
 @login_required
@@ -86,7 +84,7 @@ def domain_add(request, slug):
                 "Create the DNS record below, then choose Verify.",
             )
             return _to_domain(domain)
-    context = project_page_context(project, request.user, add_form=form)
+    context = project_page_context(project, add_form=form)
     status = 400 if form.errors else 200
     return render(request, "domains/project_domains.html", context, status=status)
 
@@ -188,7 +186,7 @@ def primary_set(request, slug):
             name = domain.hostname_unicode if domain else project.platform_host
             messages.success(request, f"The primary domain is now {name}.")
             return _to_project(project)
-    context = project_page_context(project, request.user, primary_form=form)
+    context = project_page_context(project, primary_form=form)
     return render(request, "domains/project_domains.html", context, status=400)
 
 
