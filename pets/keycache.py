@@ -18,11 +18,12 @@ Invalidation is explicit and synchronous. `forget(prefix)`:
   process has dropped its copy and acknowledged (ACK_TIMEOUT at most).
   A process records a row only if no invalidation arrived while it was
   fetching it (a generation counter), and keeps nothing while unsubscribed.
-`pets.services.api_key_revoke` calls `forget` before its UPDATE and again
-after the commit: when it returns, no process accepts the key. A user saved or
-deleted forgets all their keys, a deleted key forgets itself (receivers in
-apps.py). The TTLs bound what a write bypassing all this (raw SQL, a bulk
-`QuerySet.update` of users) or a lost subscriber connection can leave behind.
+Inside a transaction `forget` acts again after the commit.
+`pets.services.api_key_revoke` calls it before its UPDATE: when it returns, no
+process accepts the key. A user saved or deleted forgets all their keys, a
+deleted key forgets itself (receivers in apps.py). The TTLs bound what a write
+bypassing all this (raw SQL, a bulk `QuerySet.update` of users) or a lost
+subscriber connection can leave behind.
 
 Without REDIS_URL (SQLite, `make test`) there is no process level: the file
 cache is shared by the processes of `make run`. If Redis is down, lookups use
