@@ -20,12 +20,9 @@ from domains.states import State, transition
 # Recording a check's result (the backoff, the window, the state moves) lives in
 # domains/verification.py; its entry points are services too.
 from domains.verification import (  # noqa: F401 - re-exported
-    BACKOFF,
     backoff_delay,
     domain_check,
     domain_check_many,
-    recheck_interval,
-    verify_window,
 )
 
 FIRST_CHECK_AFTER = timedelta(minutes=1)
