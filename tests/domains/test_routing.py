@@ -12,11 +12,6 @@ from domains.states import State
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture(autouse=True)
-def plain_http(settings):
-    settings.SECURE_SSL_REDIRECT = False
-
-
 def live(domain: Domain, state: str = State.ACTIVE) -> Domain:
     Domain.objects.filter(pk=domain.pk).update(state=state)
     domain.refresh_from_db()

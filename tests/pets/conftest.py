@@ -14,12 +14,6 @@ from pets.services import api_key_issue, pet_create
 from tests.pets.helpers import bearer
 
 
-@pytest.fixture(autouse=True)
-def _plain_http(settings):
-    # Production redirects http to https; the test client speaks plain http.
-    settings.SECURE_SSL_REDIRECT = False
-
-
 @pytest.fixture
 def alice(db):
     return get_user_model().objects.create_user("alice")
