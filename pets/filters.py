@@ -54,13 +54,13 @@ class FilterBackend(DjangoFilterBackend):
         if filterset is None:
             return {}
         cleaned = filterset.form.cleaned_data
-        return {name: value for name, value in cleaned.items() if name in request.query_params}
+        return {name: value for name, value in cleaned.items() if name in request.GET}
 
     def _validated(self, request, queryset, view):
         filterset_class = self.get_filterset_class(view, queryset)
         if filterset_class is None:
             return None
-        params = request.query_params
+        params = request.GET  # DRF's query_params, and what a Django request has too
         values = tuple(
             (name, params[name]) for name in filterset_class.base_filters if name in params
         )

@@ -51,7 +51,7 @@ def _carried_params(request) -> list[str]:
     ]
     if all(_URL_SAFE.fullmatch(part) for part in parts):
         return parts
-    params = request.query_params.items()
+    params = request.GET.items()
     return [urlencode({name: value}) for name, value in params if name not in _PAGING_PARAMS]
 
 
@@ -95,8 +95,9 @@ class KeysetPagination(BasePagination):
         """The page: `fetch(after=<last id of the previous page or None>, size=...)`
         returns up to `size` rows in id order, the id first."""
         self.request = request
-        self.limit = parse_limit(request.query_params.get("limit"))
-        cursor = request.query_params.get("cursor")
+        # GET: DRF's query_params, and what a Django request (pets.fastpath) has too.
+        self.limit = parse_limit(request.GET.get("limit"))
+        cursor = request.GET.get("cursor")
         after = decode_cursor(cursor) if cursor is not None else None
         rows = fetch(after=after, size=self.limit + 1)  # one more: is there a next page?
         self.has_next = len(rows) > self.limit

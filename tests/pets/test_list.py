@@ -125,9 +125,7 @@ def test_the_next_link_is_absolute(api, make_pet):
         "status=sold&extra=\u00e9t\u00e9",  # raw non-ASCII: re-encoded as UTF-8
     ],
 )
-def test_the_next_link_carries_the_other_parameters_so_they_read_the_same(
-    api, make_pet, query
-):
+def test_the_next_link_carries_the_other_parameters_so_they_read_the_same(api, make_pet, query):
     for i in range(3):
         make_pet(f"S{i}", status=PetStatus.SOLD)
     first = api.get(f"/v1/pets?limit=1&{query}")
