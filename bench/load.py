@@ -64,6 +64,12 @@ def paired(a: Side, b: Side, attr: str) -> float:
     return statistics.median(getattr(x, attr) / getattr(y, attr) for x, y in pairs)
 
 
+def spread(a: Side, b: Side, attr: str) -> tuple[float, float]:
+    """The lowest and highest per-round a/b: how much one round can be trusted."""
+    ratios = [getattr(x, attr) / getattr(y, attr) for x, y in zip(a.runs, b.runs, strict=True)]
+    return min(ratios), max(ratios)
+
+
 def _ms(text: str) -> float:
     match = re.fullmatch(r"([\d.]+)(us|ms|s|m)", text.strip())
     if not match:

@@ -1,7 +1,7 @@
 """`make bench`: the API against its floor, on PostgreSQL and Redis, served as in production.
 
 Sets up its own database (`bench` on the local PostgreSQL, 1,000,000 pets),
-serves the app with gunicorn (gthread workers sized for 2 cores, persistent
+serves the app with gunicorn (sync workers sized for 2 cores, persistent
 database connections), drives it with wrk from a separate process on loopback,
 and writes bench/results.md. Every target is a ratio against a floor measured
 in the same run, alternating rounds.
@@ -23,8 +23,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.load import Side, paired, side_by_side  # noqa: E402
+from bench.load import Side, paired, side_by_side, spread  # noqa: E402
 from bench.processes import terminate  # noqa: E402
+from petstore.env import env_bool  # noqa: E402
 
 PG_ADMIN_URL = os.environ.get("BENCH_PG_ADMIN_URL", "postgres://postgres@127.0.0.1:5432/postgres")
 DB_NAME = os.environ.get("BENCH_DB", "bench")
@@ -48,15 +49,18 @@ ENV = {
     "API_RATE_LIMIT": "",
     "API_ADDRESS_RATE_LIMIT": "",
 }
-# Sized for 2 cores: (2 x cores) + 1 worker processes, gunicorn's rule, one thread each
-# (threads of one process contend for the GIL after every database round trip; measured
-# in docs/decisions/performance.md). gthread keeps connections alive between requests.
+# Sized for 2 cores: cores + 1 sync workers (the work is ~80 % Python CPU, ~20 % waiting
+# for PostgreSQL). Sync, not gthread with one thread: a gthread worker keeps accepting
+# connections while its only thread is busy (gunicorn #2191, #3433), so a run's 8
+# connections landed on 1 to 4 of the workers at random and rounds of the same code
+# differed by 2x. A sync worker takes one connection at a time (behind a buffering proxy
+# in production, as gunicorn advises). Measured: docs/decisions/performance.md.
 GUNICORN = [
     str(ROOT / ".venv/bin/gunicorn"),
     "petstore.wsgi",
     "--bind", f"127.0.0.1:{PORT}",
-    "--worker-class", "gthread",
-    "--workers", os.environ.get("BENCH_WORKERS", "5"),
+    "--worker-class", os.environ.get("BENCH_WORKER_CLASS", "sync"),
+    "--workers", os.environ.get("BENCH_WORKERS", "3"),
     "--threads", os.environ.get("BENCH_THREADS", "1"),
     "--log-level", "warning",
 ]  # fmt: skip
@@ -182,16 +186,18 @@ def deep_cursor_url(offset: int, limit: int) -> str:
 
 
 def row(name: str, floor: Side, ours: Side, target: str, kind: str = "rps") -> str:
+    attr = "rps" if kind == "rps" else "p50_ms"
+    ratio = paired(ours, floor, attr)
+    low, high = spread(ours, floor, attr)
+    shown = f"{ratio:.2f} (rounds {low:.2f}–{high:.2f})"
     if kind == "rps":
-        ratio = paired(ours, floor, "rps")
         return (
             f"| {name} | {floor.rps:,.0f} req/s (p99 {floor.p99_ms:.1f} ms) | "
-            f"{ours.rps:,.0f} req/s (p99 {ours.p99_ms:.1f} ms) | {ratio:.2f} | {target} | "
+            f"{ours.rps:,.0f} req/s (p99 {ours.p99_ms:.1f} ms) | {shown} | {target} | "
             f"{'met' if ratio >= float(target.split()[-1]) else 'MISSED'} |"
         )
-    ratio = paired(ours, floor, "p50_ms")
     return (
-        f"| {name} | median {floor.p50_ms:.2f} ms | median {ours.p50_ms:.2f} ms | {ratio:.2f} | "
+        f"| {name} | median {floor.p50_ms:.2f} ms | median {ours.p50_ms:.2f} ms | {shown} | "
         f"{target} | {'met' if ratio <= float(target.split()[-1]) else 'MISSED'} |"
     )
 
@@ -199,7 +205,7 @@ def row(name: str, floor: Side, ours: Side, target: str, kind: str = "rps") -> s
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--seconds", type=int, default=2, help="length of one round")
-    parser.add_argument("--rounds", type=int, default=10, help="rounds per side")
+    parser.add_argument("--rounds", type=int, default=12, help="rounds per side")
     parser.add_argument("--connections", type=int, default=8)
     parser.add_argument("--skip-domains", action="store_true")
     args = parser.parse_args()
@@ -320,11 +326,14 @@ def write_results(rows: list[str], notes: list[str], args, elapsed: float, load:
         "",
         f"Run on {dt.date.today().isoformat()} by `make bench` in {elapsed:.0f} s, on "
         f"{machine()}. Load average before / after the run: {load}.",
-        f"Server: `{' '.join(GUNICORN[1:])}`, PostgreSQL on loopback, Redis cache, "
+        f"Server: `{' '.join(GUNICORN[1:])}`, listPets fast path "
+        f"{'on' if env_bool('API_LIST_FAST_PATH', True) else 'off'} "
+        "(`API_LIST_FAST_PATH`), PostgreSQL on loopback, Redis cache, "
         "persistent DB connections (CONN_MAX_AGE=600), rate limits off. Load: wrk, one "
         f"thread, {args.connections} connections, {args.rounds} rounds of {args.seconds} s per "
         "side, the two sides alternating after a 2 s warm-up each. Absolute figures are each "
-        "side's median round; the ratio is the median of the per-round ratios.",
+        "side's median round; the ratio is the median of the per-round ratios (their lowest "
+        "and highest in brackets).",
         "",
         "| Figure | Floor / baseline | Ours | Ratio | Target | |",
         "|---|---|---|---|---|---|",
@@ -334,7 +343,7 @@ def write_results(rows: list[str], notes: list[str], args, elapsed: float, load:
         *(
             [
                 "- Why a target is missed, what the profiles show and what would close it: "
-                "docs/decisions/performance.md."
+                "docs/decisions/performance.md (API), docs/decisions/domain-sweep.md (sweep)."
             ]
             if missed
             else []
@@ -342,8 +351,9 @@ def write_results(rows: list[str], notes: list[str], args, elapsed: float, load:
         "",
         "Reproduce: `make bench` (needs PostgreSQL and Redis on loopback and `wrk`), or "
         "`.venv/bin/python bench/run.py --skip-domains` for the API part alone; "
-        "`BENCH_ARGS='--seconds 5 --rounds 10'` for longer runs, `BENCH_WORKERS` / "
-        "`BENCH_THREADS` to try another gunicorn sizing.",
+        "`BENCH_ARGS='--seconds 5 --rounds 20'` for longer runs, `BENCH_WORKER_CLASS`, "
+        "`BENCH_WORKERS` and `BENCH_THREADS` to try another gunicorn sizing, "
+        "`API_LIST_FAST_PATH=0` to serve listPets through DRF's dispatch alone.",
         "",
     ]
     (ROOT / "bench" / "results.md").write_text("\n".join(lines))
