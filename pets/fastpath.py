@@ -55,13 +55,13 @@ def serve(view: APIView, request: HttpRequest, *args, **kwargs) -> HttpResponseB
                 break
         else:
             return None
-        request.user, request.auth = user_auth
-        request.accepted_renderer = renderers[0]
-        request.accepted_media_type = renderers[0].media_type  # what DRF's negotiation picks
+        request.user, request.auth = user_auth  # as DRF's Request sets them on Django's
         if not all(
             permission.has_permission(request, view) for permission in view.get_permissions()
         ):
             return None
+        request.accepted_renderer = renderers[0]
+        request.accepted_media_type = renderers[0].media_type  # what DRF's negotiation picks
         view.check_throttles(request)
         response = view.get(request, *args, **kwargs)
     except Exception as exc:  # noqa: BLE001 - DRF's own handling decides, as in its dispatch
