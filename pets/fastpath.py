@@ -37,12 +37,13 @@ from django.contrib.auth.models import AnonymousUser
 from django.http import HttpRequest, HttpResponseBase
 from rest_framework.views import APIView
 
+from pets.renderers import plain_choice
+
 
 def serve(view: APIView, request: HttpRequest, *args, **kwargs) -> HttpResponseBase | None:
     """The view's answer to this GET, or None when DRF's dispatch must answer it."""
-    renderers = view.get_renderers()
-    accept = request.META.get("HTTP_ACCEPT", "*/*")
-    if len(renderers) != 1 or accept not in ("*/*", renderers[0].media_type):
+    chosen = plain_choice(request, view.get_renderers())
+    if chosen is None:
         return None
     view.args, view.kwargs, view.request = args, kwargs, request
     view.headers = view.default_response_headers
@@ -60,8 +61,7 @@ def serve(view: APIView, request: HttpRequest, *args, **kwargs) -> HttpResponseB
             permission.has_permission(request, view) for permission in view.get_permissions()
         ):
             return None
-        request.accepted_renderer = renderers[0]
-        request.accepted_media_type = renderers[0].media_type  # what DRF's negotiation picks
+        request.accepted_renderer, request.accepted_media_type = chosen  # as JSONNegotiation
         view.check_throttles(request)
         response = view.get(request, *args, **kwargs)
     except Exception as exc:  # noqa: BLE001 - DRF's own handling decides, as in its dispatch

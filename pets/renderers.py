@@ -46,10 +46,18 @@ class JSONNegotiation(DefaultContentNegotiation):
     """
 
     def select_renderer(self, request, renderers, format_suffix=None):
-        accept = request.META.get("HTTP_ACCEPT", "*/*")
-        if len(renderers) == 1 and accept in ("*/*", renderers[0].media_type):
-            return renderers[0], renderers[0].media_type
-        return super().select_renderer(request, renderers, format_suffix)
+        return plain_choice(request, renderers) or super().select_renderer(
+            request, renderers, format_suffix
+        )
+
+
+def plain_choice(request, renderers) -> tuple | None:
+    """(renderer, media type) when the choice needs no negotiation: one renderer, and an
+    `Accept` that is absent, `*/*` or its media type. None: DRF's negotiation decides."""
+    accept = request.META.get("HTTP_ACCEPT", "*/*")
+    if len(renderers) == 1 and accept in ("*/*", renderers[0].media_type):
+        return renderers[0], renderers[0].media_type
+    return None
 
 
 def rendered_response(request, data, *, headers: dict | None = None) -> HttpResponse:
