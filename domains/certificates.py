@@ -44,19 +44,22 @@ def certificate_request(*, domain: Domain, queue: bool = True) -> bool:
 
     `queue=False` is for callers that queue the issue tasks themselves (`queue_issue`).
     """
-    now = timezone.now()
-    if not transition(
-        domain,
-        State.ISSUING,
-        cert_state=CertState.REQUESTED,
-        cert_requested_at=now,
-        cert_code="",
-        cert_message="",
-    ):
+    if not transition(domain, State.ISSUING, **certificate_request_fields(timezone.now())):
         return False
     if queue:
         queue_issue([domain.pk])
     return True
+
+
+def certificate_request_fields(now) -> dict:
+    """What a certificate request writes beside the move to `issuing` (the check that
+    verifies a domain writes them in its own transition, `verification._record_success`)."""
+    return {
+        "cert_state": CertState.REQUESTED,
+        "cert_requested_at": now,
+        "cert_code": "",
+        "cert_message": "",
+    }
 
 
 def queue_issue(domain_ids: list[int]) -> None:

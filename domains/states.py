@@ -8,6 +8,7 @@ the tasks safe to run twice or concurrently.
 
 from __future__ import annotations
 
+from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
 from django.db import models
@@ -58,20 +59,26 @@ def can_transition(source: str, target: str) -> bool:
     return source in TRANSITIONS.get(target, frozenset())
 
 
-def transition(domain: Domain, target: str, **fields: Any) -> bool:
+def transition(domain: Domain, target: str, *then: str, **fields: Any) -> bool:
     """Move `domain` to `target` if its current row state allows it.
 
-    Returns False when the row's state was changed by someone else meanwhile (or
-    the move is not in the table); the in-memory object is updated only on success.
+    `then` continues the move through further states in the same statement (a check that
+    verifies a domain and requests its certificate: `transition(d, VERIFIED, ISSUING)`):
+    every step must be in the table, the row's state must allow the first, and the row
+    ends in the last. Returns False when the row's state was changed by someone else
+    meanwhile; the in-memory object is updated only on success.
     """
+    path = (target, *then)
     sources = TRANSITIONS.get(target)
     if sources is None:
         raise TransitionNotAllowed(f"no transition into {target!r}")
-    changed = (
-        type(domain).objects.filter(pk=domain.pk, state__in=sources).update(state=target, **fields)
-    )
+    for source, step in pairwise(path):
+        if not can_transition(source, step):
+            raise TransitionNotAllowed(f"no transition from {source!r} into {step!r}")
+    rows = type(domain).objects.filter(pk=domain.pk, state__in=sources)
+    changed = rows.update(state=path[-1], **fields)
     if changed:
-        domain.state = target
+        domain.state = path[-1]
         for name, value in fields.items():
             setattr(domain, name, value)
     return bool(changed)

@@ -138,10 +138,11 @@ def _record_success(domain: Domain, result: checks.CheckResult, issue: list[int]
         "next_check_at": now + recheck_interval(),
     }
     if domain.state in (State.PENDING, State.FAILED):
-        if transition(domain, State.VERIFIED, verified_at=now, **fields):
+        # Verified, and its certificate requested at once: one statement, not two.
+        request = certificates.certificate_request_fields(now)
+        if transition(domain, State.VERIFIED, State.ISSUING, verified_at=now, **fields, **request):
             record_event(project=domain.project, domain=domain, action="verified")
-            if certificates.certificate_request(domain=domain, queue=False):
-                issue.append(domain.pk)
+            issue.append(domain.pk)
             return
         domain.refresh_from_db(fields=["state"])
     _update(domain, **fields)

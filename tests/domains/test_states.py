@@ -52,3 +52,27 @@ def test_a_stale_copy_loses_the_race(shop, alice):
 def test_there_is_no_transition_out_of_nowhere():
     with pytest.raises(states.TransitionNotAllowed):
         states.transition(Domain(state=State.PENDING), "bogus")
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("source", ALL)
+def test_a_move_through_two_states_is_one_update_allowed_by_the_first_step(
+    shop, alice, source, django_assert_num_queries
+):
+    domain = services.domain_add(project=shop, hostname="www.example.test", actor=alice)
+    Domain.objects.filter(pk=domain.pk).update(state=source)
+    domain.refresh_from_db()
+    with django_assert_num_queries(1):
+        moved = states.transition(domain, State.VERIFIED, State.ISSUING)
+    domain.refresh_from_db()
+    assert moved == (source in EXPECTED[State.VERIFIED])
+    assert domain.state == (State.ISSUING if moved else source)
+
+
+@pytest.mark.django_db
+def test_a_move_through_a_step_the_table_does_not_have_is_refused(shop, alice):
+    domain = services.domain_add(project=shop, hostname="www.example.test", actor=alice)
+    with pytest.raises(states.TransitionNotAllowed):
+        states.transition(domain, State.VERIFIED, State.ACTIVE)  # active needs issuing first
+    domain.refresh_from_db()
+    assert domain.state == State.PENDING

@@ -117,6 +117,25 @@ def test_only_the_verified_domains_ask_for_a_certificate(mixed, django_capture_o
     assert len(queued) == 1  # one enqueue after commit, for both
 
 
+def test_a_domain_the_batch_verifies_is_written_with_one_update(dns_server, shop, alice):
+    """Verified and its certificate requested in one statement (the sweep's largest cost
+    after the DNS was two UPDATEs per verified domain; docs/decisions/domain-sweep.md)."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    hostnames = [f"shop{i}.example.test" for i in range(5)]
+    for hostname in hostnames:
+        dns_server.add(hostname, "CNAME", TARGET + ".")
+    domains = [services.domain_add(project=shop, hostname=h, actor=alice) for h in hostnames]
+
+    with CaptureQueriesContext(connection) as captured:
+        services.domain_check_many(domain_ids=ids(domains))
+
+    updates = [q["sql"] for q in captured if q["sql"].startswith('UPDATE "domains_domain"')]
+    assert len(updates) == len(domains)
+    assert set(Domain.objects.values_list("state", "cert_state")) == {(State.ISSUING, "requested")}
+
+
 def test_running_the_batch_twice_is_harmless(mixed, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=False) as queued:
         services.domain_check_many(domain_ids=ids(mixed))
