@@ -9,7 +9,7 @@ from celery.exceptions import Retry
 
 from domains import certificates, checks, services
 from domains.models import Domain
-from domains.tasks import check_domain, issue_certificate
+from domains.tasks import check_domain, check_domains, issue_certificate
 from tests.domains.conftest import TARGET
 
 pytestmark = pytest.mark.django_db
@@ -36,6 +36,34 @@ def test_a_hostile_server_is_a_temporary_failure_and_the_check_retries(hostile_d
     with pytest.raises(Retry):
         check_domain(www.pk)
     assert hostile_dns.queries
+
+
+@pytest.mark.parametrize("mode", HOSTILE)
+def test_a_batch_under_a_hostile_server_fails_for_now_and_retries_every_domain(
+    hostile_dns, dns_server, www, shop, alice, mode
+):
+    dns_server.add("shop.example.test", "CNAME", TARGET + ".")
+    shop_domain = services.domain_add(project=shop, hostname="shop.example.test", actor=alice)
+    hostile_dns.mode, hostile_dns.delay = mode, 0.9  # beyond the 0.6 s lifetime
+    ids = [www.pk, shop_domain.pk]
+
+    domains = services.domain_check_many(domain_ids=ids)
+
+    assert {domain.check_code in checks.TEMPORARY_CODES for domain in domains} == {True}
+    assert set(Domain.objects.values_list("state", flat=True)) == {Domain.State.PENDING}
+    with pytest.raises(Retry):
+        check_domains(ids)
+
+
+def test_a_batch_asks_truncated_answers_again_over_tcp_and_verifies(
+    hostile_dns, dns_server, www, shop, alice
+):
+    dns_server.add("shop.example.test", "CNAME", TARGET + ".")
+    shop_domain = services.domain_add(project=shop, hostname="shop.example.test", actor=alice)
+    hostile_dns.mode = "truncate"
+    domains = services.domain_check_many(domain_ids=[www.pk, shop_domain.pk])
+    assert [domain.check_code for domain in domains] == [checks.OK, checks.OK]
+    assert {transport for transport, _ in hostile_dns.queries} == {"udp", "tcp"}
 
 
 def test_a_truncated_answer_is_asked_again_over_tcp_and_verifies(hostile_dns, www):

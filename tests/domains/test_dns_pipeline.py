@@ -1,0 +1,97 @@
+"""Many DNS questions at once (`dns.lookup_many`, the sweep's batches) against the real
+loopback server: each gets the Lookup it gets when asked alone, whatever else is in
+flight, and no more than `MAX_IN_FLIGHT` are asked at once."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from domains import dns
+from tests.domains.conftest import TARGET
+from tests.processes import wait_for
+from tests.reliability.hostile_dns import HostileDNS
+
+# Every kind of answer the checks tell apart.
+RECORDS = [
+    ("ok.example.test", "CNAME", TARGET + "."),  # a chain to the target's A and AAAA
+    ("elsewhere.example.test", "CNAME", "shops.other-host.example."),
+    ("a-beside.example.test", "CNAME", TARGET + "."),
+    ("a-beside.example.test", "A", "203.0.113.8"),
+    ("a-only.example.test", "A", "203.0.113.7"),
+    ("txt-only.example.test", "TXT", '"hello"'),  # exists: no data for the others
+    ("example.test", "A", "192.0.2.80"),
+    ("example.test", "AAAA", "2001:db8::80"),
+]
+NAMES = sorted({name for name, _, _ in RECORDS}) + [
+    "missing.example.test",  # NXDOMAIN
+    "broken.example.test",  # SERVFAIL
+]
+QUESTIONS = [(name, rdtype) for name in NAMES for rdtype in ("CNAME", "A", "AAAA")]
+QUESTIONS.insert(7, ("slow.example.test", "A"))  # never answered: a timeout (one lifetime)
+
+
+def seen(lookup: dns.Lookup) -> tuple:
+    return lookup.name, lookup.rdtype, lookup.status, lookup.values, lookup.final
+
+
+@pytest.fixture
+def zone(dns_server):
+    for name, rdtype, value in RECORDS:
+        dns_server.add(name, rdtype, value)
+    dns_server.blackhole("slow.example.test")
+    dns_server.servfail("broken.example.test")
+    return dns_server
+
+
+@pytest.mark.parametrize("in_flight", [2, 100])
+def test_asked_together_each_question_gets_what_it_gets_asked_alone(zone, monkeypatch, in_flight):
+    alone = {question: seen(dns.lookup(*question)) for question in QUESTIONS}
+    monkeypatch.setattr(dns, "MAX_IN_FLIGHT", in_flight)
+
+    together = dns.lookup_many(QUESTIONS + QUESTIONS[:5])  # asked twice: answered once
+
+    assert {question: seen(found) for question, found in together.items()} == alone
+    statuses = {question: found.status for question, found in together.items()}
+    assert statuses[("ok.example.test", "A")] == dns.OK
+    assert together[("ok.example.test", "A")].values == ()  # reached through the CNAME
+    assert together[("ok.example.test", "A")].final == ("192.0.2.80",)
+    assert statuses[("a-beside.example.test", "A")] == dns.OK
+    assert statuses[("txt-only.example.test", "CNAME")] == dns.NODATA
+    assert statuses[("missing.example.test", "A")] == dns.NXDOMAIN
+    assert statuses[("slow.example.test", "A")] == dns.TIMEOUT
+    assert statuses[("broken.example.test", "AAAA")] == dns.SERVFAIL
+
+
+def test_no_more_than_max_in_flight_questions_are_asked_at_once(dns_server, settings, monkeypatch):
+    hostile = HostileDNS(dns_server.address).start()
+    try:
+        settings.DOMAINS_DNS_NAMESERVERS = [hostile.address]
+        settings.DOMAINS_DNS_TIMEOUT = settings.DOMAINS_DNS_LIFETIME = 10.0
+        monkeypatch.setattr(dns, "MAX_IN_FLIGHT", 3)
+        dns_server.add("www.example.test", "CNAME", TARGET + ".")
+        hostile.mode = "hold"  # the server keeps every question unanswered
+        questions = [("www.example.test", rdtype) for rdtype in ("CNAME", "A", "AAAA", "TXT", "MX")]
+        found = {}
+        asking = threading.Thread(target=lambda: found.update(dns.lookup_many(questions)))
+        asking.start()
+
+        wait_for(lambda: len(hostile.queries) >= 3, timeout=5, what="three questions held")
+        asking.join(timeout=0.5)  # a fourth question would be asked by now
+        held = len(hostile.queries)
+        hostile.mode = "forward"
+        asking.join(timeout=10)
+    finally:
+        hostile.mode = "forward"
+        hostile.stop()
+
+    assert held == 3
+    assert [name for _, name in hostile.queries] == ["www.example.test."] * 5
+    assert {question: found[question].status for question in questions} == {
+        ("www.example.test", "CNAME"): dns.OK,
+        ("www.example.test", "A"): dns.OK,
+        ("www.example.test", "AAAA"): dns.OK,
+        ("www.example.test", "TXT"): dns.NODATA,
+        ("www.example.test", "MX"): dns.NODATA,
+    }
