@@ -265,8 +265,8 @@ def main() -> int:
     processes = [
         _start(
             [sys.executable, "-m", "gunicorn", "petstore.wsgi:application",
-             "--bind", f"127.0.0.1:{PORT}", "--worker-class", "gthread",
-             "--workers", "3", "--threads", "4", "--log-level", "warning"],
+             "--bind", f"127.0.0.1:{PORT}", "--worker-class", "sync",
+             "--workers", "3", "--log-level", "warning"],  # as in production (README)
             "gunicorn.log",
         ),
         _start(
@@ -339,7 +339,7 @@ def main() -> int:
         f"- Run: {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC on {os.cpu_count()} CPUs; "
         f"{duration:.0f} s of load at {RATE:g} req/s over {KEYS} keys "
         f"(mix {', '.join(f'{k} {w:.0%}' for k, w in MIX)}), "
-        "gunicorn gthread 3x4, one Celery worker (2 processes) and beat, loopback DNS; "
+        "gunicorn sync x3 (as in production), one Celery worker (2 processes) and beat, loopback DNS; "
         "production settings (rate limits on, health-checked persistent connections).",
         f"- Requests: {requests_sent} sent, {load.late} started more than 0.5 s late.",
         "- Machine load (1-minute average) at the start and end: "
