@@ -328,7 +328,6 @@ def _receive(sock: socket.socket, query: _Query):
     parse or that answer another question are skipped; a truncated answer is an error
     (the resolution asks again over TCP)."""
     request, nameserver = query.request, query.nameserver
-    expected = (dns.inet.inet_pton(sock.family, nameserver.address), nameserver.port)
     while True:
         try:
             wire, source = sock.recvfrom(65535)
@@ -336,7 +335,7 @@ def _receive(sock: socket.socket, query: _Query):
             return None
         except OSError as exc:
             return None, exc
-        if (dns.inet.inet_pton(sock.family, source[0]), source[1]) != expected:
+        if not _same_peer(sock.family, source, nameserver):
             continue
         try:
             response = dns.message.from_wire(wire, raise_on_truncation=True)
@@ -348,6 +347,20 @@ def _receive(sock: socket.socket, query: _Query):
             continue
         if request.is_response(response):
             return response, None
+
+
+def _same_peer(family: int, source: tuple, nameserver: dns.nameserver.Do53Nameserver) -> bool:
+    """Did this datagram come from the nameserver (its address, however it is spelled)?"""
+    if source[1] != nameserver.port:
+        return False
+    if source[0] == nameserver.address:
+        return True
+    try:
+        return dns.inet.inet_pton(family, source[0]) == dns.inet.inet_pton(
+            family, nameserver.address
+        )
+    except ValueError:  # an address with a scope (fe80::1%eth0) that did not match as text
+        return False
 
 
 def _blocking(query: _Query):

@@ -9,7 +9,9 @@ Modes (set `server.mode`, thread-safe):
 - "garbage_same_id": the query's id followed by random bytes (a malformed reply);
 - "truncate": answer UDP with TC set and nothing else; TCP is relayed (forcing TCP);
 - "truncate_garbage": UDP truncated, TCP answers random bytes;
-- "hold": say so (`held` event) and answer nothing until the mode changes.
+- "hold": say so (`held` event) and answer nothing until the mode changes;
+- "spoof": first a forged answer (a CNAME to `SPOOFED`) from another port, then the
+  real one (an off-path attacker racing the server: the resolver must ignore it).
 Every query is recorded in `queries` as (transport, name).
 """
 
@@ -26,6 +28,7 @@ import dns.flags
 import dns.message
 import dns.query
 import dns.rcode
+import dns.rrset
 
 MODES = (
     "forward",
@@ -36,7 +39,9 @@ MODES = (
     "truncate",
     "truncate_garbage",
     "hold",
+    "spoof",
 )
+SPOOFED = "attacker.example."
 
 
 class HostileDNS:
@@ -127,10 +132,20 @@ class HostileDNS:
             threading.Thread(target=self._udp_reply, args=(data, peer), daemon=True).start()
 
     def _udp_reply(self, data: bytes, peer) -> None:
+        if self.mode == "spoof":
+            self._spoof(data, peer)
         reply = self._answer(data, "udp")
         if reply is not None and not self._stop.is_set():
             with contextlib.suppress(OSError):
                 self.udp.sendto(reply, peer)
+
+    def _spoof(self, data: bytes, peer) -> None:
+        query = dns.message.from_wire(data)
+        forged = dns.message.make_response(query)
+        question = query.question[0]
+        forged.answer.append(dns.rrset.from_text(question.name, 300, "IN", "CNAME", SPOOFED))
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as other:
+            other.sendto(forged.to_wire(), peer)
 
     def _serve_tcp(self) -> None:
         while not self._stop.is_set():

@@ -11,6 +11,7 @@ from domains import certificates, checks, services
 from domains.models import Domain
 from domains.tasks import check_domain, check_domains, issue_certificate
 from tests.domains.conftest import TARGET
+from tests.reliability.hostile_dns import SPOOFED
 
 pytestmark = pytest.mark.django_db
 
@@ -71,6 +72,13 @@ def test_a_truncated_answer_is_asked_again_over_tcp_and_verifies(hostile_dns, ww
     domain = services.domain_check(domain_id=www.pk)
     assert domain.check_code == checks.OK
     assert {transport for transport, _ in hostile_dns.queries} == {"udp", "tcp"}
+
+
+def test_a_forged_answer_from_another_port_is_ignored(hostile_dns, www):
+    hostile_dns.mode = "spoof"  # a forged CNAME arrives first, from another port
+    domain = services.domain_check(domain_id=www.pk)
+    assert domain.check_code == checks.OK
+    assert SPOOFED.rstrip(".") not in domain.check_found
 
 
 def test_a_slow_answer_within_the_lifetime_is_just_slow(hostile_dns, www, platform_settings):
