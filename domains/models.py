@@ -11,6 +11,7 @@ from datetime import timedelta
 from django.conf import settings
 from django.db import models
 from django.utils import timezone
+from django.utils.functional import cached_property
 
 from domains import hostnames
 from domains.querysets import CertificateQuerySet, DomainQuerySet, ProjectQuerySet
@@ -146,9 +147,15 @@ class Domain(models.Model):
             }
         ]
 
-    @property
+    @cached_property
     def certificate(self) -> Certificate | None:
+        """The certificate served now; read once per instance (a page shows it in three
+        places), read again after `refresh_from_db()`."""
         return self.certificates.current().order_by("-not_after", "-pk").first()
+
+    def refresh_from_db(self, *args, **kwargs) -> None:
+        super().refresh_from_db(*args, **kwargs)
+        self.__dict__.pop("certificate", None)
 
     @property
     def needs_troubleshooting(self) -> bool:

@@ -198,3 +198,24 @@ def test_remove_page_says_an_existing_redirect_ends_with_the_domain(alice_client
     assert "redirects to <strong>www.example.com</strong> (301) now" in page
     assert "Removing it ends that redirect too" in page
     assert "Redirect instead" not in page
+
+
+def test_the_domain_page_reads_the_certificate_once(alice_client, shop, alice, dns_server):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from domains import certificates
+    from tests.domains.conftest import TARGET
+
+    dns_server.add("www.example.com", "CNAME", TARGET + ".")
+    domain = services.domain_add(project=shop, hostname="www.example.com", actor=alice)
+    services.domain_check(domain_id=domain.pk)  # verified: its certificate is requested
+    issued = certificates.certificate_issue(domain_id=domain.pk)
+
+    with CaptureQueriesContext(connection) as captured:
+        response = alice_client.get(SHOP + "www.example.com/")
+
+    assert response.status_code == 200
+    assert issued.serial in response.content.decode()
+    reads = [q for q in captured if 'FROM "domains_certificate"' in q["sql"]]
+    assert len(reads) == 1
