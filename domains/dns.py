@@ -10,7 +10,7 @@ the same for one. The rules of a resolution are dnspython's own (the resolver's
 `_Resolution`, shared by its blocking and asyncio resolvers): which answer ends a
 question, when a nameserver is given up, the backoff, the lifetime, TCP after a
 truncated answer. Only the waiting is ours, `_Pipeline`: one thread and one selector
-for all the questions in flight, which costs a fifth less CPU per question than
+for all the questions in flight, which costs about a quarter less CPU per question than
 dnspython's asyncio resolver (docs/decisions/domain-sweep.md, third pass).
 """
 
