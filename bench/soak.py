@@ -340,7 +340,8 @@ def main() -> int:
         f"{duration:.0f} s of load at {RATE:g} req/s over {KEYS} keys "
         f"(mix {', '.join(f'{k} {w:.0%}' for k, w in MIX)}), "
         "gunicorn sync x3 (as in production), one Celery worker (2 processes) and beat, "
-        "loopback DNS; production settings (rate limits on, health-checked persistent connections).",
+        "loopback DNS; production settings (rate limits on, health-checked persistent "
+        "connections).",
         f"- Requests: {requests_sent} sent, {load.late} started more than 0.5 s late.",
         "- Machine load (1-minute average) at the start and end: "
         f"{load_before:.2f} and {os.getloadavg()[0]:.2f}; the machine is shared, so other work "
