@@ -24,6 +24,14 @@ def www(shop, alice, dns_server):
     return services.domain_add(project=shop, hostname="www.example.test", actor=alice)
 
 
+@pytest.fixture
+def batch(shop, alice, dns_server, www):
+    """www and a second domain set up right: the ids of a sweep batch of two."""
+    dns_server.add("shop.example.test", "CNAME", TARGET + ".")
+    second = services.domain_add(project=shop, hostname="shop.example.test", actor=alice)
+    return [www.pk, second.pk]
+
+
 @pytest.mark.parametrize("mode", HOSTILE)
 def test_a_hostile_server_is_a_temporary_failure_and_the_check_retries(hostile_dns, www, mode):
     hostile_dns.mode, hostile_dns.delay = mode, 0.9  # beyond the 0.6 s lifetime
@@ -41,28 +49,21 @@ def test_a_hostile_server_is_a_temporary_failure_and_the_check_retries(hostile_d
 
 @pytest.mark.parametrize("mode", HOSTILE)
 def test_a_batch_under_a_hostile_server_fails_for_now_and_retries_every_domain(
-    hostile_dns, dns_server, www, shop, alice, mode
+    hostile_dns, batch, mode
 ):
-    dns_server.add("shop.example.test", "CNAME", TARGET + ".")
-    shop_domain = services.domain_add(project=shop, hostname="shop.example.test", actor=alice)
     hostile_dns.mode, hostile_dns.delay = mode, 0.9  # beyond the 0.6 s lifetime
-    ids = [www.pk, shop_domain.pk]
 
-    domains = services.domain_check_many(domain_ids=ids)
+    domains = services.domain_check_many(domain_ids=batch)
 
     assert {domain.check_code in checks.TEMPORARY_CODES for domain in domains} == {True}
     assert set(Domain.objects.values_list("state", flat=True)) == {Domain.State.PENDING}
     with pytest.raises(Retry):
-        check_domains(ids)
+        check_domains(batch)
 
 
-def test_a_batch_asks_truncated_answers_again_over_tcp_and_verifies(
-    hostile_dns, dns_server, www, shop, alice
-):
-    dns_server.add("shop.example.test", "CNAME", TARGET + ".")
-    shop_domain = services.domain_add(project=shop, hostname="shop.example.test", actor=alice)
+def test_a_batch_asks_truncated_answers_again_over_tcp_and_verifies(hostile_dns, batch):
     hostile_dns.mode = "truncate"
-    domains = services.domain_check_many(domain_ids=[www.pk, shop_domain.pk])
+    domains = services.domain_check_many(domain_ids=batch)
     assert [domain.check_code for domain in domains] == [checks.OK, checks.OK]
     assert {transport for transport, _ in hostile_dns.queries} == {"udp", "tcp"}
 
