@@ -16,7 +16,7 @@ from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from pets.authentication import BearerKeyAuthentication
+from petstore.api.authentication import BearerKeyAuthentication
 
 # What Django's compiler writes for PetsView's values_list queryset.
 _SELECT = (

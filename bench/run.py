@@ -180,7 +180,7 @@ def deep_cursor_url(offset: int, limit: int) -> str:
     the cursor is made by the API's own encoder with the server's secret key.
     """
     _django()
-    from pets.pagination import encode_cursor
+    from petstore.api.pagination import encode_cursor
 
     return f"{BASE}/v1/pets?limit={limit}&cursor={encode_cursor(offset)}"
 

@@ -240,7 +240,7 @@ def main() -> int:
     from django.db.models import Count
 
     from domains import services
-    from domains.devdns import DNSServer
+    from domains.devtools.devdns import DNSServer
     from domains.models import Domain
     from pets.models import Category, Pet
     from pets.services import api_key_issue, demo_categories_load

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from django.contrib import admin, messages
 
-from domains import services
+from domains import tasks
 from domains.models import Certificate, Deploy, Domain, DomainEvent, Project, Redirect
+from domains.services.domains import domain_remove, domain_request_check
 
 
 class DeployInline(admin.TabularInline):
@@ -52,7 +53,8 @@ class DeployAdmin(admin.ModelAdmin):
 @admin.action(description="Re-verify (check DNS now and restart the 48-hour window)")
 def reverify(modeladmin, request, queryset):
     for domain in queryset.select_related("project"):
-        services.domain_request_check(domain=domain, actor=request.user)
+        domain_request_check(domain=domain, actor=request.user)
+        tasks.check_domain.delay_on_commit(domain.pk)
     modeladmin.message_user(
         request, f"Re-verify queued for {queryset.count()} domain(s).", messages.SUCCESS
     )
@@ -86,11 +88,11 @@ class DomainAdmin(admin.ModelAdmin):
         return False  # adding goes through domain_add's rules (dashboard or `adddomain`)
 
     def delete_model(self, request, obj):
-        services.domain_remove(domain=obj, actor=request.user)
+        domain_remove(domain=obj, actor=request.user)
 
     def delete_queryset(self, request, queryset):
         for domain in queryset.select_related("project"):
-            services.domain_remove(domain=domain, actor=request.user)
+            domain_remove(domain=domain, actor=request.user)
 
 
 @admin.register(Redirect)

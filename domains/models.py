@@ -1,7 +1,8 @@
 """Projects, their deploys, custom domains, redirects, certificates and events.
 
-The rules that change these rows live in domains/services.py; the state machine
-of a Domain lives in domains/states.py; reusable reads in domains/querysets.py.
+The rules that change these rows live in domains/services/; the moves between a
+domain's states in domains/services/lifecycle.py; every enumerated value in
+domains/choices.py; reusable reads in domains/querysets.py.
 """
 
 from __future__ import annotations
@@ -13,23 +14,21 @@ from django.db import models
 from django.utils import timezone
 from django.utils.functional import cached_property
 
-from domains import hostnames
+from domains.choices import (
+    LIVE_STATES,
+    PAID_PLANS,
+    Action,
+    CertState,
+    Plan,
+    RedirectStatus,
+    State,
+)
+from domains.dns import hostnames
 from domains.querysets import CertificateQuerySet, DomainQuerySet, ProjectQuerySet
-from domains.states import LIVE_STATES, CertState, State
 
 # How long after verification a missing certificate becomes something to troubleshoot (spec).
 TROUBLESHOOT_AFTER = timedelta(minutes=30)
 CNAME_TTL = 3600
-
-
-class Plan(models.TextChoices):
-    FREE = "free", "Free"
-    PRO = "pro", "Pro"
-    BUSINESS = "business", "Business"
-    ENTERPRISE = "enterprise", "Enterprise"
-
-
-PAID_PLANS = frozenset({Plan.PRO, Plan.BUSINESS, Plan.ENTERPRISE})
 
 
 class Project(models.Model):
@@ -80,9 +79,6 @@ class Deploy(models.Model):
 
 
 class Domain(models.Model):
-    State = State
-    CertState = CertState
-
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="domains")
     # ASCII (IDNA) form, lower case, no trailing dot; unique across the whole platform.
     hostname = models.CharField(max_length=253, unique=True)
@@ -98,6 +94,9 @@ class Domain(models.Model):
     next_check_at = models.DateTimeField(null=True, blank=True, db_index=True)
     # Backoff bookkeeping: failed checks since the window opened, and when it opened.
     check_attempts = models.PositiveIntegerField(default=0)
+    # When Verify / Re-verify last asked for a check: a check is under way until checked_at
+    # passes it.
+    check_requested_at = models.DateTimeField(null=True, blank=True)
     window_started_at = models.DateTimeField(default=timezone.now)
     verified_at = models.DateTimeField(null=True, blank=True)
 
@@ -124,6 +123,12 @@ class Domain(models.Model):
     @property
     def is_live(self) -> bool:
         return self.state in LIVE_STATES
+
+    @property
+    def check_in_progress(self) -> bool:
+        """A Verify / Re-verify was requested and no check has finished since."""
+        requested = self.check_requested_at
+        return requested is not None and (self.checked_at is None or self.checked_at < requested)
 
     def dns_records(self) -> list[dict]:
         """The record(s) the owner must create at their DNS provider."""
@@ -167,19 +172,15 @@ class Domain(models.Model):
 
 
 class Redirect(models.Model):
-    class Status(models.IntegerChoices):
-        MOVED_PERMANENTLY = 301, "301 Moved Permanently"
-        FOUND = 302, "302 Found"
-        TEMPORARY_REDIRECT = 307, "307 Temporary Redirect"
-        PERMANENT_REDIRECT = 308, "308 Permanent Redirect"
-
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="redirects")
     # One redirect per `from` domain; a domain belongs to one project, so this is platform-wide.
     from_domain = models.OneToOneField(
         Domain, on_delete=models.CASCADE, related_name="redirect_from"
     )
     to_domain = models.ForeignKey(Domain, on_delete=models.CASCADE, related_name="redirects_to")
-    status = models.PositiveSmallIntegerField(choices=Status.choices, default=301)
+    status = models.PositiveSmallIntegerField(
+        choices=RedirectStatus.choices, default=RedirectStatus.MOVED_PERMANENTLY
+    )
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
@@ -226,7 +227,7 @@ class DomainEvent(models.Model):
     actor = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
     )
-    action = models.CharField(max_length=40)
+    action = models.CharField(max_length=40, choices=Action.choices)
     message = models.TextField(blank=True)
     created_at = models.DateTimeField(default=timezone.now, db_index=True)
 

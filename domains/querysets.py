@@ -7,7 +7,7 @@ from datetime import timedelta
 from django.db import models
 from django.utils import timezone
 
-from domains.states import LIVE_STATES, CertState, State
+from domains.choices import LIVE_STATES, CertState, State
 
 
 class ProjectQuerySet(models.QuerySet):

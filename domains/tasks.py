@@ -1,14 +1,21 @@
-"""Celery tasks: thin adapters over domains.services / domains.certificates.
+"""Celery tasks, and the one place that queues domain work.
 
-They take primary keys, acknowledge late (settings), and are idempotent: every
-state change underneath is a conditional update or happens under a row lock.
+Tasks are thin adapters over domains/services: they take primary keys,
+acknowledge late (settings), and are idempotent, since every state change
+underneath is a conditional update or happens under a row lock. Services never
+queue anything; they return NextSteps, and `enqueue` queues them after the
+transaction commits.
 """
 
 from __future__ import annotations
 
 from celery import shared_task
+from django.conf import settings
 
-from domains import certificates, checks, services
+from domains.choices import TEMPORARY_CHECK_CODES
+from domains.services import certificates, scheduling, verification
+from domains.services.nextsteps import NextSteps
+from domains.services.scheduling import BATCH_SIZE, chunked
 
 # Delays (seconds) before retrying a temporary DNS failure: 10s, 30s, 90s, 270s, 810s.
 MAX_RETRIES = 5
@@ -18,10 +25,27 @@ def _retry_countdown(retries: int) -> int:
     return 10 * 3**retries
 
 
+def enqueue(steps: NextSteps) -> None:
+    """Queue what a service asked for, once the current transaction commits."""
+    for chunk in chunked(steps.checks, BATCH_SIZE):
+        check_domains.delay_on_commit(chunk)
+    # Issuance waits for the CA's (simulated) delay: one task, or batches.
+    delay = settings.DOMAINS_CERT_ISSUE_DELAY
+    if len(steps.issue) == 1:
+        issue_certificate.apply_async_on_commit(steps.issue, countdown=delay)
+    else:
+        for chunk in chunked(steps.issue, BATCH_SIZE):
+            issue_certificates.apply_async_on_commit((chunk,), countdown=delay)
+    for domain_id in steps.issue_now:
+        issue_certificate.delay_on_commit(domain_id)
+
+
 @shared_task(bind=True, acks_late=True, max_retries=MAX_RETRIES, ignore_result=True)
 def check_domain(self, domain_id: int) -> None:
-    domain = services.domain_check(domain_id=domain_id)
-    temporary = domain is not None and domain.check_code in checks.TEMPORARY_CODES
+    recorded = verification.domain_check(domain_id=domain_id)
+    enqueue(recorded.next_steps)
+    domain = recorded.domain
+    temporary = domain is not None and domain.check_code in TEMPORARY_CHECK_CODES
     if temporary and self.request.retries < self.max_retries:
         raise self.retry(countdown=_retry_countdown(self.request.retries))
 
@@ -29,8 +53,9 @@ def check_domain(self, domain_id: int) -> None:
 @shared_task(bind=True, acks_late=True, max_retries=MAX_RETRIES, ignore_result=True)
 def check_domains(self, domain_ids: list[int]) -> None:
     """The sweep's batch: check them all at once; retry only the temporary failures."""
-    domains = services.domain_check_many(domain_ids=domain_ids)
-    temporary = [domain.pk for domain in domains if domain.check_code in checks.TEMPORARY_CODES]
+    recorded = verification.domain_check_many(domain_ids=domain_ids)
+    enqueue(recorded.next_steps)
+    temporary = [d.pk for d in recorded.domains if d.check_code in TEMPORARY_CHECK_CODES]
     if temporary and self.request.retries < self.max_retries:
         raise self.retry(args=(temporary,), countdown=_retry_countdown(self.request.retries))
 
@@ -66,7 +91,7 @@ def renew_certificate(self, domain_id: int) -> None:
 
 @shared_task(acks_late=True, ignore_result=True)
 def sweep() -> None:
-    certificates.sweep()
+    enqueue(scheduling.sweep())
 
 
 @shared_task(acks_late=True, ignore_result=True)

@@ -7,7 +7,7 @@ reads like what it shows: /dashboard/projects/shop/domains/www.example.com/.
 from django.urls import path
 from django.views.generic import RedirectView
 
-from domains import views
+from domains.dashboard import views
 
 app_name = "dashboard"
 

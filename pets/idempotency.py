@@ -25,8 +25,8 @@ from datetime import datetime, timedelta
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from pets.exceptions import BadRequest, IdempotencyKeyInUse, IdempotencyKeyReused
 from pets.models import ApiKey, IdempotencyRecord
+from petstore.api.exceptions import BadRequest, IdempotencyKeyInUse, IdempotencyKeyReused
 
 HEADER = "Idempotency-Key"
 TTL = timedelta(hours=24)

@@ -6,7 +6,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
-from pets.keys import KEY_SCHEME
+from petstore.api.keys import KEY_SCHEME
 
 NAME_MAX_LENGTH = 100
 CATEGORY_NAME_MAX_LENGTH = 50

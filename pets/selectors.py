@@ -17,7 +17,7 @@ from django.db import connection
 
 from pets.models import Pet
 
-# The columns listPets reads, in the order `pets.serializers.pets_from_rows` expects.
+# The columns listPets reads, in the order `pets.api.serializers.pets_from_rows` expects.
 PET_COLUMNS = ("id", "name", "category_id", "status")
 
 

@@ -11,14 +11,15 @@ back. Nothing asked for is lost because the asking is the committed row, not
 the message.
 
 Inside a running task (a `self.retry()`), a failed publish is not swallowed: the
-task fails loudly instead, and the same sweep covers it.
+task fails loudly instead, and the same sweep covers it. Celery's DjangoTask adds
+`delay_on_commit` / `apply_async_on_commit`, which queue after the commit.
 """
 
 from __future__ import annotations
 
 import logging
 
-from celery import Task
+from celery.contrib.django.task import DjangoTask
 from kombu.exceptions import OperationalError
 
 from petstore.taskfailures import describe, task_failure_record
@@ -26,7 +27,7 @@ from petstore.taskfailures import describe, task_failure_record
 log = logging.getLogger(__name__)
 
 
-class QueueTask(Task):
+class QueueTask(DjangoTask):
     def apply_async(self, *args, **kwargs):
         try:
             return super().apply_async(*args, **kwargs)

@@ -53,12 +53,12 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
-    "petstore.requestid.RequestIDMiddleware",
+    "petstore.http.requestid.RequestIDMiddleware",
     # Next: answers platform subdomains and custom domains by their raw Host header.
-    "domains.middleware.HostRoutingMiddleware",
+    "domains.routing.middleware.HostRoutingMiddleware",
     "django.middleware.security.SecurityMiddleware",
     # Content-Security-Policy on HTML pages (dashboard, sign-in, admin, Swagger UI).
-    "petstore.csp.ContentSecurityPolicyMiddleware",
+    "petstore.http.csp.ContentSecurityPolicyMiddleware",
     # Static files (admin, dashboard, the offline Swagger UI) from the app itself.
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -175,7 +175,7 @@ API_STAGING_BASE_URL = env_str("API_STAGING_BASE_URL", "https://staging.petstore
 
 # Requests per API key (DRF rate syntax, e.g. "600/min"); empty turns it off.
 API_RATE_LIMIT = env_str("API_RATE_LIMIT", "600/min")
-# Requests per client address (petstore.signin.client_address, see NUM_PROXIES),
+# Requests per client address (petstore.http.clientaddress.client_address, see NUM_PROXIES),
 # whatever key they carry; empty turns it off. Both limits fail open if the cache is down.
 API_ADDRESS_RATE_LIMIT = env_str("API_ADDRESS_RATE_LIMIT", "3000/min")
 # GET /v1/pets without DRF's Request wrapper, same checks and answers (pets.fastpath).
@@ -184,12 +184,15 @@ API_LIST_FAST_PATH = env_bool("API_LIST_FAST_PATH", True)
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["pets.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["petstore.api.parsers.JSONParser"],
     # Secure by default: every DRF view needs a bearer API key unless it opts out.
-    "DEFAULT_AUTHENTICATION_CLASSES": ["pets.authentication.BearerKeyAuthentication"],
+    "DEFAULT_AUTHENTICATION_CLASSES": ["petstore.api.authentication.BearerKeyAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    "DEFAULT_THROTTLE_CLASSES": ["pets.throttles.KeyThrottle", "pets.throttles.AddressThrottle"],
-    "EXCEPTION_HANDLER": "pets.errors.exception_handler",
+    "DEFAULT_THROTTLE_CLASSES": [
+        "petstore.api.throttles.KeyThrottle",
+        "petstore.api.throttles.AddressThrottle",
+    ],
+    "EXCEPTION_HANDLER": "petstore.api.errors.exception_handler",
     "URL_FORMAT_OVERRIDE": None,  # `?format=` is an ordinary (ignored) parameter
 }
 
@@ -202,16 +205,16 @@ SPECTACULAR_SETTINGS = {
     ),
     "SCHEMA_PATH_PREFIX": r"/v1",
     "SCHEMA_PATH_PREFIX_TRIM": True,  # paths are relative to the servers' /v1
-    "PREPROCESSING_HOOKS": ["pets.schema.only_v1_endpoints"],
+    "PREPROCESSING_HOOKS": ["petstore.api.openapi.only_v1_endpoints"],
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
-        "pets.schema.name_pets_array",
-        "pets.schema.servers_from_settings",  # API_BASE_URL, API_STAGING_BASE_URL
+        "pets.api.openapi.name_pets_array",
+        "petstore.api.openapi.servers_from_settings",  # API_BASE_URL, API_STAGING_BASE_URL
     ],
     "ENUM_GENERATE_CHOICE_DESCRIPTION": False,
     "ENUM_NAME_OVERRIDES": {
         "PetStatus": "pets.models.PetStatus",
-        "ErrorCode": "pets.exceptions.ErrorCode.ALL",
+        "ErrorCode": "petstore.api.exceptions.ErrorCode.ALL",
     },
     "COMPONENT_NO_READ_ONLY_REQUIRED": False,
     # The document and the docs page are public: no key, no throttle.
@@ -298,10 +301,10 @@ CELERY_BEAT_SCHEDULE.update(
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "filters": {"request_id": {"()": "petstore.requestid.RequestIDFilter"}},
+    "filters": {"request_id": {"()": "petstore.http.requestid.RequestIDFilter"}},
     "formatters": {
         "plain": {"format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s"},
-        "json": {"()": "petstore.logjson.JSONFormatter"},
+        "json": {"()": "petstore.http.logjson.JSONFormatter"},
     },
     "handlers": {
         "console": {

@@ -1,13 +1,13 @@
 from django.contrib import admin
 from django.urls import include, path
 
-from petstore.health import healthz, readyz
-from petstore.signin import ThrottledLoginView
+from petstore.http.health import healthz, readyz
+from petstore.http.signin import ThrottledLoginView
 
 urlpatterns = [
     path("healthz", healthz, name="healthz"),
     path("readyz", readyz, name="readyz"),
-    path("v1/", include("pets.urls")),
+    path("v1/", include("pets.api.urls")),
     path("admin/", admin.site.urls),
     path("accounts/login/", ThrottledLoginView.as_view(), name="login"),
     path("accounts/", include("django.contrib.auth.urls")),
@@ -15,5 +15,5 @@ urlpatterns = [
 ]
 
 # Errors under /v1 are the API's Error body; elsewhere Django's default pages.
-handler404 = "pets.errors.handler404"
-handler500 = "pets.errors.handler500"
+handler404 = "petstore.api.errors.handler404"
+handler500 = "petstore.api.errors.handler500"

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from petstore.logjson import JSONFormatter
-from petstore.requestid import RequestIDFilter
+from petstore.http.logjson import JSONFormatter
+from petstore.http.requestid import RequestIDFilter
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -76,7 +76,7 @@ def test_a_sane_incoming_request_id_is_kept_and_a_hostile_one_replaced(client):
 
 
 def test_json_log_lines_carry_the_request_id_and_extras():
-    from petstore.requestid import request_id_var
+    from petstore.http.requestid import request_id_var
 
     record = logging.LogRecord("petstore", logging.INFO, __file__, 1, "hello %s", ("you",), None)
     record.code = "not_found"

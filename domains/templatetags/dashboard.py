@@ -5,7 +5,7 @@ from __future__ import annotations
 from django import template
 from django.utils.html import format_html
 
-from domains.presenters import ACTION_LABELS, BADGE_LABELS, STATE_HELP
+from domains.choices import STATE_HELP, Action, State
 
 register = template.Library()
 
@@ -18,7 +18,7 @@ def state_badge(state: str):
         state,
         STATE_HELP.get(state, ""),
         state,
-        BADGE_LABELS.get(state, state),
+        State(state).label if state in State.values else state,
     )
 
 
@@ -29,4 +29,6 @@ def actor_name(user) -> str:
 
 @register.filter
 def action_label(action: str) -> str:
-    return ACTION_LABELS.get(action, action.replace("_", " ").capitalize())
+    if action in Action.values:
+        return Action(action).label
+    return action.replace("_", " ").capitalize()

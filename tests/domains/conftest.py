@@ -16,8 +16,8 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.db import connection
 
-from domains import services
-from domains.devdns import DNSServer
+from domains.devtools.devdns import DNSServer
+from domains.services.projects import deploy_record, project_create
 from tests.domains.worker import celery_worker  # noqa: F401
 
 TARGET = "domains.petstore.localhost"
@@ -107,13 +107,13 @@ def bob(db):
 @pytest.fixture
 def shop(alice):
     """alice's Pro project with a successful deploy."""
-    project = services.project_create(slug="shop", owner=alice, plan="pro", name="Shop")
-    services.deploy_record(project=project, html="<h1>Alice's shop</h1>")
+    project = project_create(slug="shop", owner=alice, plan="pro", name="Shop")
+    deploy_record(project=project, html="<h1>Alice's shop</h1>")
     return project
 
 
 @pytest.fixture
 def bobs(bob):
-    project = services.project_create(slug="bobs", owner=bob, plan="business", name="Bob's")
-    services.deploy_record(project=project, html="<h1>Bob's place</h1>")
+    project = project_create(slug="bobs", owner=bob, plan="business", name="Bob's")
+    deploy_record(project=project, html="<h1>Bob's place</h1>")
     return project

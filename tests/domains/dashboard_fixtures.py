@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from domains import services
+from domains.services.projects import deploy_record, project_create
 
 # The personas shared with the engine's tests, re-exported for modules outside tests/domains.
 from tests.domains.conftest import PASSWORD, alice, bob, make_user, shop
@@ -42,13 +42,13 @@ def carol(db):
 
 @pytest.fixture
 def sketch(alice):
-    return services.project_create(slug="sketch", owner=alice, plan="free", name="Sketch")
+    return project_create(slug="sketch", owner=alice, plan="free", name="Sketch")
 
 
 @pytest.fixture
 def bobs_project(bob):
-    project = services.project_create(slug="bobs", owner=bob, plan="pro", name="Bob's")
-    services.deploy_record(project=project, html="<h1>Bob</h1>")
+    project = project_create(slug="bobs", owner=bob, plan="pro", name="Bob's")
+    deploy_record(project=project, html="<h1>Bob</h1>")
     return project
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from domains import services
+from domains.choices import State
 from domains.models import Domain, DomainEvent
-from domains.states import State
+from domains.services.domains import domain_add
 from tests.domains.conftest import make_user
 
 pytestmark = pytest.mark.django_db
@@ -22,7 +22,7 @@ def staff_client(client, settings):
 
 @pytest.fixture
 def failed(shop, alice):
-    domain = services.domain_add(project=shop, hostname="www.example.test", actor=alice)
+    domain = domain_add(project=shop, hostname="www.example.test", actor=alice)
     Domain.objects.filter(pk=domain.pk).update(
         state=State.FAILED, check_code="wrong_target", check_message="The CNAME points to x."
     )

@@ -129,7 +129,9 @@ def test_no_certificate_after_30_minutes_shows_the_steps_and_re_verify(
     domain = services.domain_add(project=shop, hostname="www.example.test", actor=alice)
     dns_server.add("www.example.test", "CNAME", TARGET + ".")
     dns_server.add("example.test", "CAA", '0 issue "letsencrypt.org"')
-    services.domain_check(domain_id=domain.pk)  # verified; the worker's CA then meets the CAA
+    services.domain_check(
+        domain_id=domain.pk
+    ).domain  # verified; the worker's CA then meets the CAA
     wait_for(
         lambda: Domain.objects.get(pk=domain.pk).cert_state == Domain.CertState.BLOCKED,
         what="the certificate request to be refused by CAA",

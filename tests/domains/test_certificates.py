@@ -9,9 +9,12 @@ import time_machine
 from cryptography import x509
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from domains import ca, certificates, services, tasks
+from domains import pki, tasks
 from domains.models import Certificate, Domain, DomainEvent
-from domains.states import CertState, State
+from domains.services import certificates, scheduling
+from domains.services.domains import domain_add, domain_request_check
+from domains.choices import CertState, State
+from domains.services.verification import domain_check
 from tests.domains.conftest import TARGET, run_at_once
 
 pytestmark = pytest.mark.django_db
@@ -21,9 +24,9 @@ pytestmark = pytest.mark.django_db
 def verified(dns_server, shop, alice, django_capture_on_commit_callbacks):
     """www.example.test, verified: the certificate is requested (issuing)."""
     dns_server.add("www.example.test", "CNAME", TARGET + ".")
-    domain = services.domain_add(project=shop, hostname="www.example.test", actor=alice)
+    domain = domain_add(project=shop, hostname="www.example.test", actor=alice)
     with django_capture_on_commit_callbacks(execute=False) as queued:
-        services.domain_check(domain_id=domain.pk)
+        tasks.enqueue(domain_check(domain_id=domain.pk).next_steps)
     domain.refresh_from_db()
     domain.queued = queued
     return domain
@@ -49,7 +52,7 @@ def test_issuing_makes_a_real_certificate_for_the_host_name(verified):
     usage = cert.extensions.get_extension_for_class(x509.KeyUsage).value
     assert usage.digital_signature and not usage.key_cert_sign and not usage.crl_sign
     # Signed by the platform's local CA.
-    _, ca_cert = ca.load_or_create_ca()
+    _, ca_cert = pki.load_or_create_ca()
     assert cert.issuer == ca_cert.subject
     cert.verify_directly_issued_by(ca_cert)
     assert DomainEvent.objects.filter(domain=verified, action="certificate_issued").exists()
@@ -81,8 +84,8 @@ def test_reverify_after_fixing_caa_requests_the_certificate_again(
     certificates.certificate_issue(domain_id=verified.pk)
     dns_server.remove("example.test", "CAA")
     with django_capture_on_commit_callbacks(execute=False):
-        services.domain_request_check(domain=Domain.objects.get(pk=verified.pk), actor=alice)
-        services.domain_check(domain_id=verified.pk)
+        domain_request_check(domain=Domain.objects.get(pk=verified.pk), actor=alice)
+        domain_check(domain_id=verified.pk)
     verified.refresh_from_db()
     assert verified.state == State.ISSUING
     assert certificates.certificate_issue(domain_id=verified.pk) is not None
@@ -122,7 +125,7 @@ def test_the_ca_is_created_once_even_when_many_ask_at_the_same_time(settings, tm
     settings.DOMAINS_CA_DIR = tmp_path / "fresh-ca"
 
     def ask():
-        key, cert = ca.load_or_create_ca()
+        key, cert = pki.load_or_create_ca()
         return cert.serial_number, key.public_key().public_numbers()
 
     subjects, errors = run_at_once(ask, 6)
@@ -130,7 +133,7 @@ def test_the_ca_is_created_once_even_when_many_ask_at_the_same_time(settings, tm
     assert len(subjects) == 6
     assert len(set(s for s, _ in subjects)) == 1
     assert len({str(n) for _, n in subjects}) == 1
-    key, cert = ca.load_or_create_ca()
+    key, cert = pki.load_or_create_ca()
     assert isinstance(key, ec.EllipticCurvePrivateKey)
     assert cert.extensions.get_extension_for_class(x509.BasicConstraints).value.ca is True
     usage = cert.extensions.get_extension_for_class(x509.KeyUsage).value
@@ -142,20 +145,17 @@ def test_sweep_requeues_a_certificate_whose_task_was_lost(verified, settings):
     settings.DOMAINS_CERT_ISSUE_DELAY = 5
     later = datetime.now(UTC) + timedelta(minutes=6)
     with time_machine.travel(later, tick=False):
-        queued = certificates.sweep()
-    assert verified.pk in queued["certificates"]
-    assert certificates.sweep()["certificates"] == []  # claimed: not queued twice
+        queued = scheduling.sweep()
+    assert verified.pk in queued.issue_now
+    assert scheduling.sweep().issue_now == []  # claimed: not queued twice
 
 
 def test_reverify_while_the_certificate_is_late_queues_issuance_again(
     verified, alice, django_capture_on_commit_callbacks
 ):
     with time_machine.travel(datetime.now(UTC) + timedelta(minutes=30), tick=False):
-        with django_capture_on_commit_callbacks(execute=False) as queued:
-            services.domain_request_check(domain=verified, actor=alice)
-            services.domain_check(domain_id=verified.pk)
-        assert len(queued) == 2  # the check, and the certificate task again
-        with django_capture_on_commit_callbacks(execute=False) as queued:
-            services.domain_check(domain_id=verified.pk)
-        assert queued == []  # just re-queued: not overdue again yet
+        domain_request_check(domain=verified, actor=alice)
+        assert domain_check(domain_id=verified.pk).next_steps.issue_now == [verified.pk]
+        # Just claimed again: not overdue again yet.
+        assert domain_check(domain_id=verified.pk).next_steps.issue_now == []
     assert certificates.certificate_issue(domain_id=verified.pk) is not None

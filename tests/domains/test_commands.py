@@ -8,9 +8,9 @@ import pytest
 from django.core.management import call_command, load_command_class
 from django.core.management.base import CommandError
 
-from domains import certificates
+from domains.choices import State
 from domains.models import Deploy, Domain, Project
-from domains.states import State
+from domains.services import certificates
 from tests.domains.conftest import TARGET
 
 pytestmark = pytest.mark.django_db

@@ -5,21 +5,23 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from domains import services
 from domains.models import Domain, DomainEvent, Redirect
+from domains.services.domains import domain_add
+from domains.services.projects import project_create
+from domains.services.redirects import redirect_save
 from tests.domains.dashboard_fixtures import *  # noqa: F403
 from tests.domains.dashboard_fixtures import PASSWORD
 
 
 @pytest.fixture
 def www(shop, alice):
-    return services.domain_add(project=shop, hostname="www.example.com", actor=alice)
+    return domain_add(project=shop, hostname="www.example.com", actor=alice)
 
 
 @pytest.fixture
 def entry(shop, www, alice):
-    apex = services.domain_add(project=shop, hostname="example.com", actor=alice)
-    return services.redirect_save(project=shop, from_domain=apex, to_domain=www, actor=alice)
+    apex = domain_add(project=shop, hostname="example.com", actor=alice)
+    return redirect_save(project=shop, from_domain=apex, to_domain=www, actor=alice)
 
 
 def _pages(www, entry):
@@ -76,7 +78,7 @@ def test_owner_opens_every_page(client, alice, www, entry):
 
 
 def test_owner_sees_only_their_own_projects(client, alice, bob, shop):
-    services.project_create(slug="bobs", owner=bob, plan="pro", name="Bob's secret")
+    project_create(slug="bobs", owner=bob, plan="pro", name="Bob's secret")
     client.force_login(alice)
     page = client.get("/dashboard/").content.decode()
     assert "Shop" in page
@@ -121,11 +123,11 @@ def test_project_page_queries_do_not_grow_with_domains(client, alice, shop):
             assert client.get("/dashboard/projects/shop/domains/").status_code == 200
         return len(captured)
 
-    first = services.domain_add(project=shop, hostname="a.example.com", actor=alice)
-    second = services.domain_add(project=shop, hostname="b.example.com", actor=alice)
-    services.redirect_save(project=shop, from_domain=second, to_domain=first, actor=alice)
+    first = domain_add(project=shop, hostname="a.example.com", actor=alice)
+    second = domain_add(project=shop, hostname="b.example.com", actor=alice)
+    redirect_save(project=shop, from_domain=second, to_domain=first, actor=alice)
     few = queries()
     for name in ["c.example.com", "d.example.com", "example.com"]:
-        other = services.domain_add(project=shop, hostname=name, actor=alice)
-        services.redirect_save(project=shop, from_domain=other, to_domain=first, actor=alice)
+        other = domain_add(project=shop, hostname=name, actor=alice)
+        redirect_save(project=shop, from_domain=other, to_domain=first, actor=alice)
     assert queries() == few

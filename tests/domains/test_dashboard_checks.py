@@ -10,7 +10,9 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from domains import certificates, services
+from domains.services import certificates
+from domains.services.domains import domain_add
+from domains.services.verification import domain_check
 from tests.domains.conftest import TARGET
 from tests.domains.dashboard_fixtures import *  # noqa: F403
 
@@ -19,13 +21,13 @@ D = "/dashboard/projects/shop/domains/www.example.com/"
 
 @pytest.fixture
 def www(shop, alice):
-    return services.domain_add(project=shop, hostname="www.example.com", actor=alice)
+    return domain_add(project=shop, hostname="www.example.com", actor=alice)
 
 
 def test_conflicting_a_record_is_explained_on_the_list_and_the_page(alice_client, www, dns_server):
     dns_server.add("www.example.com", "CNAME", TARGET + ".")
     dns_server.add("www.example.com", "A", "192.0.2.10")
-    services.domain_check(domain_id=www.pk)
+    domain_check(domain_id=www.pk)
 
     listing = alice_client.get("/dashboard/projects/shop/domains/").content.decode()
     assert "conflicting record beside the CNAME: A 192.0.2.10" in listing
@@ -42,14 +44,14 @@ def test_conflicting_a_record_is_explained_on_the_list_and_the_page(alice_client
 
 def test_wrong_cname_target_says_what_it_must_be(alice_client, www, dns_server):
     dns_server.add("www.example.com", "CNAME", "old-host.example.net.")
-    services.domain_check(domain_id=www.pk)
+    domain_check(domain_id=www.pk)
     page = alice_client.get(D).content.decode()
     assert f"The CNAME points to old-host.example.net; it must be {TARGET}" in page
 
 
 def test_verified_domain_waits_for_its_certificate_then_shows_it(alice_client, www, dns_server):
     dns_server.add("www.example.com", "CNAME", TARGET + ".")
-    services.domain_check(domain_id=www.pk)
+    domain_check(domain_id=www.pk)
 
     page = alice_client.get(D).content.decode()
     assert ">Certificate issuing<" in page
@@ -73,7 +75,7 @@ def test_no_certificate_after_30_minutes_shows_the_three_steps_with_results(
 ):
     dns_server.add("www.example.com", "CNAME", TARGET + ".")
     dns_server.add("example.com", "CAA", '0 issue "letsencrypt.org"')
-    services.domain_check(domain_id=www.pk)  # verified; the certificate is still to come
+    domain_check(domain_id=www.pk)  # verified; the certificate is still to come
 
     time_machine.move_to(timezone.now() + timedelta(minutes=29))
     assert 'id="troubleshooting"' not in alice_client.get(D).content.decode()
@@ -92,7 +94,7 @@ def test_no_certificate_after_30_minutes_shows_the_three_steps_with_results(
 def test_certificate_blocked_by_caa_says_what_to_change(alice_client, www, dns_server):
     dns_server.add("www.example.com", "CNAME", TARGET + ".")
     dns_server.add("example.com", "CAA", '0 issue "letsencrypt.org"')
-    services.domain_check(domain_id=www.pk)
+    domain_check(domain_id=www.pk)
     assert certificates.certificate_issue(domain_id=www.pk) is None
 
     page = alice_client.get(D).content.decode()

@@ -10,9 +10,10 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from domains import services
-from domains.devdns import DNSServer
+from domains.devtools.devdns import DNSServer
 from domains.models import Deploy, Project
+from domains.services.domains import domain_add
+from domains.services.verification import domain_check
 from tests.domains.conftest import TARGET
 
 
@@ -67,19 +68,19 @@ def test_starter_zone_verifies_once_the_newcomer_adds_the_cname(db, demo_setting
     _run()
     zone_file = demo_settings.DOMAINS_DEV_DNS_ZONES / "example.test.zone"
     shop = Project.objects.get(slug="demo-shop")
-    domain = services.domain_add(project=shop, hostname="shop.example.test", actor=None)
+    domain = domain_add(project=shop, hostname="shop.example.test", actor=None)
     server = DNSServer("127.0.0.1", 0, zone_dir=zone_file.parent).start()
     try:
         demo_settings.DOMAINS_DNS_NAMESERVERS = [server.address]
         server.reload_zones()
-        assert services.domain_check(domain_id=domain.pk).check_code == "nxdomain"
+        assert domain_check(domain_id=domain.pk).domain.check_code == "nxdomain"
 
         # The walk-through in docs/dashboard.md: un-comment the CNAME line.
         starter = zone_file.read_text()
         text = starter.replace(f"; shop  IN CNAME {TARGET}.", f"shop  IN CNAME {TARGET}.")
         _save(zone_file, text)
         server.reload_zones()
-        assert services.domain_check(domain_id=domain.pk).check_code == "ok"
+        assert domain_check(domain_id=domain.pk).domain.check_code == "ok"
 
         # ... and to see the failures, an A record or a wrong target instead of it.
         for line, code in [
@@ -88,7 +89,7 @@ def test_starter_zone_verifies_once_the_newcomer_adds_the_cname(db, demo_setting
         ]:
             _save(zone_file, starter.replace("; " + line, line))
             server.reload_zones()
-            checked = services.domain_check(domain_id=domain.pk)
+            checked = domain_check(domain_id=domain.pk).domain
             assert checked.check_code == code, checked.check_message
     finally:
         server.stop()

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from domains import services
 from domains.models import Domain, DomainEvent, Redirect
+from domains.services.domains import domain_add, domain_request_check
+from domains.services.projects import project_create
+from domains.services.redirects import redirect_save
+from domains.services.verification import domain_check
 from tests.domains.dashboard_fixtures import *  # noqa: F403
 
 SHOP = "/dashboard/projects/shop/domains/"
@@ -65,7 +68,7 @@ def test_free_plan_is_refused_with_the_reason(alice_client, sketch):
 
 
 def test_project_without_a_successful_deploy_is_refused(alice_client, alice):
-    services.project_create(slug="draft", owner=alice, plan="pro")
+    project_create(slug="draft", owner=alice, plan="pro")
     response = _add(alice_client, "www.example.com", project="draft")
     assert response.status_code == 400
     assert "Deploy the project successfully before adding a custom domain" in (
@@ -74,7 +77,7 @@ def test_project_without_a_successful_deploy_is_refused(alice_client, alice):
 
 
 def test_domain_taken_by_another_project_is_refused(alice_client, shop, bob, bobs_project):
-    services.domain_add(project=bobs_project, hostname="www.example.com", actor=bob)
+    domain_add(project=bobs_project, hostname="www.example.com", actor=bob)
     response = _add(alice_client, "WWW.Example.com")
     assert response.status_code == 400
     assert "already attached to another project" in response.content.decode()
@@ -82,7 +85,7 @@ def test_domain_taken_by_another_project_is_refused(alice_client, shop, bob, bob
 
 
 def test_domains_list_shows_status_badge_and_last_check(alice_client, shop, alice):
-    services.domain_add(project=shop, hostname="www.example.com", actor=alice)
+    domain_add(project=shop, hostname="www.example.com", actor=alice)
     page = alice_client.get(SHOP).content.decode()
     assert 'class="badge badge-pending"' in page and ">Pending<" in page
     assert "not checked yet" in page
@@ -92,7 +95,7 @@ def test_domains_list_shows_status_badge_and_last_check(alice_client, shop, alic
 def test_verify_starts_a_check_and_the_page_watches_for_the_result(
     alice_client, shop, alice, django_capture_on_commit_callbacks
 ):
-    domain = services.domain_add(project=shop, hostname="www.example.com", actor=alice)
+    domain = domain_add(project=shop, hostname="www.example.com", actor=alice)
     with django_capture_on_commit_callbacks() as queued:
         response = alice_client.post(SHOP + "www.example.com/verify/")
     assert response.status_code == 302
@@ -111,8 +114,8 @@ def test_verify_starts_a_check_and_the_page_watches_for_the_result(
 
 
 def test_history_shows_who_did_what_and_when(alice_client, shop, alice):
-    domain = services.domain_add(project=shop, hostname="www.example.com", actor=alice)
-    services.domain_request_check(domain=domain, actor=alice)
+    domain = domain_add(project=shop, hostname="www.example.com", actor=alice)
+    domain_request_check(domain=domain, actor=alice)
     page = alice_client.get(SHOP + "www.example.com/").content.decode()
     history = page[page.index('id="history"') :]
     assert "Added the domain" in history and "Chose Verify" in history
@@ -125,7 +128,7 @@ def test_domain_page_queries_do_not_grow_with_its_history(alice_client, shop, al
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
-    domain = services.domain_add(project=shop, hostname="www.example.com", actor=alice)
+    domain = domain_add(project=shop, hostname="www.example.com", actor=alice)
 
     def queries() -> int:
         with CaptureQueriesContext(connection) as captured:
@@ -141,7 +144,7 @@ def test_domain_page_queries_do_not_grow_with_its_history(alice_client, shop, al
 
 
 def test_remove_asks_for_confirmation_and_warns(alice_client, shop, alice):
-    services.domain_add(project=shop, hostname="www.example.com", actor=alice)
+    domain_add(project=shop, hostname="www.example.com", actor=alice)
     page = alice_client.get(SHOP + "www.example.com/remove/").content.decode()
     assert "Traffic to www.example.com stops at once." in page
     assert "Inbound links to it break unless a redirect is set up first." in page
@@ -150,8 +153,8 @@ def test_remove_asks_for_confirmation_and_warns(alice_client, shop, alice):
 
 
 def test_remove_offers_a_redirect_when_the_project_has_another_domain(alice_client, shop, alice):
-    old = services.domain_add(project=shop, hostname="old.example.com", actor=alice)
-    new = services.domain_add(project=shop, hostname="www.example.com", actor=alice)
+    old = domain_add(project=shop, hostname="old.example.com", actor=alice)
+    new = domain_add(project=shop, hostname="www.example.com", actor=alice)
     page = alice_client.get(SHOP + "old.example.com/remove/").content.decode()
     assert "Redirect instead" in page
 
@@ -165,7 +168,7 @@ def test_remove_offers_a_redirect_when_the_project_has_another_domain(alice_clie
 
 
 def test_remove_stops_the_domain_and_records_who_did_it(alice_client, shop, alice):
-    services.domain_add(project=shop, hostname="www.example.com", actor=alice)
+    domain_add(project=shop, hostname="www.example.com", actor=alice)
     response = alice_client.post(SHOP + "www.example.com/remove/", {"remove": "1"})
     assert response.status_code == 302
     assert response["Location"] == SHOP
@@ -180,8 +183,8 @@ def test_remove_stops_the_domain_and_records_who_did_it(alice_client, shop, alic
 
 
 def test_redirect_instead_without_a_target_removes_nothing(alice_client, shop, alice):
-    services.domain_add(project=shop, hostname="old.example.com", actor=alice)
-    services.domain_add(project=shop, hostname="www.example.com", actor=alice)
+    domain_add(project=shop, hostname="old.example.com", actor=alice)
+    domain_add(project=shop, hostname="www.example.com", actor=alice)
     response = alice_client.post(
         SHOP + "old.example.com/remove/", {"redirect_to": "", "redirect_instead": "1"}
     )
@@ -191,9 +194,9 @@ def test_redirect_instead_without_a_target_removes_nothing(alice_client, shop, a
 
 
 def test_remove_page_says_an_existing_redirect_ends_with_the_domain(alice_client, shop, alice):
-    old = services.domain_add(project=shop, hostname="old.example.com", actor=alice)
-    new = services.domain_add(project=shop, hostname="www.example.com", actor=alice)
-    services.redirect_save(project=shop, from_domain=old, to_domain=new, actor=alice)
+    old = domain_add(project=shop, hostname="old.example.com", actor=alice)
+    new = domain_add(project=shop, hostname="www.example.com", actor=alice)
+    redirect_save(project=shop, from_domain=old, to_domain=new, actor=alice)
     page = alice_client.get(SHOP + "old.example.com/remove/").content.decode()
     assert "redirects to <strong>www.example.com</strong> (301) now" in page
     assert "Removing it ends that redirect too" in page
@@ -204,12 +207,12 @@ def test_the_domain_page_reads_the_certificate_once(alice_client, shop, alice, d
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
-    from domains import certificates
+    from domains.services import certificates
     from tests.domains.conftest import TARGET
 
     dns_server.add("www.example.com", "CNAME", TARGET + ".")
-    domain = services.domain_add(project=shop, hostname="www.example.com", actor=alice)
-    services.domain_check(domain_id=domain.pk)  # verified: its certificate is requested
+    domain = domain_add(project=shop, hostname="www.example.com", actor=alice)
+    domain_check(domain_id=domain.pk)  # verified: its certificate is requested
     issued = certificates.certificate_issue(domain_id=domain.pk)
 
     with CaptureQueriesContext(connection) as captured:

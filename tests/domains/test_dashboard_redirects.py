@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from domains import services
 from domains.models import Redirect
+from domains.services.domains import domain_add
+from domains.services.projects import project_set_primary
+from domains.services.redirects import redirect_save
 from tests.domains.dashboard_fixtures import *  # noqa: F403
 
 P = "/dashboard/projects/shop/"
@@ -13,12 +15,12 @@ P = "/dashboard/projects/shop/"
 
 @pytest.fixture
 def www(shop, alice):
-    return services.domain_add(project=shop, hostname="www.example.com", actor=alice)
+    return domain_add(project=shop, hostname="www.example.com", actor=alice)
 
 
 @pytest.fixture
 def apex(shop, alice):
-    return services.domain_add(project=shop, hostname="example.com", actor=alice)
+    return domain_add(project=shop, hostname="example.com", actor=alice)
 
 
 def test_choose_the_primary_domain(alice_client, shop, www, apex):
@@ -35,7 +37,7 @@ def test_choose_the_primary_domain(alice_client, shop, www, apex):
 
 
 def test_primary_can_go_back_to_the_platform_subdomain(alice_client, shop, www, alice):
-    services.project_set_primary(project=shop, domain=www, actor=alice)
+    project_set_primary(project=shop, domain=www, actor=alice)
     alice_client.post(P + "primary/", {"domain": ""})
     shop.refresh_from_db()
     assert shop.primary_domain is None
@@ -57,7 +59,7 @@ def test_add_redirect_defaults_to_301(alice_client, www, apex):
 
 
 def test_edit_redirect_status(alice_client, www, apex, alice, shop):
-    entry = services.redirect_save(project=shop, from_domain=apex, to_domain=www, actor=alice)
+    entry = redirect_save(project=shop, from_domain=apex, to_domain=www, actor=alice)
     page = alice_client.get(P + f"redirects/{entry.pk}/edit/").content.decode()
     assert "Edit redirect" in page
     alice_client.post(
@@ -69,9 +71,7 @@ def test_edit_redirect_status(alice_client, www, apex, alice, shop):
 
 
 def test_the_edit_form_starts_from_the_saved_entry(alice_client, www, apex, alice, shop):
-    entry = services.redirect_save(
-        project=shop, from_domain=apex, to_domain=www, status=307, actor=alice
-    )
+    entry = redirect_save(project=shop, from_domain=apex, to_domain=www, status=307, actor=alice)
     form = alice_client.get(P + f"redirects/{entry.pk}/edit/").context["form"]
     assert form.initial == {"from_domain": apex, "to_domain": www, "status": 307}
 
@@ -82,7 +82,7 @@ def test_redirect_to_another_domain_starts_from_that_domain(alice_client, www, a
 
 
 def test_delete_redirect(alice_client, www, apex, alice, shop):
-    entry = services.redirect_save(project=shop, from_domain=apex, to_domain=www, actor=alice)
+    entry = redirect_save(project=shop, from_domain=apex, to_domain=www, actor=alice)
     assert alice_client.post(P + f"redirects/{entry.pk}/delete/").status_code == 302
     assert not Redirect.objects.exists()
     assert "Deleted a redirect" in alice_client.get(P + "domains/").content.decode()
@@ -106,7 +106,7 @@ def test_redirect_status_outside_the_list_is_refused(alice_client, www, apex):
 
 
 def test_project_page_shows_redirects_and_the_domains_json(alice_client, www, apex, alice, shop):
-    services.redirect_save(project=shop, from_domain=apex, to_domain=www, actor=alice)
+    redirect_save(project=shop, from_domain=apex, to_domain=www, actor=alice)
     page = alice_client.get(P + "domains/").content.decode()
     assert "Apex domain · redirects to www.example.com" in page
     table = page[page.index('class="redirects"') :]
@@ -117,7 +117,7 @@ def test_project_page_shows_redirects_and_the_domains_json(alice_client, www, ap
 
 
 def test_a_refused_primary_says_why_on_the_form(alice_client, shop, www, apex, alice):
-    services.redirect_save(project=shop, from_domain=apex, to_domain=www, actor=alice)
+    redirect_save(project=shop, from_domain=apex, to_domain=www, actor=alice)
     response = alice_client.post(P + "primary/", {"domain": apex.pk})
     assert response.status_code == 400
     assert "redirects elsewhere; delete that redirect" in response.content.decode()

@@ -12,9 +12,9 @@ import dns.rcode
 import dns.rdatatype
 import pytest
 
-from domains import checks
-from domains import dns as platform_dns
-from domains.devdns import DNSServer
+from domains.devtools.devdns import DNSServer
+from domains.dns import diagnosis
+from domains.dns import lookups as platform_dns
 
 pytestmark = pytest.mark.django_db
 
@@ -116,7 +116,7 @@ def test_a_zone_file_may_hold_an_a_record_beside_the_cname(tmp_path, settings):
             "192.0.2.10"
         ]
         assert ask(server, "shop.example.test", "AAAA").answer
-        result = checks.verify("shop.example.test", is_apex=False)
+        result = diagnosis.verify("shop.example.test", is_apex=False)
         assert result.code == "conflicting_record"
         assert "192.0.2.10" in result.found
     finally:

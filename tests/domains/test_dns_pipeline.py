@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from domains import dns
+from domains.dns import lookups as dns
 from tests.domains.conftest import TARGET
 from tests.processes import wait_for
 from tests.reliability.hostile_dns import HostileDNS

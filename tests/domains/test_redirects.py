@@ -5,8 +5,10 @@ from __future__ import annotations
 import pytest
 from django.core.exceptions import ValidationError
 
-from domains import services
 from domains.models import DomainEvent, Redirect
+from domains.services.domains import domain_add, domain_remove
+from domains.services.projects import project_domains_structure, project_set_primary
+from domains.services.redirects import redirect_delete, redirect_save
 
 pytestmark = pytest.mark.django_db
 
@@ -14,27 +16,25 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def names(shop, alice):
     return {
-        label: services.domain_add(project=shop, hostname=f"{label}.example.test", actor=alice)
+        label: domain_add(project=shop, hostname=f"{label}.example.test", actor=alice)
         for label in ("www", "old", "legacy")
     }
 
 
 def refused(code, **kwargs):
     with pytest.raises(ValidationError) as info:
-        services.redirect_save(**kwargs)
+        redirect_save(**kwargs)
     assert info.value.code == code
     return info.value.messages[0]
 
 
 def test_structure_reads_as_the_spec_shape(shop, names, alice):
-    services.project_set_primary(project=shop, domain=names["www"], actor=alice)
-    services.redirect_save(
-        project=shop, from_domain=names["old"], to_domain=names["www"], actor=alice
-    )
-    services.redirect_save(
+    project_set_primary(project=shop, domain=names["www"], actor=alice)
+    redirect_save(project=shop, from_domain=names["old"], to_domain=names["www"], actor=alice)
+    redirect_save(
         project=shop, from_domain=names["legacy"], to_domain=names["www"], status=308, actor=alice
     )
-    assert services.project_domains_structure(project=shop) == {
+    assert project_domains_structure(project=shop) == {
         "primary": "www.example.test",
         "redirects": [
             {"from": "legacy.example.test", "to": "www.example.test", "status": 308},
@@ -44,16 +44,16 @@ def test_structure_reads_as_the_spec_shape(shop, names, alice):
 
 
 def test_empty_structure(shop):
-    assert services.project_domains_structure(project=shop) == {"primary": None, "redirects": []}
+    assert project_domains_structure(project=shop) == {"primary": None, "redirects": []}
 
 
 def test_status_defaults_to_301_and_allows_302_307_308(shop, names, alice):
-    redirect = services.redirect_save(
+    redirect = redirect_save(
         project=shop, from_domain=names["old"], to_domain=names["www"], actor=alice
     )
     assert redirect.status == 301
     for status in (302, 307, 308):
-        redirect = services.redirect_save(
+        redirect = redirect_save(
             project=shop, from_domain=names["old"], to_domain=names["www"], status=status,
             redirect=redirect, actor=alice,
         )  # fmt: skip
@@ -66,7 +66,7 @@ def test_status_defaults_to_301_and_allows_302_307_308(shop, names, alice):
 
 
 def test_both_ends_must_belong_to_the_project(shop, bobs, names, alice, bob):
-    theirs = services.domain_add(project=bobs, hostname="bob.example.test", actor=bob)
+    theirs = domain_add(project=bobs, hostname="bob.example.test", actor=bob)
     refused("not_owned", project=shop, from_domain=names["old"], to_domain=theirs, actor=alice)
     refused("not_owned", project=shop, from_domain=theirs, to_domain=names["www"], actor=alice)
 
@@ -80,16 +80,14 @@ def test_a_domain_cannot_redirect_to_itself(shop, names, alice):
 
 def test_loops_through_other_redirects_are_refused(shop, names, alice):
     www, old, legacy = names["www"], names["old"], names["legacy"]
-    services.redirect_save(project=shop, from_domain=old, to_domain=www, actor=alice)
-    services.redirect_save(project=shop, from_domain=www, to_domain=legacy, actor=alice)
+    redirect_save(project=shop, from_domain=old, to_domain=www, actor=alice)
+    redirect_save(project=shop, from_domain=www, to_domain=legacy, actor=alice)
     message = refused("redirect_loop", project=shop, from_domain=legacy, to_domain=old, actor=alice)
     assert "loop" in message
 
 
 def test_a_from_domain_has_one_redirect(shop, names, alice):
-    services.redirect_save(
-        project=shop, from_domain=names["old"], to_domain=names["www"], actor=alice
-    )
+    redirect_save(project=shop, from_domain=names["old"], to_domain=names["www"], actor=alice)
     refused(
         "duplicate_from", project=shop, from_domain=names["old"], to_domain=names["legacy"],
         actor=alice,
@@ -97,14 +95,14 @@ def test_a_from_domain_has_one_redirect(shop, names, alice):
 
 
 def test_editing_a_redirect_keeps_one_entry(shop, names, alice):
-    redirect = services.redirect_save(
+    redirect = redirect_save(
         project=shop, from_domain=names["old"], to_domain=names["www"], actor=alice
     )
-    services.redirect_save(
+    redirect_save(
         project=shop, from_domain=names["old"], to_domain=names["legacy"], redirect=redirect,
         actor=alice,
     )  # fmt: skip
-    assert services.project_domains_structure(project=shop)["redirects"] == [
+    assert project_domains_structure(project=shop)["redirects"] == [
         {"from": "old.example.test", "to": "legacy.example.test", "status": 301}
     ]
 
@@ -112,40 +110,36 @@ def test_editing_a_redirect_keeps_one_entry(shop, names, alice):
 def test_the_primary_cannot_redirect_away_and_a_redirecting_domain_cannot_be_primary(
     shop, names, alice
 ):
-    services.project_set_primary(project=shop, domain=names["www"], actor=alice)
+    project_set_primary(project=shop, domain=names["www"], actor=alice)
     refused(
         "primary_redirects", project=shop, from_domain=names["www"], to_domain=names["old"],
         actor=alice,
     )  # fmt: skip
-    services.redirect_save(
-        project=shop, from_domain=names["old"], to_domain=names["www"], actor=alice
-    )
+    redirect_save(project=shop, from_domain=names["old"], to_domain=names["www"], actor=alice)
     with pytest.raises(ValidationError) as info:
-        services.project_set_primary(project=shop, domain=names["old"], actor=alice)
+        project_set_primary(project=shop, domain=names["old"], actor=alice)
     assert info.value.code == "primary_redirects"
 
 
 def test_primary_must_belong_to_the_project(shop, bobs, alice, bob):
-    theirs = services.domain_add(project=bobs, hostname="bob.example.test", actor=bob)
+    theirs = domain_add(project=bobs, hostname="bob.example.test", actor=bob)
     with pytest.raises(ValidationError) as info:
-        services.project_set_primary(project=shop, domain=theirs, actor=alice)
+        project_set_primary(project=shop, domain=theirs, actor=alice)
     assert info.value.code == "not_owned"
 
 
 def test_removing_a_domain_removes_its_redirects_and_clears_the_primary(shop, names, alice):
-    services.project_set_primary(project=shop, domain=names["www"], actor=alice)
-    services.redirect_save(
-        project=shop, from_domain=names["old"], to_domain=names["www"], actor=alice
-    )
-    services.domain_remove(domain=names["www"], actor=alice)
+    project_set_primary(project=shop, domain=names["www"], actor=alice)
+    redirect_save(project=shop, from_domain=names["old"], to_domain=names["www"], actor=alice)
+    domain_remove(domain=names["www"], actor=alice)
     shop.refresh_from_db()
-    assert services.project_domains_structure(project=shop) == {"primary": None, "redirects": []}
+    assert project_domains_structure(project=shop) == {"primary": None, "redirects": []}
 
 
 def test_deleting_a_redirect_records_an_event(shop, names, alice):
-    redirect = services.redirect_save(
+    redirect = redirect_save(
         project=shop, from_domain=names["old"], to_domain=names["www"], actor=alice
     )
-    services.redirect_delete(redirect=redirect, actor=alice)
+    redirect_delete(redirect=redirect, actor=alice)
     assert not Redirect.objects.exists()
     assert DomainEvent.objects.filter(action="redirect_deleted", actor=alice).count() == 1

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from domains import services
-from domains.middleware import HostRoutingMiddleware
+from domains.choices import State
 from domains.models import Domain
-from domains.states import State
+from domains.routing.middleware import HostRoutingMiddleware
+from domains.services.domains import domain_add, domain_remove
+from domains.services.projects import deploy_record, project_create, project_set_primary
+from domains.services.redirects import redirect_save
 
 pytestmark = pytest.mark.django_db
 
@@ -20,12 +22,12 @@ def live(domain: Domain, state: str = State.ACTIVE) -> Domain:
 
 @pytest.fixture
 def www(shop, alice):
-    return live(services.domain_add(project=shop, hostname="www.example.test", actor=alice))
+    return live(domain_add(project=shop, hostname="www.example.test", actor=alice))
 
 
 @pytest.fixture
 def old(shop, alice):
-    return live(services.domain_add(project=shop, hostname="old.example.test", actor=alice))
+    return live(domain_add(project=shop, hostname="old.example.test", actor=alice))
 
 
 def get(client, host, path="/", **extra):
@@ -33,8 +35,8 @@ def get(client, host, path="/", **extra):
 
 
 def test_platform_subdomain_serves_the_latest_successful_deploy(client, shop):
-    services.deploy_record(project=shop, html="<h1>Second</h1>")
-    services.deploy_record(project=shop, html="<h1>Broken</h1>", succeeded=False)
+    deploy_record(project=shop, html="<h1>Second</h1>")
+    deploy_record(project=shop, html="<h1>Broken</h1>", succeeded=False)
     response = get(client, "shop.petstore.localhost")
     assert response.status_code == 200
     assert response.content == b"<h1>Second</h1>"
@@ -46,7 +48,7 @@ def test_host_is_read_without_port_case_or_trailing_dot(client, shop):
 
 
 def test_project_without_a_deploy_is_not_found(client, alice):
-    services.project_create(slug="empty", owner=alice, plan="pro")
+    project_create(slug="empty", owner=alice, plan="pro")
     assert get(client, "empty.petstore.localhost").status_code == 404
 
 
@@ -66,7 +68,7 @@ def test_custom_domain_serves_its_projects_page(client, www):
 
 
 def test_custom_domain_is_served_once_verified(client, shop, alice):
-    domain = services.domain_add(project=shop, hostname="new.example.test", actor=alice)
+    domain = domain_add(project=shop, hostname="new.example.test", actor=alice)
     assert get(client, "new.example.test").status_code == 404  # pending: not ours yet
     live(domain, State.VERIFIED)
     assert get(client, "new.example.test").status_code == 200
@@ -77,21 +79,21 @@ def test_custom_domain_is_served_once_verified(client, shop, alice):
 def test_platform_subdomain_redirects_to_the_active_primary_keeping_path_and_query(
     client, shop, www, alice
 ):
-    services.project_set_primary(project=shop, domain=www, actor=alice)
+    project_set_primary(project=shop, domain=www, actor=alice)
     response = get(client, "shop.petstore.localhost", "/menu/cats?page=2&sort=name")
     assert response.status_code == 301
     assert response["Location"] == "http://www.example.test/menu/cats?page=2&sort=name"
 
 
 def test_primary_that_is_not_active_yet_does_not_redirect(client, shop, www, alice):
-    services.project_set_primary(project=shop, domain=live(www, State.ISSUING), actor=alice)
+    project_set_primary(project=shop, domain=live(www, State.ISSUING), actor=alice)
     assert get(client, "shop.petstore.localhost").status_code == 200
 
 
 def test_redirect_entry_answers_with_its_status_and_keeps_path_and_query(
     client, shop, www, old, alice
 ):
-    services.redirect_save(project=shop, from_domain=old, to_domain=www, status=308, actor=alice)
+    redirect_save(project=shop, from_domain=old, to_domain=www, status=308, actor=alice)
     response = get(client, "old.example.test:8000", "/a/b?x=1")
     assert response.status_code == 308
     assert response["Location"] == "http://www.example.test:8000/a/b?x=1"
@@ -99,7 +101,7 @@ def test_redirect_entry_answers_with_its_status_and_keeps_path_and_query(
 
 def test_removed_domain_is_not_found_on_the_very_next_request(client, www, alice):
     assert get(client, "www.example.test").status_code == 200
-    services.domain_remove(domain=www, actor=alice)
+    domain_remove(domain=www, actor=alice)
     assert get(client, "www.example.test").status_code == 404
 
 
@@ -160,6 +162,6 @@ def test_with_ssl_redirect_a_domain_without_certificate_is_served_over_http(clie
 
 def test_with_ssl_redirect_the_primary_redirect_goes_to_https(client, settings, shop, www, alice):
     settings.SECURE_SSL_REDIRECT = True
-    services.project_set_primary(project=shop, domain=www, actor=alice)
+    project_set_primary(project=shop, domain=www, actor=alice)
     response = get(client, "shop.petstore.localhost", "/x")
     assert response["Location"] == "https://www.example.test/x"

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from domains import services, states
+from domains.choices import State
 from domains.models import Domain
-from domains.states import State
+from domains.services import lifecycle as states
+from domains.services.domains import domain_add
 
 ALL = list(State)
 
@@ -30,7 +31,7 @@ def test_transition_table(source, target):
 @pytest.mark.parametrize("source", ALL)
 @pytest.mark.parametrize("target", [State.VERIFIED, State.ISSUING, State.ACTIVE, State.FAILED])
 def test_transition_applies_only_from_allowed_states(shop, alice, source, target):
-    domain = services.domain_add(project=shop, hostname="www.example.test", actor=alice)
+    domain = domain_add(project=shop, hostname="www.example.test", actor=alice)
     Domain.objects.filter(pk=domain.pk).update(state=source)
     domain.refresh_from_db()
     moved = states.transition(domain, target)
@@ -41,7 +42,7 @@ def test_transition_applies_only_from_allowed_states(shop, alice, source, target
 
 @pytest.mark.django_db
 def test_a_stale_copy_loses_the_race(shop, alice):
-    domain = services.domain_add(project=shop, hostname="www.example.test", actor=alice)
+    domain = domain_add(project=shop, hostname="www.example.test", actor=alice)
     Domain.objects.filter(pk=domain.pk).update(state=State.ISSUING)
     first, second = Domain.objects.get(pk=domain.pk), Domain.objects.get(pk=domain.pk)
     assert states.transition(first, State.ACTIVE) is True
@@ -59,7 +60,7 @@ def test_there_is_no_transition_out_of_nowhere():
 def test_a_move_through_two_states_is_one_update_allowed_by_the_first_step(
     shop, alice, source, django_assert_num_queries
 ):
-    domain = services.domain_add(project=shop, hostname="www.example.test", actor=alice)
+    domain = domain_add(project=shop, hostname="www.example.test", actor=alice)
     Domain.objects.filter(pk=domain.pk).update(state=source)
     domain.refresh_from_db()
     with django_assert_num_queries(1):
@@ -71,7 +72,7 @@ def test_a_move_through_two_states_is_one_update_allowed_by_the_first_step(
 
 @pytest.mark.django_db
 def test_a_move_through_a_step_the_table_does_not_have_is_refused(shop, alice):
-    domain = services.domain_add(project=shop, hostname="www.example.test", actor=alice)
+    domain = domain_add(project=shop, hostname="www.example.test", actor=alice)
     with pytest.raises(states.TransitionNotAllowed):
         states.transition(domain, State.VERIFIED, State.ACTIVE)  # active needs issuing first
     domain.refresh_from_db()

@@ -16,9 +16,13 @@ from celery.exceptions import Retry
 from django.db import transaction
 from django.utils import timezone
 
-from domains import certificates, checks, services, tasks
+from domains import tasks
+from domains.choices import State
+from domains.dns import diagnosis
 from domains.models import Domain, DomainEvent
-from domains.states import State
+from domains.services import scheduling
+from domains.services.domains import domain_add, domain_remove
+from domains.services.verification import domain_check, domain_check_many
 from petstore.celery import app
 from tests.domains.conftest import TARGET, run_at_once
 from tests.processes import wait_for
@@ -60,9 +64,7 @@ def mixed(dns_server, shop, alice):
     dns_server.servfail("broken.example.test")
     dns_server.add("example.test", "A", "192.0.2.80")
     dns_server.add("example.test", "AAAA", "2001:db8::80")
-    return [
-        services.domain_add(project=shop, hostname=hostname, actor=alice) for hostname in EXPECTED
-    ]
+    return [domain_add(project=shop, hostname=hostname, actor=alice) for hostname in EXPECTED]
 
 
 FIELDS = ("state", "check_code", "check_message", "check_expected", "check_found")
@@ -95,12 +97,12 @@ def ids(domains) -> list[int]:
 
 def test_a_mixed_batch_gives_each_domain_the_result_a_single_check_gives(mixed):
     point = transaction.savepoint()
-    services.domain_check_many(domain_ids=ids(mixed))
+    domain_check_many(domain_ids=ids(mixed))
     batch = outcome(mixed)
     transaction.savepoint_rollback(point)  # back to before the batch
 
     for domain in mixed:
-        services.domain_check(domain_id=domain.pk)
+        domain_check(domain_id=domain.pk)
     single = outcome(mixed)
 
     assert {host: row["check_code"] for host, row in batch.items()} == EXPECTED
@@ -111,7 +113,7 @@ def test_a_mixed_batch_gives_each_domain_the_result_a_single_check_gives(mixed):
 
 def test_only_the_verified_domains_ask_for_a_certificate(mixed, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=False) as queued:
-        services.domain_check_many(domain_ids=ids(mixed))
+        tasks.enqueue(domain_check_many(domain_ids=ids(mixed)).next_steps)
     issuing = Domain.objects.filter(state=State.ISSUING)
     assert sorted(issuing.values_list("hostname", flat=True)) == ["example.test", "ok.example.test"]
     assert len(queued) == 1  # one enqueue after commit, for both
@@ -126,25 +128,23 @@ def test_a_domain_the_batch_verifies_is_written_with_one_update(dns_server, shop
     hostnames = [f"shop{i}.example.test" for i in range(5)]
     for hostname in hostnames:
         dns_server.add(hostname, "CNAME", TARGET + ".")
-    domains = [services.domain_add(project=shop, hostname=h, actor=alice) for h in hostnames]
+    domains = [domain_add(project=shop, hostname=h, actor=alice) for h in hostnames]
 
     with CaptureQueriesContext(connection) as captured:
-        services.domain_check_many(domain_ids=ids(domains))
+        domain_check_many(domain_ids=ids(domains))
 
     updates = [q["sql"] for q in captured if q["sql"].startswith('UPDATE "domains_domain"')]
     assert len(updates) == len(domains)
     assert set(Domain.objects.values_list("state", "cert_state")) == {(State.ISSUING, "requested")}
 
 
-def test_running_the_batch_twice_is_harmless(mixed, django_capture_on_commit_callbacks):
-    with django_capture_on_commit_callbacks(execute=False) as queued:
-        services.domain_check_many(domain_ids=ids(mixed))
+def test_running_the_batch_twice_is_harmless(mixed):
+    asked = domain_check_many(domain_ids=ids(mixed)).next_steps
     first = outcome(mixed)
-    with django_capture_on_commit_callbacks(execute=False) as queued_again:
-        services.domain_check_many(domain_ids=ids(mixed))
+    asked_again = domain_check_many(domain_ids=ids(mixed)).next_steps
     second = outcome(mixed)
 
-    assert len(queued) == 1 and queued_again == []  # the certificates are requested once
+    assert len(asked.issue) == 2 and asked_again.issue == []  # certificates requested once
     for host, code in EXPECTED.items():
         before, after = first[host], second[host]
         assert after["check_code"] == code
@@ -158,15 +158,15 @@ def test_running_the_batch_twice_is_harmless(mixed, django_capture_on_commit_cal
 
 def test_a_domain_removed_while_its_batch_is_in_flight_is_skipped(mixed, alice, monkeypatch):
     doomed = next(d for d in mixed if d.hostname == "ok.example.test")
-    real_verify_many = checks.verify_many
+    real_verify_many = diagnosis.verify_many
 
     def verify_then_remove(domains):
         results = real_verify_many(domains)  # the DNS has answered ...
-        services.domain_remove(domain=doomed, actor=alice)  # ... and the owner removes it
+        domain_remove(domain=doomed, actor=alice)  # ... and the owner removes it
         return results
 
-    monkeypatch.setattr(checks, "verify_many", verify_then_remove)
-    recorded = services.domain_check_many(domain_ids=ids(mixed))
+    monkeypatch.setattr(diagnosis, "verify_many", verify_then_remove)
+    recorded = domain_check_many(domain_ids=ids(mixed)).domains
 
     assert doomed.pk not in {domain.pk for domain in recorded}
     assert len(recorded) == len(mixed) - 1
@@ -180,8 +180,8 @@ def test_a_domain_removed_while_its_batch_is_in_flight_is_skipped(mixed, alice, 
 
 def test_a_domain_removed_before_its_batch_runs_is_skipped(mixed, alice):
     gone = mixed[1]
-    services.domain_remove(domain=gone, actor=alice)
-    recorded = services.domain_check_many(domain_ids=ids(mixed))
+    domain_remove(domain=gone, actor=alice)
+    recorded = domain_check_many(domain_ids=ids(mixed)).domains
     assert {d.hostname for d in recorded} == set(EXPECTED) - {gone.hostname}
 
 
@@ -200,22 +200,22 @@ def test_the_sweep_claims_due_domains_in_bulk_and_queues_batches(shop, clock):
     now = timezone.now()
     Domain.objects.bulk_create(
         Domain(project=shop, hostname=f"d{i}.example.test", next_check_at=now - timedelta(i))
-        for i in range(certificates.BATCH_SIZE * 2 + 1)
+        for i in range(scheduling.BATCH_SIZE * 2 + 1)
     )
     Domain.objects.bulk_create(
         [Domain(project=shop, hostname="later.example.test", next_check_at=now + timedelta(1))]
     )
-    claimed = certificates.sweep()["checks"]
+    claimed = scheduling.sweep().checks
 
     due = Domain.objects.exclude(hostname="later.example.test")
     assert sorted(claimed) == sorted(due.values_list("pk", flat=True))
-    assert set(due.values_list("next_check_at", flat=True)) == {now + certificates.SWEEP_LEASE}
-    assert [len(chunk) for chunk in certificates.chunked(claimed, certificates.BATCH_SIZE)] == [
+    assert set(due.values_list("next_check_at", flat=True)) == {now + scheduling.SWEEP_LEASE}
+    assert [len(chunk) for chunk in scheduling.chunked(claimed, scheduling.BATCH_SIZE)] == [
         100,
         100,
         1,
     ]
-    assert certificates.sweep()["checks"] == []  # claimed: a second sweep queues nothing
+    assert scheduling.sweep().checks == []  # claimed: a second sweep queues nothing
 
 
 @pytest.mark.needs_postgres
@@ -226,7 +226,7 @@ def test_two_sweeps_at_once_never_claim_the_same_domain(shop):
     Domain.objects.bulk_create(
         Domain(project=shop, hostname=f"d{i}.example.test", next_check_at=due) for i in range(500)
     )
-    claimed, errors = run_at_once(lambda: certificates.sweep()["checks"], 2)
+    claimed, errors = run_at_once(lambda: scheduling.sweep().checks, 2)
     app.control.purge()  # the batches both sweeps queued; no worker here to take them
     assert errors == []
     first, second = claimed

@@ -8,15 +8,17 @@ import pytest
 import time_machine
 from celery.exceptions import Retry
 
-from domains import certificates, services, tasks
+from domains import tasks
+from domains.choices import State
 from domains.models import Certificate, Domain
-from domains.states import State
+from domains.services import certificates, scheduling
+from domains.services.domains import domain_add, domain_remove
 from tests.domains.conftest import TARGET, run_at_once
 
 
 @pytest.fixture
 def www(shop, alice):
-    return services.domain_add(project=shop, hostname="www.example.test", actor=alice)
+    return domain_add(project=shop, hostname="www.example.test", actor=alice)
 
 
 @pytest.mark.django_db
@@ -24,26 +26,26 @@ def test_the_sweep_queues_due_checks_once(www, django_capture_on_commit_callback
     due = www.next_check_at
     with time_machine.travel(due, tick=False):
         with django_capture_on_commit_callbacks(execute=False):
-            assert certificates.sweep()["checks"] == [www.pk]
+            assert scheduling.sweep().checks == [www.pk]
         # Claimed with a lease: a second sweep (or a second beat) does not queue it again.
-        assert certificates.sweep()["checks"] == []
+        assert scheduling.sweep().checks == []
     www.refresh_from_db()
-    assert www.next_check_at == due + certificates.SWEEP_LEASE
+    assert www.next_check_at == due + scheduling.SWEEP_LEASE
 
 
 @pytest.mark.django_db
 def test_a_lost_enqueue_is_picked_up_again_when_the_lease_ends(www):
     with time_machine.travel(www.next_check_at, tick=False) as clock:
-        assert certificates.sweep()["checks"] == [www.pk]  # ... and the message is lost
-        clock.shift(certificates.SWEEP_LEASE)
-        assert certificates.sweep()["checks"] == [www.pk]
+        assert scheduling.sweep().checks == [www.pk]  # ... and the message is lost
+        clock.shift(scheduling.SWEEP_LEASE)
+        assert scheduling.sweep().checks == [www.pk]
 
 
 @pytest.mark.django_db
 def test_failed_domains_are_not_swept(www):
     Domain.objects.filter(pk=www.pk).update(state=State.FAILED)
     with time_machine.travel(www.next_check_at + timedelta(hours=1), tick=False):
-        assert certificates.sweep()["checks"] == []
+        assert scheduling.sweep().checks == []
 
 
 @pytest.mark.django_db
@@ -67,7 +69,7 @@ def test_check_task_does_not_retry_a_misconfiguration(dns_server, www):
 @pytest.mark.django_db
 def test_check_task_for_a_removed_domain_is_a_no_op(www, alice):
     pk = www.pk
-    services.domain_remove(domain=www, actor=alice)
+    domain_remove(domain=www, actor=alice)
     tasks.check_domain.apply(args=(pk,), throw=True)
     tasks.issue_certificate.apply(args=(pk,), throw=True)
 

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from domains import services
+from domains.choices import State
 from domains.models import Domain
+from domains.services.domains import domain_add, domain_remove, domain_troubleshoot
+from domains.services.verification import domain_check
 from tests.domains.conftest import TARGET, TARGET_ADDRESS, TARGET_ADDRESS6
 
 pytestmark = pytest.mark.django_db
@@ -13,23 +15,23 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def www(shop, alice):
-    return services.domain_add(project=shop, hostname="www.example.test", actor=alice)
+    return domain_add(project=shop, hostname="www.example.test", actor=alice)
 
 
 @pytest.fixture
 def apex(shop, alice):
-    return services.domain_add(project=shop, hostname="example.test", actor=alice)
+    return domain_add(project=shop, hostname="example.test", actor=alice)
 
 
 def check(domain: Domain) -> Domain:
-    return services.domain_check(domain_id=domain.pk)
+    return domain_check(domain_id=domain.pk).domain
 
 
 def test_correct_cname_verifies(dns_server, www):
     dns_server.add("www.example.test", "CNAME", TARGET + ".")
     domain = check(www)
     assert domain.check_code == "ok"
-    assert domain.state == Domain.State.ISSUING  # verified, and the certificate is requested
+    assert domain.state == State.ISSUING  # verified, and the certificate is requested
     assert domain.verified_at is not None
     assert domain.check_expected == f"CNAME {TARGET}"
     assert domain.check_found == f"CNAME {TARGET}"
@@ -44,7 +46,7 @@ def test_cname_pointing_elsewhere_says_where(dns_server, www):
     dns_server.add("www.example.test", "CNAME", "shops.other-host.example.")
     domain = check(www)
     assert domain.check_code == "wrong_target"
-    assert domain.state == Domain.State.PENDING
+    assert domain.state == State.PENDING
     assert domain.check_found == "CNAME shops.other-host.example"
     assert "shops.other-host.example" in domain.check_message
     assert TARGET in domain.check_message
@@ -56,7 +58,7 @@ def test_conflicting_a_record_fails_verification(dns_server, www):
     assert domain.check_code == "conflicting_record"
     assert domain.check_found == "A 203.0.113.7"
     assert "A 203.0.113.7" in domain.check_message
-    assert domain.state == Domain.State.PENDING
+    assert domain.state == State.PENDING
 
 
 def test_a_record_beside_the_right_cname_is_named(dns_server, www):
@@ -100,14 +102,14 @@ def test_server_that_never_answers_is_a_temporary_timeout(dns_server, www):
     assert domain.check_code == "dns_timeout"
     assert "temporary" in domain.check_message
     assert "not your configuration" in domain.check_message
-    assert domain.state == Domain.State.PENDING
+    assert domain.state == State.PENDING
 
 
 def test_servfail_is_temporary_and_kept_apart_from_timeout(dns_server, www):
     dns_server.servfail("www.example.test")
     domain = check(www)
     assert domain.check_code == "dns_servfail"
-    assert domain.state == Domain.State.PENDING
+    assert domain.state == State.PENDING
 
 
 def test_apex_verifies_when_its_addresses_are_the_targets(dns_server, apex):
@@ -141,7 +143,7 @@ def test_apex_without_addresses_is_no_record(dns_server, apex):
 
 
 def test_idna_name_is_checked_in_its_ascii_form(dns_server, shop, alice):
-    domain = services.domain_add(project=shop, hostname="Bücher.example.test", actor=alice)
+    domain = domain_add(project=shop, hostname="Bücher.example.test", actor=alice)
     assert domain.hostname == "xn--bcher-kva.example.test"
     assert domain.hostname_unicode == "bücher.example.test"
     dns_server.add("xn--bcher-kva.example.test", "CNAME", TARGET + ".")
@@ -150,14 +152,14 @@ def test_idna_name_is_checked_in_its_ascii_form(dns_server, shop, alice):
 
 def test_check_of_a_removed_domain_does_nothing(dns_server, www, alice):
     pk = www.pk
-    services.domain_remove(domain=www, actor=alice)
-    assert services.domain_check(domain_id=pk) is None
+    domain_remove(domain=www, actor=alice)
+    assert domain_check(domain_id=pk).domain is None
 
 
 def test_troubleshoot_reports_both_checks(dns_server, www):
     dns_server.add("www.example.test", "CNAME", TARGET + ".")
     dns_server.add("example.test", "CAA", '0 issue "letsencrypt.org"')
-    report = services.domain_troubleshoot(domain=www)
+    report = domain_troubleshoot(domain=www)
     assert report["verifies"] is True
     assert report["caa_blocks"] is True
     assert "letsencrypt.org" in report["caa_message"]

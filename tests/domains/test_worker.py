@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from cryptography import x509
 
-from domains import services
+from domains.choices import State
 from domains.models import Domain
-from domains.states import State
+from domains.services.domains import domain_add, domain_request_check
 from tests.domains.conftest import TARGET
 from tests.processes import wait_for
 
@@ -18,10 +18,10 @@ def test_domain_goes_from_pending_to_active_with_a_certificate(
     celery_worker, dns_server, shop, alice
 ):
     dns_server.add("www.example.test", "CNAME", TARGET + ".")
-    domain = services.domain_add(project=shop, hostname="www.example.test", actor=alice)
+    domain = domain_add(project=shop, hostname="www.example.test", actor=alice)
     assert domain.state == State.PENDING
 
-    services.domain_request_check(domain=domain, actor=alice)  # queued after commit
+    domain_request_check(domain=domain, actor=alice)  # queued after commit
 
     def active():
         domain.refresh_from_db()

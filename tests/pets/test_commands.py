@@ -9,8 +9,8 @@ from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 from rest_framework.test import APIClient
 
-from pets.keys import hash_key
 from pets.models import ApiKey, Category
+from petstore.api.keys import hash_key
 from tests.pets.helpers import bearer
 
 

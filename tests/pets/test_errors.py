@@ -8,8 +8,9 @@ import pytest
 from django.conf import settings
 from django.test import RequestFactory
 
-from pets import errors, views
-from pets.exceptions import ErrorCode
+from pets.api import views
+from petstore.api import errors
+from petstore.api.exceptions import ErrorCode
 from tests.pets.helpers import assert_error, post_json
 
 DOCUMENTED_CODES = {
@@ -131,5 +132,5 @@ def test_handler404_answers_the_error_body_under_v1():
 def test_the_project_uses_the_api_handlers():
     from petstore import urls
 
-    assert urls.handler404 == "pets.errors.handler404"
-    assert urls.handler500 == "pets.errors.handler500"
+    assert urls.handler404 == "petstore.api.errors.handler404"
+    assert urls.handler500 == "petstore.api.errors.handler500"

@@ -90,7 +90,7 @@ def test_a_failed_request_releases_its_key_so_a_corrected_retry_works(api, dogs)
 
 
 def test_a_crash_releases_the_key_and_creates_nothing(api, dogs, monkeypatch):
-    from pets import views
+    from pets.api import views
 
     monkeypatch.setattr(views, "pet_create", lambda **kw: 1 / 0)
     assert_error(create(api, {"name": "Rex", "categoryId": dogs.id}), 500, "internal_error")

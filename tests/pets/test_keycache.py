@@ -11,9 +11,9 @@ import pytest
 from django.core.cache import cache
 from rest_framework.test import APIClient
 
-from pets import keycache
 from pets.models import ApiKey
 from pets.services import api_key_revoke
+from petstore.api import keycache
 from tests.pets.helpers import bearer
 from tests.processes import service_env
 

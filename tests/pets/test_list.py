@@ -9,10 +9,10 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from pets import keycache
+from pets.api.serializers import PetSerializer
 from pets.models import Pet, PetStatus
-from pets.pagination import encode_cursor
-from pets.serializers import PetSerializer
+from petstore.api import keycache
+from petstore.api.pagination import encode_cursor
 from tests.pets.helpers import assert_error
 
 NEXT_LINK = re.compile(r'^<(?P<url>[^>]+)>; rel="next"$')

@@ -10,7 +10,7 @@ from drf_spectacular.utils import extend_schema
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from pets.schema import stability
+from petstore.api.openapi import stability
 
 OPERATIONS = {
     ("/pets", "get"): "listPets",

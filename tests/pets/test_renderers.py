@@ -9,7 +9,7 @@ from django.utils.translation import gettext_lazy
 from rest_framework.exceptions import ErrorDetail
 from rest_framework.renderers import JSONRenderer
 
-from pets.renderers import ORJSONRenderer
+from petstore.api.renderers import ORJSONRenderer
 
 SAMPLES = [
     [{"id": 1, "name": "Rex", "categoryId": 2, "status": "available"}],

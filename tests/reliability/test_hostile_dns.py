@@ -7,8 +7,11 @@ from __future__ import annotations
 import pytest
 from celery.exceptions import Retry
 
-from domains import certificates, checks, services
+from domains.choices import TEMPORARY_CHECK_CODES, CheckCode, State
 from domains.models import Domain
+from domains.services import certificates
+from domains.services.domains import domain_add
+from domains.services.verification import domain_check, domain_check_many
 from domains.tasks import check_domain, check_domains, issue_certificate
 from tests.domains.conftest import TARGET
 from tests.reliability.hostile_dns import SPOOFED
@@ -21,25 +24,25 @@ HOSTILE = ["slow", "servfail", "garbage", "garbage_same_id", "truncate_garbage"]
 @pytest.fixture
 def www(shop, alice, dns_server):
     dns_server.add("www.example.test", "CNAME", TARGET + ".")  # the owner did it right
-    return services.domain_add(project=shop, hostname="www.example.test", actor=alice)
+    return domain_add(project=shop, hostname="www.example.test", actor=alice)
 
 
 @pytest.fixture
 def batch(shop, alice, dns_server, www):
     """www and a second domain set up right: the ids of a sweep batch of two."""
     dns_server.add("shop.example.test", "CNAME", TARGET + ".")
-    second = services.domain_add(project=shop, hostname="shop.example.test", actor=alice)
+    second = domain_add(project=shop, hostname="shop.example.test", actor=alice)
     return [www.pk, second.pk]
 
 
 @pytest.mark.parametrize("mode", HOSTILE)
 def test_a_hostile_server_is_a_temporary_failure_and_the_check_retries(hostile_dns, www, mode):
     hostile_dns.mode, hostile_dns.delay = mode, 0.9  # beyond the 0.6 s lifetime
-    domain = services.domain_check(domain_id=www.pk)
-    assert domain.check_code in checks.TEMPORARY_CODES, domain.check_code
+    domain = domain_check(domain_id=www.pk).domain
+    assert domain.check_code in TEMPORARY_CHECK_CODES, domain.check_code
     assert domain.check_message
     stored = Domain.objects.get(pk=www.pk)
-    assert stored.state == Domain.State.PENDING  # not failed, not verified
+    assert stored.state == State.PENDING  # not failed, not verified
     assert stored.next_check_at is not None  # the sweep will check again
     # The task asks Celery for a retry (called directly, Celery raises Retry).
     with pytest.raises(Retry):
@@ -53,54 +56,54 @@ def test_a_batch_under_a_hostile_server_fails_for_now_and_retries_every_domain(
 ):
     hostile_dns.mode, hostile_dns.delay = mode, 0.9  # beyond the 0.6 s lifetime
 
-    domains = services.domain_check_many(domain_ids=batch)
+    domains = domain_check_many(domain_ids=batch).domains
 
-    assert {domain.check_code in checks.TEMPORARY_CODES for domain in domains} == {True}
-    assert set(Domain.objects.values_list("state", flat=True)) == {Domain.State.PENDING}
+    assert {domain.check_code in TEMPORARY_CHECK_CODES for domain in domains} == {True}
+    assert set(Domain.objects.values_list("state", flat=True)) == {State.PENDING}
     with pytest.raises(Retry):
         check_domains(batch)
 
 
 def test_a_batch_asks_truncated_answers_again_over_tcp_and_verifies(hostile_dns, batch):
     hostile_dns.mode = "truncate"
-    domains = services.domain_check_many(domain_ids=batch)
-    assert [domain.check_code for domain in domains] == [checks.OK, checks.OK]
+    domains = domain_check_many(domain_ids=batch).domains
+    assert [domain.check_code for domain in domains] == [CheckCode.OK, CheckCode.OK]
     assert {transport for transport, _ in hostile_dns.queries} == {"udp", "tcp"}
 
 
 def test_a_truncated_answer_is_asked_again_over_tcp_and_verifies(hostile_dns, www):
     hostile_dns.mode = "truncate"
-    domain = services.domain_check(domain_id=www.pk)
-    assert domain.check_code == checks.OK
+    domain = domain_check(domain_id=www.pk).domain
+    assert domain.check_code == CheckCode.OK
     assert {transport for transport, _ in hostile_dns.queries} == {"udp", "tcp"}
 
 
 def test_a_forged_answer_from_another_port_is_ignored(hostile_dns, www):
     hostile_dns.mode = "spoof"  # a forged CNAME arrives first, from another port
-    domain = services.domain_check(domain_id=www.pk)
-    assert domain.check_code == checks.OK
+    domain = domain_check(domain_id=www.pk).domain
+    assert domain.check_code == CheckCode.OK
     assert SPOOFED.rstrip(".") not in domain.check_found
 
 
 def test_a_slow_answer_within_the_lifetime_is_just_slow(hostile_dns, www, platform_settings):
     hostile_dns.mode, hostile_dns.delay = "slow", 0.1
     platform_settings.DOMAINS_DNS_TIMEOUT = platform_settings.DOMAINS_DNS_LIFETIME = 3.0
-    assert services.domain_check(domain_id=www.pk).check_code == checks.OK
+    assert domain_check(domain_id=www.pk).domain.check_code == CheckCode.OK
 
 
 def test_after_the_storm_the_next_check_verifies(hostile_dns, www):
     hostile_dns.mode = "garbage_same_id"
-    assert services.domain_check(domain_id=www.pk).check_code in checks.TEMPORARY_CODES
+    assert domain_check(domain_id=www.pk).domain.check_code in TEMPORARY_CHECK_CODES
     hostile_dns.mode = "forward"
-    assert services.domain_check(domain_id=www.pk).check_code == checks.OK
-    assert Domain.objects.get(pk=www.pk).state in (Domain.State.VERIFIED, Domain.State.ISSUING)
+    assert domain_check(domain_id=www.pk).domain.check_code == CheckCode.OK
+    assert Domain.objects.get(pk=www.pk).state in (State.VERIFIED, State.ISSUING)
 
 
 @pytest.mark.parametrize("mode", HOSTILE)
 def test_issuance_waits_when_caa_cannot_be_read(hostile_dns, www, mode):
     """RFC 8659: an unreadable CAA is never permission; the issue task retries."""
-    services.domain_check(domain_id=www.pk)  # forward mode: verified, issuing
-    assert Domain.objects.get(pk=www.pk).state == Domain.State.ISSUING
+    domain_check(domain_id=www.pk)  # forward mode: verified, issuing
+    assert Domain.objects.get(pk=www.pk).state == State.ISSUING
     hostile_dns.mode, hostile_dns.delay = mode, 0.9
     with pytest.raises(certificates.TemporaryDNSError):
         certificates.certificate_issue(domain_id=www.pk)
@@ -108,4 +111,4 @@ def test_issuance_waits_when_caa_cannot_be_read(hostile_dns, www, mode):
     with pytest.raises(certificates.TemporaryDNSError):
         issue_certificate(www.pk)
     stored = Domain.objects.get(pk=www.pk)
-    assert stored.state == Domain.State.ISSUING and stored.certificates.count() == 0
+    assert stored.state == State.ISSUING and stored.certificates.count() == 0

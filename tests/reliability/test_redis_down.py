@@ -15,8 +15,9 @@ import requests
 from django.test import Client
 from django.utils import timezone
 
-from domains import services
+from domains.choices import State
 from domains.models import Domain, DomainEvent
+from domains.services.domains import domain_add
 from pets.models import Category, Pet
 from pets.services import api_key_issue
 from petstore.celery import app
@@ -48,7 +49,7 @@ def test_redis_outage_loses_nothing(
     settings.API_ADDRESS_RATE_LIMIT = settings.API_RATE_LIMIT = "100/min"  # on, in Redis
     settings.DOMAINS_CERT_ISSUE_DELAY = 1.0
     dns_server.add("www.example.test", "CNAME", TARGET + ".")
-    www = services.domain_add(project=shop, hostname="www.example.test", actor=alice)
+    www = domain_add(project=shop, hostname="www.example.test", actor=alice)
     key = api_key_issue(user=alice).plaintext
     dogs = Category.objects.create(name="Dogs")
     session = Client()
@@ -85,7 +86,7 @@ def test_redis_outage_loses_nothing(
         assert status["check_in_progress"] is True and status["live"] is True
         assert DomainEvent.objects.filter(domain=www, action="verify_requested").exists()
         asked = Domain.objects.get(pk=www.pk)
-        assert asked.state == Domain.State.PENDING and asked.next_check_at <= timezone.now()
+        assert asked.state == State.PENDING and asked.next_check_at <= timezone.now()
         lost = TaskFailure.objects.get(task_name="domains.tasks.check_domain", kind="enqueue")
         assert lost.count >= 1
         # The probes say what is wrong instead of hanging.
@@ -98,7 +99,7 @@ def test_redis_outage_loses_nothing(
         with app.connection_for_write(settings.CELERY_BROKER_URL) as connection:
             app.send_task("domains.tasks.sweep", connection=connection)
         wait_for(
-            lambda: Domain.objects.get(pk=www.pk).state == Domain.State.ACTIVE,
+            lambda: Domain.objects.get(pk=www.pk).state == State.ACTIVE,
             timeout=40,
             what="the swept domain to become active\n" + worker.log_path.read_text()[-2000:],
         )

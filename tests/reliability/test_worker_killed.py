@@ -14,8 +14,10 @@ import signal
 
 import pytest
 
-from domains import services
+from domains.choices import State
 from domains.models import Domain
+from domains.services.domains import domain_add, domain_request_check
+from domains.services.verification import domain_check
 from petstore.celery import app
 from tests.domains.conftest import TARGET
 from tests.processes import Worker, service_env, wait_for
@@ -64,7 +66,7 @@ def _kill_mid_task(workers, hostile_dns, task: str) -> tuple[Worker, Worker]:
 
 def _ends_active_with_one_certificate(domain: Domain, victim: Worker, survivor: Worker, task):
     wait_for(
-        lambda: Domain.objects.get(pk=domain.pk).state == Domain.State.ACTIVE,
+        lambda: Domain.objects.get(pk=domain.pk).state == State.ACTIVE,
         timeout=40,
         what="the domain to become active\n" + survivor.log()[-2000:],
     )
@@ -76,19 +78,19 @@ def _ends_active_with_one_certificate(domain: Domain, victim: Worker, survivor: 
 @pytest.fixture
 def www(shop, alice, dns_server):
     dns_server.add("www.example.test", "CNAME", TARGET + ".")
-    return services.domain_add(project=shop, hostname="www.example.test", actor=alice)
+    return domain_add(project=shop, hostname="www.example.test", actor=alice)
 
 
 def test_a_verification_killed_midway_runs_again_elsewhere(workers, hostile_dns, www, alice):
     hostile_dns.mode = "hold"
-    services.domain_request_check(domain=www, actor=alice)  # Verify: queued on commit
+    domain_request_check(domain=www, actor=alice)  # Verify: queued on commit
     victim, survivor = _kill_mid_task(workers, hostile_dns, "domains.tasks.check_domain")
     _ends_active_with_one_certificate(www, victim, survivor, "domains.tasks.check_domain")
 
 
 def test_an_issuance_killed_midway_gives_one_certificate(workers, hostile_dns, www):
-    services.domain_check(domain_id=www.pk)  # verified here; issuance queued for +1 s
-    assert Domain.objects.get(pk=www.pk).state == Domain.State.ISSUING
+    domain_check(domain_id=www.pk)  # verified here; issuance queued for +1 s
+    assert Domain.objects.get(pk=www.pk).state == State.ISSUING
     hostile_dns.mode = "hold"  # the issue task's CAA question will hang
     victim, survivor = _kill_mid_task(workers, hostile_dns, "domains.tasks.issue_certificate")
     _ends_active_with_one_certificate(www, victim, survivor, "domains.tasks.issue_certificate")

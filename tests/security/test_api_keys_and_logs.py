@@ -13,8 +13,8 @@ from django.core.management import call_command
 from rest_framework.test import APIClient
 
 from pets.models import ApiKey
-from petstore.logjson import JSONFormatter
-from petstore.requestid import RequestIDFilter
+from petstore.http.logjson import JSONFormatter
+from petstore.http.requestid import RequestIDFilter
 from tests.pets.helpers import bearer
 
 pytestmark = pytest.mark.django_db
@@ -86,7 +86,7 @@ def test_each_refusal_is_logged_with_the_request_id_of_its_response(every_log_li
     refusals = [
         json.loads(line)
         for line in every_log_line
-        if json.loads(line).get("logger") == "pets.errors"
+        if json.loads(line).get("logger") == "petstore.api.errors"
     ]
     assert len(refusals) == 1
     assert refusals[0]["request_id"] == "trace-me-42"

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from domains import services
+from domains.services.domains import domain_add
+from domains.services.projects import deploy_record, project_create
 from tests.domains.browser_fixtures import *  # noqa: F403  (live_dashboard, page)
 from tests.domains.browser_fixtures import sign_in
 from tests.domains.conftest import make_user
@@ -45,10 +46,10 @@ def _assert_clean(page, url: str) -> None:
 @pytest.fixture
 def carol_with_domains(live_dashboard):
     carol = make_user("carol", is_staff=True, is_superuser=True)
-    project = services.project_create(slug="shop", owner=carol, plan="pro", name="Shop")
-    services.deploy_record(project=project, html="<h1>Shop</h1>")
-    www = services.domain_add(project=project, hostname="www.example.test", actor=carol)
-    services.domain_add(project=project, hostname="example.test", actor=carol)
+    project = project_create(slug="shop", owner=carol, plan="pro", name="Shop")
+    deploy_record(project=project, html="<h1>Shop</h1>")
+    www = domain_add(project=project, hostname="www.example.test", actor=carol)
+    domain_add(project=project, hostname="example.test", actor=carol)
     # A failed check shows the "fix the record" hints of the domain page.
     from domains.models import Domain
 

@@ -7,7 +7,7 @@ every refusal in the Error body.
 - raw fuzzing of /v1 with hypothesis: any method, path, query, headers and body
   bytes, schema or not;
 - hypothesis over the two parsers of untrusted strings: domain names
-  (domains.hostnames.normalize_hostname) and list cursors (pets.pagination).
+  (domains.dns.lookups.hostnames.normalize_hostname) and list cursors (pets.pagination).
 """
 
 from __future__ import annotations
@@ -24,10 +24,10 @@ from rest_framework.exceptions import ValidationError as DRFValidationError
 from rest_framework.test import APIClient
 from schemathesis.checks import not_a_server_error
 
-from domains import hostnames
-from pets.exceptions import ErrorCode
-from pets.pagination import decode_cursor, encode_cursor
+from domains.dns import hostnames
 from pets.services import demo_categories_load
+from petstore.api.exceptions import ErrorCode
+from petstore.api.pagination import decode_cursor, encode_cursor
 
 pytestmark = pytest.mark.django_db
 

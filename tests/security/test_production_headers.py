@@ -7,7 +7,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
 
-from petstore.csp import DEFAULT_HEADER
+from petstore.http.csp import DEFAULT_HEADER
 
 pytestmark = pytest.mark.django_db
 
@@ -65,7 +65,7 @@ def test_no_debug_page_on_an_unknown_url_or_a_crash(client, production, monkeypa
     assert missing.status_code == 404
     assert b"Traceback" not in missing.content and b"URLconf" not in missing.content
 
-    from domains import views
+    from domains.dashboard import views
 
     def explode(*args, **kwargs):
         raise RuntimeError("secret detail")

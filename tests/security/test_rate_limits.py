@@ -85,19 +85,22 @@ def test_limits_are_settings_with_documented_defaults():
     assert defaults.API_RATE_LIMIT == "600/min"
     assert defaults.API_ADDRESS_RATE_LIMIT == "3000/min"
     throttles = defaults.REST_FRAMEWORK["DEFAULT_THROTTLE_CLASSES"]
-    assert throttles == ["pets.throttles.KeyThrottle", "pets.throttles.AddressThrottle"]
+    assert throttles == [
+        "petstore.api.throttles.KeyThrottle",
+        "petstore.api.throttles.AddressThrottle",
+    ]
 
 
 def test_a_cache_outage_lets_requests_through(settings, api, monkeypatch, caplog):
     """Both limits fail open: a dead cache must not take the API down with it."""
     from django.core.cache.backends.redis import RedisCache
 
-    from pets import throttles
+    from petstore.api import throttles
 
     dead = RedisCache("redis://127.0.0.1:1/0", {})  # nothing listens on port 1
     for throttle in (throttles.KeyThrottle, throttles.AddressThrottle):
         monkeypatch.setattr(throttle, "cache", dead)
     settings.API_RATE_LIMIT = settings.API_ADDRESS_RATE_LIMIT = "1/min"
-    with caplog.at_level("WARNING", logger="pets.throttles"):
+    with caplog.at_level("WARNING", logger="petstore.api.throttles"):
         assert [api.get("/v1/pets").status_code for _ in range(3)] == [200, 200, 200]
     assert "cache unavailable" in caplog.text

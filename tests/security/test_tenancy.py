@@ -13,9 +13,10 @@ from django.core.exceptions import ValidationError
 from django.test import Client
 from django.urls import URLPattern, reverse
 
-from domains import services
 from domains import urls as dashboard_urls
 from domains.models import Deploy, Domain, DomainEvent, Project, Redirect
+from domains.services.domains import domain_add
+from domains.services.redirects import redirect_save
 from tests.domains.dashboard_fixtures import *  # noqa: F403
 from tests.domains.dashboard_fixtures import PASSWORD
 
@@ -27,9 +28,9 @@ PUBLIC = {""}
 
 @pytest.fixture
 def alices(shop, alice):
-    www = services.domain_add(project=shop, hostname="www.example.com", actor=alice)
-    apex = services.domain_add(project=shop, hostname="example.com", actor=alice)
-    entry = services.redirect_save(project=shop, from_domain=apex, to_domain=www, actor=alice)
+    www = domain_add(project=shop, hostname="www.example.com", actor=alice)
+    apex = domain_add(project=shop, hostname="example.com", actor=alice)
+    entry = redirect_save(project=shop, from_domain=apex, to_domain=www, actor=alice)
     return {"project": shop, "www": www, "apex": apex, "entry": entry}
 
 
@@ -152,9 +153,9 @@ def test_the_admin_is_for_staff_only(alices, bob):
 
 
 def test_a_redirect_cannot_point_at_another_projects_domain(alices, alice, bob, bobs_project):
-    bobs_domain = services.domain_add(project=bobs_project, hostname="bob.example.net", actor=bob)
+    bobs_domain = domain_add(project=bobs_project, hostname="bob.example.net", actor=bob)
     with pytest.raises(ValidationError) as refused:
-        services.redirect_save(
+        redirect_save(
             project=alices["project"], from_domain=alices["www"], to_domain=bobs_domain, actor=alice
         )
     assert refused.value.code == "not_owned"
@@ -163,7 +164,7 @@ def test_a_redirect_cannot_point_at_another_projects_domain(alices, alice, bob, 
 def test_the_dashboard_form_offers_and_accepts_only_the_projects_domains(
     alices, alice, bob, bobs_project
 ):
-    bobs_domain = services.domain_add(project=bobs_project, hostname="bob.example.net", actor=bob)
+    bobs_domain = domain_add(project=bobs_project, hostname="bob.example.net", actor=bob)
     client = Client()
     client.force_login(alice)
     add = reverse("dashboard:redirect_add", kwargs={"slug": "shop"})

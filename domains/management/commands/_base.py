@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.core.exceptions import ValidationError
 from django.core.management.base import CommandError
 
+from domains.dns.hostnames import normalize_hostname
 from domains.models import Domain
 
 
@@ -13,8 +14,6 @@ def refusal(exc: ValidationError) -> CommandError:
 
 
 def get_domain(hostname: str) -> Domain:
-    from domains.hostnames import normalize_hostname
-
     try:
         ascii_name = normalize_hostname(hostname)
     except ValidationError as exc:

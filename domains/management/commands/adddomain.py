@@ -3,9 +3,9 @@ from __future__ import annotations
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
-from domains import services
 from domains.management.commands._base import refusal
 from domains.models import Project
+from domains.services.domains import domain_add
 
 
 class Command(BaseCommand):
@@ -20,7 +20,7 @@ class Command(BaseCommand):
         if project is None:
             raise CommandError(f"No project has the slug {slug}.")
         try:
-            domain = services.domain_add(project=project, hostname=hostname, actor=None)
+            domain = domain_add(project=project, hostname=hostname, actor=None)
         except ValidationError as exc:
             raise refusal(exc) from None
         self.stdout.write(f"Added {domain.hostname_unicode} to {project.slug}. Create:")

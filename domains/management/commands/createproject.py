@@ -5,9 +5,9 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand
 from django.db import transaction
 
-from domains import services
+from domains.choices import Plan
 from domains.management.commands._base import refusal
-from domains.models import Plan
+from domains.services.projects import deploy_record, project_create
 
 DEFAULT_PAGE = "<!doctype html><title>{slug}</title><h1>{slug}</h1><p>Published on Petstore.</p>"
 
@@ -26,11 +26,11 @@ class Command(BaseCommand):
     def handle(self, *args, slug, owner, plan, name, deployed, **options):
         user, created = get_user_model().objects.get_or_create(username=owner)
         try:
-            project = services.project_create(slug=slug, owner=user, plan=plan, name=name)
+            project = project_create(slug=slug, owner=user, plan=plan, name=name)
         except ValidationError as exc:
             raise refusal(exc) from None
         if deployed:
-            services.deploy_record(project=project, html=DEFAULT_PAGE.format(slug=slug))
+            deploy_record(project=project, html=DEFAULT_PAGE.format(slug=slug))
         self.stdout.write(
             f"Created project {project.slug} ({project.get_plan_display()}) owned by {owner}"
             f"{' (new user)' if created else ''}; published at {project.platform_host}"

@@ -6,7 +6,7 @@ import logging
 from django.conf import settings
 from django.core.management.base import BaseCommand
 
-from domains.devdns import DNSServer
+from domains.devtools.devdns import DNSServer
 
 SAMPLE_ZONES = {
     # The platform's own names: the CNAME target resolves to this machine.
@@ -45,7 +45,7 @@ class Command(BaseCommand):
     def handle(self, *args, port, host, zones, **options):
         from pathlib import Path
 
-        logging.getLogger("domains.devdns").setLevel(logging.INFO)
+        logging.getLogger("domains.devtools.devdns").setLevel(logging.INFO)
         directory = Path(zones)
         directory.mkdir(parents=True, exist_ok=True)
         if not any(directory.glob("*.zone")):

@@ -4,8 +4,8 @@ import json
 
 from django.core.management.base import BaseCommand
 
-from domains import services
 from domains.management.commands._base import get_domain
+from domains.services.domains import domain_troubleshoot
 
 
 def _iso(value):
@@ -48,7 +48,7 @@ class Command(BaseCommand):
         }
         if domain.needs_troubleshooting:
             # The spec's steps after 30 minutes without a certificate, run now.
-            status["troubleshooting"] = services.domain_troubleshoot(domain=domain) | {
+            status["troubleshooting"] = domain_troubleshoot(domain=domain) | {
                 "next_step": "If it verifies and CAA does not block, choose Re-verify."
             }
         self.stdout.write(json.dumps(status, indent=2, ensure_ascii=False))

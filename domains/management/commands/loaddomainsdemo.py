@@ -15,8 +15,9 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
-from domains import services
-from domains.models import Plan, Project
+from domains.choices import Plan
+from domains.models import Project
+from domains.services.projects import deploy_record, project_create
 
 USERNAME = "demo"
 ZONE = "example.test"
@@ -62,7 +63,7 @@ class Command(BaseCommand):
         user, password = self._owner()
         shop = self._project("demo-shop", "Demo shop", Plan.PRO, user)
         if shop.latest_deploy is None:
-            services.deploy_record(project=shop, html=DEMO_HTML)
+            deploy_record(project=shop, html=DEMO_HTML)
         self._project("demo-sketch", "Demo sketch (Free)", Plan.FREE, user)
         zone_file = self._zone()
 
@@ -93,7 +94,7 @@ class Command(BaseCommand):
     def _project(self, slug: str, name: str, plan: str, owner) -> Project:
         project = Project.objects.filter(slug=slug).first()
         if project is None:
-            project = services.project_create(slug=slug, owner=owner, plan=plan, name=name)
+            project = project_create(slug=slug, owner=owner, plan=plan, name=name)
         elif project.owner_id != owner.pk:
             raise CommandError(f"The project {slug!r} exists and belongs to someone else.")
         return project

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand
 
-from domains import services
 from domains.management.commands._base import get_domain
+from domains.services.domains import domain_remove
 
 
 class Command(BaseCommand):
@@ -15,5 +15,5 @@ class Command(BaseCommand):
     def handle(self, *args, hostname, **options):
         domain = get_domain(hostname)
         shown, slug = domain.hostname_unicode, domain.project.slug
-        services.domain_remove(domain=domain, actor=None)
+        domain_remove(domain=domain, actor=None)
         self.stdout.write(f"Removed {shown} from {slug}; it no longer serves traffic.")

@@ -2,8 +2,11 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
 
-from domains import services
+from domains import tasks
+from domains.choices import CheckCode
 from domains.management.commands._base import get_domain
+from domains.services.domains import domain_request_check
+from domains.services.verification import domain_check
 
 
 class Command(BaseCommand):
@@ -18,13 +21,17 @@ class Command(BaseCommand):
     def handle(self, *args, hostname, **options):
         domain = get_domain(hostname)
         # Verify resets the backoff; the check itself runs here instead of on a worker.
-        services.domain_request_check(domain=domain, actor=None, queue=False)
-        domain = services.domain_check(domain_id=domain.pk)
+        domain_request_check(domain=domain, actor=None)
+        recorded = domain_check(domain_id=domain.pk)
+        tasks.enqueue(recorded.next_steps)
+        domain = recorded.domain
+        if domain is None:
+            raise CommandError(f"{hostname} was removed while it was being checked.")
         self.stdout.write(
             f"{domain.hostname_unicode}: {domain.check_code} ({domain.get_state_display()})\n"
             f"  {domain.check_message}\n"
             f"  expected: {domain.check_expected or '-'}\n"
             f"  found:    {domain.check_found or '-'}"
         )
-        if domain.check_code != "ok":
+        if domain.check_code != CheckCode.OK:
             raise CommandError(f"{domain.hostname_unicode} does not verify: {domain.check_message}")

@@ -2,10 +2,10 @@
 
 `verify()` answers "does this host name point at the platform?" and `caa()`
 answers "may the platform's CA issue for it?". Both return a CheckResult whose
-`code` is one of the codes below; see docs/decisions/domains.md for the list.
+`code` is a domains.choices.CheckCode; see docs/decisions/domains.md for the list.
 
 `verify_many()` is the same check for a batch: it asks every question of every
-domain at once (dns.lookup_many), then runs the very same `verify()` on the answers.
+domain at once (lookups.lookup_many), then runs the very same `verify()` on the answers.
 """
 
 from __future__ import annotations
@@ -15,19 +15,8 @@ from dataclasses import dataclass
 
 from django.conf import settings
 
-from domains import dns
-
-OK = "ok"
-NO_RECORD = "no_record"
-NXDOMAIN = "nxdomain"
-WRONG_TARGET = "wrong_target"
-CONFLICTING_RECORD = "conflicting_record"
-CAA_BLOCKED = "caa_blocked"
-DNS_TIMEOUT = "dns_timeout"
-DNS_SERVFAIL = "dns_servfail"
-TARGET_UNRESOLVED = "target_unresolved"
-# Temporary: retried, never reported as the owner's misconfiguration.
-TEMPORARY_CODES = frozenset({DNS_TIMEOUT, DNS_SERVFAIL, TARGET_UNRESOLVED})
+from domains.choices import TEMPORARY_CHECK_CODES, CheckCode
+from domains.dns import lookups
 
 # CAA property tags we understand (RFC 8659 and registered extensions).
 _KNOWN_CAA_TAGS = frozenset(
@@ -44,24 +33,24 @@ class CheckResult:
 
     @property
     def ok(self) -> bool:
-        return self.code == OK
+        return self.code == CheckCode.OK
 
     @property
     def temporary(self) -> bool:
-        return self.code in TEMPORARY_CODES
+        return self.code in TEMPORARY_CHECK_CODES
 
 
-def _temporary(lookup: dns.Lookup, expected: str) -> CheckResult:
-    if lookup.status == dns.TIMEOUT:
+def _temporary(lookup: lookups.Lookup, expected: str) -> CheckResult:
+    if lookup.status == lookups.TIMEOUT:
         return CheckResult(
-            DNS_TIMEOUT,
+            CheckCode.DNS_TIMEOUT,
             f"The DNS servers did not answer for {lookup.name} ({lookup.rdtype}) in time. "
             "This is a temporary problem on the DNS side, not your configuration; "
             "we will check again automatically.",
             expected,
         )
     return CheckResult(
-        DNS_SERVFAIL,
+        CheckCode.DNS_SERVFAIL,
         f"The DNS servers failed to answer for {lookup.name} ({lookup.rdtype}) (SERVFAIL). "
         "This is usually temporary; we will check again automatically. If it lasts, "
         "ask your DNS provider whether the zone is served correctly.",
@@ -73,10 +62,10 @@ def _describe(records: list[str]) -> str:
     return ", ".join(records)
 
 
-Lookup = Callable[[str, str], dns.Lookup]
+Lookup = Callable[[str, str], lookups.Lookup]
 
 
-def verify(hostname: str, *, is_apex: bool, lookup: Lookup = dns.lookup) -> CheckResult:
+def verify(hostname: str, *, is_apex: bool, lookup: Lookup = lookups.lookup) -> CheckResult:
     """Check one domain; `lookup` answers its DNS questions (asked one by one by default)."""
     if is_apex:
         return _verify_apex(hostname, lookup)
@@ -86,7 +75,7 @@ def verify(hostname: str, *, is_apex: bool, lookup: Lookup = dns.lookup) -> Chec
 def questions(hostname: str, *, is_apex: bool) -> list[tuple[str, str]]:
     """Every DNS question `verify()` may ask for this domain."""
     if is_apex:
-        target = dns.normalize(settings.PLATFORM_CNAME_TARGET)
+        target = lookups.normalize(settings.PLATFORM_CNAME_TARGET)
         return [(target, "A"), (target, "AAAA"), (hostname, "A"), (hostname, "AAAA")]
     return [(hostname, "CNAME"), (hostname, "A"), (hostname, "AAAA")]
 
@@ -94,18 +83,20 @@ def questions(hostname: str, *, is_apex: bool) -> list[tuple[str, str]]:
 def verify_many(domains: Iterable[tuple[str, bool]]) -> list[CheckResult]:
     """`verify()` for each (hostname, is_apex), all DNS questions asked concurrently."""
     domains = list(domains)
-    answers = dns.lookup_many(q for host, apex in domains for q in questions(host, is_apex=apex))
+    answers = lookups.lookup_many(
+        q for host, apex in domains for q in questions(host, is_apex=apex)
+    )
 
-    def lookup(name: str, rdtype: str) -> dns.Lookup:
+    def lookup(name: str, rdtype: str) -> lookups.Lookup:
         # A question nobody listed (there is none today) is still answered, one by one.
         found = answers.get((name, rdtype))
-        return found if found is not None else dns.lookup(name, rdtype)
+        return found if found is not None else lookups.lookup(name, rdtype)
 
     return [verify(host, is_apex=apex, lookup=lookup) for host, apex in domains]
 
 
 def _verify_subdomain(hostname: str, lookup: Lookup) -> CheckResult:
-    target = dns.normalize(settings.PLATFORM_CNAME_TARGET)
+    target = lookups.normalize(settings.PLATFORM_CNAME_TARGET)
     expected = f"CNAME {target}"
     cname = lookup(hostname, "CNAME")
     if cname.temporary:
@@ -116,42 +107,42 @@ def _verify_subdomain(hostname: str, lookup: Lookup) -> CheckResult:
             return _temporary(other, expected)
     conflicts = [f"{o.rdtype} {value}" for o in others for value in o.values]
     if cname.values:
-        found_target = dns.normalize(cname.values[0])
+        found_target = lookups.normalize(cname.values[0])
         found = f"CNAME {found_target}"
         if conflicts:
             return CheckResult(
-                CONFLICTING_RECORD,
+                CheckCode.CONFLICTING_RECORD,
                 f"{hostname} has a conflicting record beside the CNAME: {_describe(conflicts)}. "
                 f"Delete it; a CNAME must be the only record on the name.",
                 expected,
                 "; ".join([found, *conflicts]),
             )
         if found_target == target:
-            return CheckResult(OK, f"{hostname} points to {target}.", expected, found)
+            return CheckResult(CheckCode.OK, f"{hostname} points to {target}.", expected, found)
         return CheckResult(
-            WRONG_TARGET,
+            CheckCode.WRONG_TARGET,
             f"The CNAME points to {found_target}; it must be {target}.",
             expected,
             found,
         )
     if conflicts:
         return CheckResult(
-            CONFLICTING_RECORD,
+            CheckCode.CONFLICTING_RECORD,
             f"{hostname} has {_describe(conflicts)} instead of the CNAME. Delete the "
             f"{' and '.join(sorted({c.split()[0] for c in conflicts}))} record and add "
             f"CNAME {target}.",
             expected,
             "; ".join(conflicts),
         )
-    if cname.status == dns.NXDOMAIN:
+    if cname.status == lookups.NXDOMAIN:
         return CheckResult(
-            NXDOMAIN,
+            CheckCode.NXDOMAIN,
             f"{hostname} does not exist in DNS yet (NXDOMAIN). Add the CNAME record "
             f"pointing to {target}; changes can take up to 48 hours to propagate.",
             expected,
         )
     return CheckResult(
-        NO_RECORD,
+        CheckCode.NO_RECORD,
         f"{hostname} exists but has no CNAME record yet. Add CNAME {target}; changes can "
         "take up to 48 hours to propagate.",
         expected,
@@ -159,7 +150,7 @@ def _verify_subdomain(hostname: str, lookup: Lookup) -> CheckResult:
 
 
 def _verify_apex(hostname: str, lookup: Lookup) -> CheckResult:
-    target = dns.normalize(settings.PLATFORM_CNAME_TARGET)
+    target = lookups.normalize(settings.PLATFORM_CNAME_TARGET)
     wanted = [lookup(target, "A"), lookup(target, "AAAA")]
     for answer in wanted:
         if answer.temporary:
@@ -167,7 +158,7 @@ def _verify_apex(hostname: str, lookup: Lookup) -> CheckResult:
     expected_addresses = sorted({value for answer in wanted for value in answer.final})
     if not expected_addresses:
         return CheckResult(
-            TARGET_UNRESOLVED,
+            CheckCode.TARGET_UNRESOLVED,
             f"The platform target {target} did not resolve to any address. This is on our "
             "side and temporary; we will check again automatically.",
             f"ALIAS {target}",
@@ -181,17 +172,19 @@ def _verify_apex(hostname: str, lookup: Lookup) -> CheckResult:
     found_addresses = {value for answer in seen for value in answer.final}
     found = _describe(found_records)
     if found_addresses == set(expected_addresses):
-        return CheckResult(OK, f"{hostname} resolves to the platform ({target}).", expected, found)
+        return CheckResult(
+            CheckCode.OK, f"{hostname} resolves to the platform ({target}).", expected, found
+        )
     if not found_addresses:
-        if all(answer.status == dns.NXDOMAIN for answer in seen):
+        if all(answer.status == lookups.NXDOMAIN for answer in seen):
             return CheckResult(
-                NXDOMAIN,
+                CheckCode.NXDOMAIN,
                 f"{hostname} does not exist in DNS yet (NXDOMAIN). Add an ALIAS or ANAME "
                 f"record pointing to {target}.",
                 expected,
             )
         return CheckResult(
-            NO_RECORD,
+            CheckCode.NO_RECORD,
             f"{hostname} has no A or AAAA answer yet. Add an ALIAS or ANAME record pointing "
             f"to {target}; changes can take up to 48 hours to propagate.",
             expected,
@@ -199,14 +192,14 @@ def _verify_apex(hostname: str, lookup: Lookup) -> CheckResult:
     extra = sorted(found_addresses - set(expected_addresses))
     if found_addresses > set(expected_addresses):
         return CheckResult(
-            CONFLICTING_RECORD,
+            CheckCode.CONFLICTING_RECORD,
             f"{hostname} also answers with {_describe(extra)}, which is not the platform. "
             "Delete those A/AAAA records and keep only the ALIAS/ANAME record.",
             expected,
             found,
         )
     return CheckResult(
-        WRONG_TARGET,
+        CheckCode.WRONG_TARGET,
         f"{hostname} resolves to {found}, not to the platform. Replace those records with "
         f"an ALIAS or ANAME record pointing to {target}.",
         expected,
@@ -216,16 +209,16 @@ def _verify_apex(hostname: str, lookup: Lookup) -> CheckResult:
 
 def _climb(hostname: str) -> list[str]:
     """The name and its parents, nearest first, down to (not including) the root (RFC 8659)."""
-    labels = dns.normalize(hostname).split(".")
+    labels = lookups.normalize(hostname).split(".")
     return [".".join(labels[i:]) for i in range(len(labels))]
 
 
 def caa(hostname: str) -> CheckResult:
     """May the platform's CA issue for `hostname`? The relevant CAA set is the nearest one."""
-    ca = dns.normalize(settings.DOMAINS_CA_IDENTIFIER)
+    ca = lookups.normalize(settings.DOMAINS_CA_IDENTIFIER)
     expected = f'CAA 0 issue "{ca}" (or no CAA records)'
     for name in _climb(hostname):
-        lookup = dns.lookup(name, "CAA")
+        lookup = lookups.lookup(name, "CAA")
         if lookup.temporary:
             # RFC 8659: a failed CAA lookup must not be read as permission.
             return _temporary(lookup, expected)
@@ -236,7 +229,7 @@ def caa(hostname: str) -> CheckResult:
             tag = rdata.tag.decode("ascii", "replace").lower()
             if rdata.flags & 128 and tag not in _KNOWN_CAA_TAGS:
                 return CheckResult(
-                    CAA_BLOCKED,
+                    CheckCode.CAA_BLOCKED,
                     f"The CAA record on {name} ({rdata.to_text()}) has an unknown critical "
                     f'property, so no CA may issue. Remove it or add CAA 0 issue "{ca}".',
                     expected,
@@ -248,17 +241,23 @@ def caa(hostname: str) -> CheckResult:
             if rdata.tag.decode("ascii", "replace").lower() == "issue"
         ]
         if not issuers:
-            return CheckResult(OK, f"The CAA records on {name} set no issue rule.", expected, found)
+            return CheckResult(
+                CheckCode.OK, f"The CAA records on {name} set no issue rule.", expected, found
+            )
         for rdata in issuers:
             allowed = rdata.value.decode("ascii", "replace").split(";")[0].strip().lower()
             if allowed == ca:
-                return CheckResult(OK, f"The CAA records on {name} allow {ca}.", expected, found)
+                return CheckResult(
+                    CheckCode.OK, f"The CAA records on {name} allow {ca}.", expected, found
+                )
         blocking = ", ".join(f"{name} CAA {rdata.to_text()}" for rdata in issuers)
         return CheckResult(
-            CAA_BLOCKED,
+            CheckCode.CAA_BLOCKED,
             f"The CAA record {blocking} does not allow the platform's certificate authority "
             f'{ca}. Add the record {name}. CAA 0 issue "{ca}" (or remove the CAA records).',
             expected,
             found,
         )
-    return CheckResult(OK, "No CAA records: any certificate authority may issue.", expected)
+    return CheckResult(
+        CheckCode.OK, "No CAA records: any certificate authority may issue.", expected
+    )

@@ -10,7 +10,7 @@ class JSONParser(parsers.JSONParser):
     """DRF's JSONParser with a clearer error and NaN/Infinity always refused.
 
     The size limit is Django's DATA_UPLOAD_MAX_MEMORY_SIZE (DRF reads
-    `request.body`); pets.errors turns its RequestDataTooBig into a 413.
+    `request.body`); petstore.api.errors turns its RequestDataTooBig into a 413.
     """
 
     strict = True  # json.strict_constant: NaN and Infinity are not JSON

@@ -6,7 +6,6 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from pets.exceptions import ErrorCode
 from pets.models import NAME_MAX_LENGTH, Category, PetStatus
 
 INT64_MAX = 2**63 - 1
@@ -102,18 +101,3 @@ def pets_from_rows(rows) -> list[dict]:
 class CategorySerializer(serializers.Serializer):
     id = Int64Field()
     name = serializers.CharField()
-
-
-class ErrorSerializer(serializers.Serializer):
-    """The Error body of every error response."""
-
-    code = serializers.ChoiceField(
-        choices=[(c, c) for c in ErrorCode.ALL], help_text="Machine-readable error code."
-    )
-    message = serializers.CharField(help_text="Human-readable description.")
-    status = serializers.IntegerField(help_text="The HTTP status code of the response.")
-    fields = serializers.DictField(
-        child=serializers.ListField(child=serializers.CharField()),
-        required=False,
-        help_text="On validation_error: the invalid fields or parameters and what is wrong.",
-    )

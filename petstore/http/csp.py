@@ -8,7 +8,7 @@ only, each inline block is allowed by its SHA-256 hash, computed from the very
 response being sent, so nothing else inline can run there either.
 
 Project pages served on custom domains are answered by
-domains.middleware.HostRoutingMiddleware before this middleware runs; they are
+domains.routing.middleware.HostRoutingMiddleware before this middleware runs; they are
 the customer's content and carry no policy of ours.
 """
 

@@ -2,7 +2,7 @@
 
 Views are thin: they validate input with a serializer, call a service, and shape
 the output with another serializer. Authentication, permission, throttling and
-the Error body come from REST_FRAMEWORK (settings.py) and pets.errors.
+the Error body come from REST_FRAMEWORK (settings.py) and petstore.api.errors.
 """
 
 from __future__ import annotations
@@ -23,21 +23,23 @@ from rest_framework.generics import GenericAPIView
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from pets import fastpath, idempotency, schema
-from pets.exceptions import BadRequest, Gone
-from pets.filters import FilterBackend, PetFilter
-from pets.models import Category, Pet
-from pets.pagination import LINK_HEADER, KeysetPagination
-from pets.renderers import JSONNegotiation, ORJSONRenderer
-from pets.selectors import pet_page
-from pets.serializers import (
+from pets import idempotency
+from pets.api import hotpath
+from pets.api.filters import FilterBackend, PetFilter
+from pets.api.serializers import (
     INT64_MAX,
     CategorySerializer,
     NewPetSerializer,
     PetSerializer,
     pets_from_rows,
 )
+from pets.models import Category, Pet
+from pets.selectors import pet_page
 from pets.services import pet_create
+from petstore.api import openapi
+from petstore.api.exceptions import BadRequest, Gone
+from petstore.api.pagination import LINK_HEADER, KeysetPagination
+from petstore.api.renderers import JSONNegotiation, ORJSONRenderer
 
 _DIGITS = re.compile(r"[0-9]{1,19}")
 
@@ -71,7 +73,7 @@ class PetsView(GenericAPIView):
         # listPets, the hot path, skips DRF's Request wrapper (pets.fastpath); what
         # the fast path does not answer (another method, another Accept) DRF does.
         if request.method == "GET" and settings.API_LIST_FAST_PATH:
-            response = fastpath.serve(self, request, *args, **kwargs)
+            response = hotpath.serve(self, request, *args, **kwargs)
             if response is not None:
                 return response
         return super().dispatch(request, *args, **kwargs)
@@ -83,18 +85,18 @@ class PetsView(GenericAPIView):
             "Pets in ascending id order. The body is a bare array; the next page is "
             'the URL in the `Link: <...>; rel="next"` header (absent on the last page).'
         ),
-        parameters=[LINK_HEADER, *schema.ERROR_HEADERS],
+        parameters=[LINK_HEADER, *openapi.ERROR_HEADERS],
         responses={
             # A bare serializer (not OpenApiResponse) so drf-spectacular sees a list
             # and documents the filter and paging parameters.
             200: PetSerializer(many=True),
-            400: schema.error(
+            400: openapi.error(
                 "validation_error: `limit` is not an integer from 1 to 100, `status` is "
                 "empty or unknown, or `cursor` is invalid (see `fields`)."
             ),
-            401: schema.UNAUTHORIZED,
-            406: schema.NOT_ACCEPTABLE,
-            429: schema.RATE_LIMITED,
+            401: openapi.UNAUTHORIZED,
+            406: openapi.NOT_ACCEPTABLE,
+            429: openapi.RATE_LIMITED,
         },
     )
     def get(self, request):
@@ -136,21 +138,21 @@ class PetsView(GenericAPIView):
                 response=[201],
                 description="`true` when this is the stored response of an earlier request.",
             ),
-            *schema.ERROR_HEADERS,
+            *openapi.ERROR_HEADERS,
         ],
         responses={
             201: OpenApiResponse(PetSerializer, description="The created pet."),
-            400: schema.error(
+            400: openapi.error(
                 "validation_error: a field is missing or invalid (see `fields`); "
                 "bad_request: the body is not a JSON object, or a bad Idempotency-Key."
             ),
-            401: schema.UNAUTHORIZED,
-            406: schema.NOT_ACCEPTABLE,
-            409: schema.error("idempotency_key_in_use: the first request is still running."),
-            413: schema.error("payload_too_large: the body exceeds the size limit."),
-            415: schema.error("unsupported_media_type: the body is not application/json."),
-            422: schema.error("idempotency_key_reused: same key, different request."),
-            429: schema.RATE_LIMITED,
+            401: openapi.UNAUTHORIZED,
+            406: openapi.NOT_ACCEPTABLE,
+            409: openapi.error("idempotency_key_in_use: the first request is still running."),
+            413: openapi.error("payload_too_large: the body exceeds the size limit."),
+            415: openapi.error("unsupported_media_type: the body is not application/json."),
+            422: openapi.error("idempotency_key_reused: same key, different request."),
+            429: openapi.RATE_LIMITED,
         },
     )
     def post(self, request):
@@ -236,15 +238,15 @@ class PetDetailView(APIView):
                 required=True,
                 description='`</v1/pets>; rel="successor-version"` and links to the docs.',
             ),
-            *schema.ERROR_HEADERS,
+            *openapi.ERROR_HEADERS,
         ],
         responses={
             200: OpenApiResponse(PetSerializer, description="The pet."),
-            401: schema.UNAUTHORIZED,
-            404: schema.error("not_found: no pet with this id."),
-            406: schema.NOT_ACCEPTABLE,
-            410: schema.error("gone: the operation was removed on its sunset date."),
-            429: schema.RATE_LIMITED,
+            401: openapi.UNAUTHORIZED,
+            404: openapi.error("not_found: no pet with this id."),
+            406: openapi.NOT_ACCEPTABLE,
+            410: openapi.error("gone: the operation was removed on its sunset date."),
+            429: openapi.RATE_LIMITED,
         },
     )
     def get(self, request, petId: str):
@@ -268,17 +270,17 @@ class CategoriesView(APIView):
     renderer_classes = [ORJSONRenderer]
     content_negotiation_class = JSONNegotiation
 
-    @schema.stability("experimental")
+    @openapi.stability("experimental")
     @extend_schema(
         operation_id="listCategories",
         summary="List categories (experimental)",
         description="Every category, in id order: the valid `categoryId` values.",
-        parameters=schema.ERROR_HEADERS,
+        parameters=openapi.ERROR_HEADERS,
         responses={
             200: OpenApiResponse(CategorySerializer(many=True), description="All categories."),
-            401: schema.UNAUTHORIZED,
-            406: schema.NOT_ACCEPTABLE,
-            429: schema.RATE_LIMITED,
+            401: openapi.UNAUTHORIZED,
+            406: openapi.NOT_ACCEPTABLE,
+            429: openapi.RATE_LIMITED,
         },
     )
     def get(self, request):

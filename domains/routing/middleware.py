@@ -13,8 +13,8 @@ from __future__ import annotations
 from django.conf import settings
 from django.http import HttpResponse, HttpResponseNotFound
 
+from domains.choices import State
 from domains.models import Domain, Project
-from domains.states import State
 
 _OWN_HOSTS = frozenset({"localhost", "127.0.0.1", "::1", "testserver"})
 

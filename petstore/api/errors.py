@@ -19,7 +19,7 @@ from rest_framework import exceptions
 from rest_framework.response import Response
 from rest_framework.views import set_rollback
 
-from pets.exceptions import ErrorCode, PayloadTooLarge
+from petstore.api.exceptions import ErrorCode, PayloadTooLarge
 
 log = logging.getLogger(__name__)
 

@@ -7,67 +7,18 @@ from __future__ import annotations
 
 import json
 
-from domains import services
-from domains.forms import DomainAddForm, PrimaryForm, RedirectForm
+from domains.choices import AWAITING_OWNER_STATES, MOVING_STATES, STATE_HELP, CertState
+from domains.dashboard.forms import DomainAddForm, PrimaryForm, RedirectForm
 from domains.models import Domain, Project, Redirect
-
-# The words on the badges, and one line saying what each state means for the owner.
-STATE_HELP = {
-    "pending": "Waiting for the DNS record. Create it, then choose Verify.",
-    "verified": "The DNS record is right and the domain is live. A certificate is on its way.",
-    "issuing": "The domain is live. The certificate authority is issuing its certificate.",
-    "active": "Live with a certificate.",
-    "failed": "Verification failed. Fix the DNS record as described, then choose Re-verify.",
-}
-BADGE_LABELS = {
-    "pending": "Pending",
-    "verified": "Verified",
-    "issuing": "Certificate issuing",
-    "active": "Active",
-    "failed": "Failed",
-}
-# The audit trail's verbs in plain words; unknown verbs show as they are.
-ACTION_LABELS = {
-    "added": "Added the domain",
-    "verify_requested": "Chose Verify",
-    "reverify_requested": "Chose Re-verify",
-    "verified": "Verification passed",
-    "verifies_again": "Verifies again",
-    "check_failed": "Check failed",
-    "failed": "Verification failed",
-    "stopped_verifying": "Stopped verifying",
-    "certificate_requested": "Certificate requested",
-    "certificate_issued": "Certificate issued",
-    "certificate_blocked": "Certificate blocked",
-    "certificate_renewed": "Certificate renewed",
-    "renewal_blocked": "Renewal blocked",
-    "removed": "Removed the domain",
-    "primary_set": "Set the primary domain",
-    "redirect_saved": "Saved a redirect",
-    "redirect_deleted": "Deleted a redirect",
-}
-# States in which the page keeps polling: something is expected to change by itself.
-_MOVING_STATES = {"pending", "verified", "issuing"}
-
-
-def check_in_progress(domain: Domain) -> bool:
-    """A Verify / Re-verify was requested and no check has finished since."""
-    requested = (
-        domain.events.filter(action__in=["verify_requested", "reverify_requested"])
-        .order_by("-created_at", "-pk")
-        .first()
-    )
-    if requested is None:
-        return False
-    return domain.checked_at is None or domain.checked_at < requested.created_at
+from domains.services.projects import project_domains_structure
 
 
 def domain_status_payload(domain: Domain) -> dict:
     certificate = domain.certificate
-    in_progress = check_in_progress(domain)
+    in_progress = domain.check_in_progress
     checked_at = domain.checked_at.isoformat() if domain.checked_at else None
     # Refused by CAA: nothing moves until the owner changes the record and chooses Re-verify.
-    blocked = domain.cert_state == "blocked" and certificate is None
+    blocked = domain.cert_state == CertState.BLOCKED and certificate is None
     fingerprint = "|".join(
         [
             domain.state,
@@ -81,12 +32,12 @@ def domain_status_payload(domain: Domain) -> dict:
     return {
         "hostname": domain.hostname,
         "state": domain.state,
-        "state_label": BADGE_LABELS.get(domain.state, domain.get_state_display()),
+        "state_label": domain.get_state_display(),
         "state_help": (
             "The domain is live, but the certificate authority may not issue its certificate: "
             "see Certificate below."
             if blocked
-            else STATE_HELP.get(domain.state, "")
+            else STATE_HELP[domain.state]
         ),
         "certificate_blocked": blocked,
         "check_code": domain.check_code,
@@ -103,7 +54,7 @@ def domain_status_payload(domain: Domain) -> dict:
             else None
         ),
         # Keep polling while a check runs or the domain is on its way to active.
-        "live": in_progress or (domain.state in _MOVING_STATES and not blocked),
+        "live": in_progress or (domain.state in MOVING_STATES and not blocked),
         "fingerprint": fingerprint,
     }
 
@@ -111,7 +62,7 @@ def domain_status_payload(domain: Domain) -> dict:
 def dns_position(domain: Domain) -> str:
     """Where the record to create goes on the domain's page: first while it is what the
     owner came for, after the status once a check said what is wrong, last once live."""
-    if domain.state not in ("pending", "failed"):
+    if domain.state not in AWAITING_OWNER_STATES:
         return "bottom"
     return "after_status" if domain.checked_at else "top"
 
@@ -132,7 +83,7 @@ def project_page_context(
     for domain in domains:
         # Shown on the domain's row; one query for all rows, not one per row.
         domain.redirect_target = targets.get(domain.pk)
-    structure = services.project_domains_structure(project=project)
+    structure = project_domains_structure(project=project)
     return {
         "project": project,
         "domains": domains,

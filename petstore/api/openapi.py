@@ -1,4 +1,5 @@
-"""OpenAPI generation: the bearer scheme, x-stability, Error responses, and hooks."""
+"""OpenAPI generation shared by every /v1 resource: the bearer scheme, x-stability, the
+Error body and its responses, and the document's hooks."""
 
 from __future__ import annotations
 
@@ -6,8 +7,9 @@ from django.conf import settings
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import serializers
 
-from pets.serializers import ErrorSerializer
+from petstore.api.exceptions import ErrorCode
 
 STABILITY_LEVELS = ("experimental", "beta")
 
@@ -24,7 +26,7 @@ def stability(level: str):
 
 
 class BearerKeyScheme(OpenApiAuthenticationExtension):
-    target_class = "pets.authentication.BearerKeyAuthentication"
+    target_class = "petstore.api.authentication.BearerKeyAuthentication"
     name = "bearerAuth"
 
     def get_security_definition(self, auto_schema):
@@ -36,6 +38,21 @@ class BearerKeyScheme(OpenApiAuthenticationExtension):
                 "`Authorization: Bearer <key>`."
             ),
         }
+
+
+class ErrorSerializer(serializers.Serializer):
+    """The Error body of every error response."""
+
+    code = serializers.ChoiceField(
+        choices=[(c, c) for c in ErrorCode.ALL], help_text="Machine-readable error code."
+    )
+    message = serializers.CharField(help_text="Human-readable description.")
+    status = serializers.IntegerField(help_text="The HTTP status code of the response.")
+    fields = serializers.DictField(
+        child=serializers.ListField(child=serializers.CharField()),
+        required=False,
+        help_text="On validation_error: the invalid fields or parameters and what is wrong.",
+    )
 
 
 def error(description: str) -> OpenApiResponse:
@@ -76,23 +93,6 @@ def only_v1_endpoints(endpoints, **kwargs):
         for path, path_regex, method, callback in endpoints
         if path.startswith("/v1/")
     ]
-
-
-def name_pets_array(result, **kwargs):
-    """Postprocessing hook: the page of listPets is the spec's `Pets` (array of Pet)."""
-    schemas = result.get("components", {}).get("schemas", {})
-    if "PaginatedPetList" in schemas:
-        schemas["Pets"] = schemas.pop("PaginatedPetList")
-        schemas["Pets"]["description"] = "A JSON array of Pet."
-        for item in result["paths"].values():
-            for operation in item.values():
-                content = operation.get("responses", {}).get("200", {}).get("content", {})
-                if content and not operation["responses"]["200"].get("description"):
-                    operation["responses"]["200"]["description"] = "A page of pets."
-                for media in content.values():
-                    if media.get("schema") == {"$ref": "#/components/schemas/PaginatedPetList"}:
-                        media["schema"] = {"$ref": "#/components/schemas/Pets"}
-    return result
 
 
 def servers_from_settings(result, **kwargs):

@@ -18,6 +18,8 @@ from django.conf import settings
 from django.contrib.auth.views import LoginView
 from django.core.cache import cache
 
+from petstore.http.clientaddress import client_address
+
 log = logging.getLogger(__name__)
 
 
@@ -28,16 +30,6 @@ def _cache_call(action, *args, **kwargs):
     except Exception as exc:  # noqa: BLE001 - any backend error (connection refused, timeout)
         log.warning("Sign-in limit not applied, cache unavailable: %s", type(exc).__name__)
         return None
-
-
-def client_address(request) -> str:
-    """REMOTE_ADDR, or the address the trusted proxies saw (settings.NUM_PROXIES)."""
-    forwarded = request.META.get("HTTP_X_FORWARDED_FOR")
-    proxies = settings.NUM_PROXIES
-    if forwarded and proxies:
-        hops = [hop.strip() for hop in forwarded.split(",")]
-        return hops[-min(proxies, len(hops))]
-    return request.META.get("REMOTE_ADDR", "")
 
 
 class ThrottledLoginView(LoginView):

@@ -1,8 +1,8 @@
 from django.urls import path, re_path
 from drf_spectacular.views import SpectacularJSONAPIView, SpectacularSwaggerView
 
-from pets import views
-from pets.errors import unknown_path
+from pets.api import views
+from petstore.api.errors import unknown_path
 
 urlpatterns = [
     path("pets", views.PetsView.as_view(), name="pets"),

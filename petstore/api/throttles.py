@@ -2,9 +2,9 @@
 
 Both rates are settings read at each request (DRF rate syntax, e.g. "600/min";
 empty turns a limit off): API_RATE_LIMIT per key, API_ADDRESS_RATE_LIMIT per
-client address (petstore.signin.client_address, so NUM_PROXIES decides which
+client address (petstore.http.clientaddress.client_address, so NUM_PROXIES decides which
 hop of X-Forwarded-For is the client). Over a limit DRF raises Throttled, which
-pets.errors answers with 429, the Error body and Retry-After.
+petstore.api.errors answers with 429, the Error body and Retry-After.
 
 The counters live in the cache (Redis in production). When the cache cannot be
 reached the limits fail open: the API keeps answering and a warning is logged,
@@ -20,7 +20,7 @@ from django.conf import settings
 from rest_framework import throttling
 
 from pets.models import ApiKey
-from petstore.signin import client_address
+from petstore.http.clientaddress import client_address
 
 log = logging.getLogger(__name__)
 

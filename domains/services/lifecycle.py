@@ -1,36 +1,20 @@
-"""The one state machine of a custom domain.
+"""The one state machine of a custom domain, and the one way to write a domain's row.
 
 Every state change of a Domain goes through `transition()`, a conditional
 UPDATE (`filter(pk=..., state__in=allowed_sources).update(...)`): when no row
 changed, someone else got there first and the caller stops. That is what makes
-the tasks safe to run twice or concurrently.
+the tasks safe to run twice or concurrently. Every other write of a domain's
+fields goes through `update()`, so the row and the caller's instance never
+disagree.
 """
 
 from __future__ import annotations
 
 from itertools import pairwise
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from django.db import models
-
-if TYPE_CHECKING:
-    from domains.models import Domain
-
-
-class State(models.TextChoices):
-    PENDING = "pending", "Pending verification"
-    VERIFIED = "verified", "Verified"
-    ISSUING = "issuing", "Issuing certificate"
-    ACTIVE = "active", "Active"
-    FAILED = "failed", "Failed"
-
-
-class CertState(models.TextChoices):
-    NONE = "none", "No certificate"
-    REQUESTED = "requested", "Requested"
-    ISSUED = "issued", "Issued"
-    BLOCKED = "blocked", "Blocked"
-
+from domains.choices import State
+from domains.models import Domain
 
 # target state -> the states it may be reached from. The whole table, in one place.
 TRANSITIONS: dict[str, frozenset[str]] = {
@@ -46,10 +30,6 @@ TRANSITIONS: dict[str, frozenset[str]] = {
     State.PENDING: frozenset({State.FAILED}),
 }
 
-# States in which the platform serves the domain: the spec says the domain is
-# live once verification completes; HTTPS follows when the certificate lands.
-LIVE_STATES = frozenset({State.VERIFIED, State.ISSUING, State.ACTIVE})
-
 
 class TransitionNotAllowed(ValueError):
     pass
@@ -59,6 +39,12 @@ def can_transition(source: str, target: str) -> bool:
     return source in TRANSITIONS.get(target, frozenset())
 
 
+def update(domain: Domain, **fields: Any) -> None:
+    """Write these fields of the domain's row and of the instance alike."""
+    Domain.objects.filter(pk=domain.pk).update(**fields)
+    _copy(domain, fields)
+
+
 def transition(domain: Domain, target: str, *then: str, **fields: Any) -> bool:
     """Move `domain` to `target` if its current row state allows it.
 
@@ -66,7 +52,7 @@ def transition(domain: Domain, target: str, *then: str, **fields: Any) -> bool:
     verifies a domain and requests its certificate: `transition(d, VERIFIED, ISSUING)`):
     every step must be in the table, the row's state must allow the first, and the row
     ends in the last. Returns False when the row's state was changed by someone else
-    meanwhile; the in-memory object is updated only on success.
+    meanwhile; the instance is updated only on success.
     """
     path = (target, *then)
     sources = TRANSITIONS.get(target)
@@ -75,10 +61,13 @@ def transition(domain: Domain, target: str, *then: str, **fields: Any) -> bool:
     for source, step in pairwise(path):
         if not can_transition(source, step):
             raise TransitionNotAllowed(f"no transition from {source!r} into {step!r}")
-    rows = type(domain).objects.filter(pk=domain.pk, state__in=sources)
-    changed = rows.update(state=path[-1], **fields)
+    changes = {"state": path[-1], **fields}
+    changed = Domain.objects.filter(pk=domain.pk, state__in=sources).update(**changes)
     if changed:
-        domain.state = path[-1]
-        for name, value in fields.items():
-            setattr(domain, name, value)
+        _copy(domain, changes)
     return bool(changed)
+
+
+def _copy(domain: Domain, fields: dict[str, Any]) -> None:
+    for name, value in fields.items():
+        setattr(domain, name, value)

@@ -3,23 +3,30 @@
 `domain_check` (one domain, now: Verify, `verifydomain`, the `check_domain` task) and
 `domain_check_many` (the sweep's batches) ask the DNS first, outside any transaction,
 then record every result through the same functions below, so a domain ends in the
-same place whichever way it was checked. Re-exported by domains/services.py.
+same place whichever way it was checked. Both return what they recorded and the
+certificate work it calls for (`Recorded.next_steps`), which the caller queues.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
-from datetime import timedelta
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
 
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from domains import certificates, checks
-from domains.events import events_in_bulk, record_event
+from domains.choices import AWAITING_OWNER_STATES, Action, CertState, CheckCode, State
+from domains.dns import diagnosis
+from domains.dns.diagnosis import CheckResult
 from domains.models import Domain
-from domains.states import CertState, State, transition
+from domains.services import certificates
+from domains.services.events import events_in_bulk, record_event
+from domains.services.lifecycle import transition, update
+from domains.services.nextsteps import NextSteps
 
 log = logging.getLogger(__name__)
 
@@ -48,33 +55,46 @@ def verify_window() -> timedelta:
     return timedelta(hours=settings.DOMAINS_VERIFY_WINDOW)
 
 
-def domain_check(*, domain_id: int) -> Domain | None:
-    """Run one DNS check now and record its result; None if the domain was removed."""
+@dataclass
+class Recorded:
+    """The domains whose check was recorded (removed ones are not there), and the
+    certificate work their results call for."""
+
+    domains: list[Domain] = field(default_factory=list)
+    next_steps: NextSteps = field(default_factory=NextSteps)
+
+    @property
+    def domain(self) -> Domain | None:
+        """The one domain of a single check; None if it was removed."""
+        return self.domains[0] if self.domains else None
+
+
+def domain_check(*, domain_id: int) -> Recorded:
+    """Run one DNS check now and record its result."""
     found = Domain.objects.filter(pk=domain_id).values_list("hostname", "is_apex").first()
     if found is None:
-        return None
+        return Recorded()
     hostname, is_apex = found
-    result = checks.verify(hostname, is_apex=is_apex)
-    return _record_results({domain_id: result}).get(domain_id)
+    result = diagnosis.verify(hostname, is_apex=is_apex)
+    return _record_results({domain_id: result})
 
 
-def domain_check_many(*, domain_ids: Iterable[int]) -> list[Domain]:
+def domain_check_many(*, domain_ids: Iterable[int]) -> Recorded:
     """`domain_check` for a batch (the sweep's): every DNS question of every domain is asked
     at once, then each result is recorded exactly as a single check records it.
 
-    Domains removed before or during the batch are skipped; returns the recorded ones.
+    Domains removed before or during the batch are skipped.
     """
     targets = list(
         Domain.objects.filter(pk__in=list(domain_ids)).values_list("pk", "hostname", "is_apex")
     )
-    results = checks.verify_many((hostname, is_apex) for _, hostname, is_apex in targets)
-    recorded = _record_results(
+    results = diagnosis.verify_many((hostname, is_apex) for _, hostname, is_apex in targets)
+    return _record_results(
         {pk: result for (pk, _, _), result in zip(targets, results, strict=True)}
     )
-    return list(recorded.values())
 
 
-def _record_results(results: dict[int, checks.CheckResult]) -> dict[int, Domain]:
+def _record_results(results: dict[int, CheckResult]) -> Recorded:
     """Record check results (the DNS was asked before, outside any transaction).
 
     One transaction for the lot, each domain re-read under its row lock (in primary-key
@@ -89,18 +109,20 @@ def _record_results(results: dict[int, checks.CheckResult]) -> dict[int, Domain]
         if len(results) == 1:
             raise
         log.exception("recording %d checks together failed; recording one by one", len(results))
-    recorded: dict[int, Domain] = {}
+    recorded = Recorded()
     for domain_id, result in results.items():
         try:
-            recorded |= _record_together({domain_id: result})
+            one = _record_together({domain_id: result})
         except Exception:
             log.exception("recording the check of domain %s failed", domain_id)
+            continue
+        recorded.domains += one.domains
+        recorded.next_steps += one.next_steps
     return recorded
 
 
-def _record_together(results: dict[int, checks.CheckResult]) -> dict[int, Domain]:
-    recorded: dict[int, Domain] = {}
-    issue: list[int] = []
+def _record_together(results: dict[int, CheckResult]) -> Recorded:
+    recorded = Recorded()
     with transaction.atomic(), events_in_bulk():
         locked = (
             Domain.objects.select_for_update(of=("self",))
@@ -111,15 +133,14 @@ def _record_together(results: dict[int, checks.CheckResult]) -> dict[int, Domain
         for domain in locked:
             result = results[domain.pk]
             if result.ok:
-                _record_success(domain, result, issue)
+                _record_success(domain, result, recorded.next_steps)
             else:
                 _record_failure(domain, result)
-            recorded[domain.pk] = domain
-        certificates.queue_issue(issue)
+            recorded.domains.append(domain)
     return recorded
 
 
-def _result_fields(result: checks.CheckResult, now, message: str | None = None) -> dict:
+def _result_fields(result: CheckResult, now: datetime, message: str | None = None) -> dict:
     return {
         "check_code": result.code,
         "check_message": message or result.message,
@@ -129,51 +150,51 @@ def _result_fields(result: checks.CheckResult, now, message: str | None = None) 
     }
 
 
-def _record_success(domain: Domain, result: checks.CheckResult, issue: list[int]) -> None:
-    """Record a passing check; ids of domains whose certificate was requested go to `issue`."""
+def _record_success(domain: Domain, result: CheckResult, next_steps: NextSteps) -> None:
+    """Record a passing check; the certificate work it calls for goes to `next_steps`."""
     now = timezone.now()
-    was_failing = domain.check_code not in ("", checks.OK)
+    was_failing = domain.check_code not in ("", CheckCode.OK)
     fields = _result_fields(result, now) | {
         "check_attempts": 0,
         "next_check_at": now + recheck_interval(),
     }
-    if domain.state in (State.PENDING, State.FAILED):
+    if domain.state in AWAITING_OWNER_STATES:
         # Verified, and its certificate requested at once: one statement, not two.
         request = certificates.certificate_request_fields(now)
         if transition(domain, State.VERIFIED, State.ISSUING, verified_at=now, **fields, **request):
-            record_event(project=domain.project, domain=domain, action="verified")
-            issue.append(domain.pk)
+            record_event(project=domain.project, domain=domain, action=Action.VERIFIED)
+            next_steps.issue.append(domain.pk)
             return
         domain.refresh_from_db(fields=["state"])
-    _update(domain, **fields)
+    update(domain, **fields)
     if was_failing and domain.is_live:
-        record_event(project=domain.project, domain=domain, action="verifies_again")
+        record_event(project=domain.project, domain=domain, action=Action.VERIFIES_AGAIN)
     if domain.state == State.VERIFIED and domain.cert_state != CertState.ISSUED:
         # A Re-verify after a CAA block (or a lost request) asks for the certificate again.
-        if certificates.certificate_request(domain=domain, queue=False):
-            issue.append(domain.pk)
-    elif domain.state == State.ISSUING:
-        # Re-verify while the certificate is late: queue its task again (issuing is idempotent).
-        certificates.certificate_requeue_if_late(domain=domain)
+        if certificates.certificate_request(domain=domain):
+            next_steps.issue.append(domain.pk)
+    elif domain.state == State.ISSUING and certificates.certificate_claim_if_late(domain=domain):
+        # Re-verify while the certificate is late: issue it again (issuing is idempotent).
+        next_steps.issue_now.append(domain.pk)
 
 
-def _record_failure(domain: Domain, result: checks.CheckResult) -> None:
+def _record_failure(domain: Domain, result: CheckResult) -> None:
     now = timezone.now()
     live = domain.is_live
     previous_code = domain.check_code
-    if live and previous_code in ("", checks.OK):
+    if live and previous_code in ("", CheckCode.OK):
         # A live domain just stopped verifying: its own window starts now.
         domain.window_started_at, domain.check_attempts = now, 0
         record_event(
             project=domain.project,
             domain=domain,
-            action="stopped_verifying",
+            action=Action.STOPPED_VERIFYING,
             message=result.message,
         )
     message = f"This domain stopped verifying: {result.message}" if live else result.message
     attempts = domain.check_attempts + 1
     window_end = domain.window_started_at + verify_window()
-    fields = _result_fields(result, now, message) | {
+    fields: dict[str, Any] = _result_fields(result, now, message) | {
         "check_attempts": attempts,
         "window_started_at": domain.window_started_at,
     }
@@ -189,7 +210,7 @@ def _record_failure(domain: Domain, result: checks.CheckResult) -> None:
             record_event(
                 project=domain.project,
                 domain=domain,
-                action="failed",
+                action=Action.FAILED,
                 message=fields["check_message"],
             )
             return
@@ -199,17 +220,11 @@ def _record_failure(domain: Domain, result: checks.CheckResult) -> None:
         # The last check of the window lands on its end, so the failure shows on time.
         next_at = now + backoff_delay(attempts)
         fields["next_check_at"] = min(next_at, window_end) if now < window_end else next_at
-    _update(domain, **fields)
-    if previous_code != result.code and not (live and previous_code in ("", checks.OK)):
+    update(domain, **fields)
+    if previous_code != result.code and not (live and previous_code in ("", CheckCode.OK)):
         record_event(
             project=domain.project,
             domain=domain,
-            action="check_failed",
+            action=Action.CHECK_FAILED,
             message=f"{result.code}: {result.message}",
         )
-
-
-def _update(domain: Domain, **fields) -> None:
-    Domain.objects.filter(pk=domain.pk).update(**fields)
-    for name, value in fields.items():
-        setattr(domain, name, value)

@@ -22,7 +22,7 @@ from drf_spectacular.utils import OpenApiParameter
 from rest_framework.exceptions import ValidationError
 from rest_framework.pagination import BasePagination
 
-from pets.renderers import rendered_response
+from petstore.api.renderers import rendered_response
 
 LIMIT_DEFAULT = 20
 LIMIT_MIN = 1

@@ -25,7 +25,7 @@ Django request itself:
 Every exception, from an authenticator, a throttle or the handler, goes to
 DRF's `handle_exception` through a DRF `Request` made only then and holding
 the user already authenticated: the Error body, its headers (`WWW-Authenticate`,
-`Retry-After`) and its log line are the ones DRF and pets.errors write, and
+`Retry-After`) and its log line are the ones DRF and petstore.api.errors write, and
 nothing runs twice. tests/pets/test_fastpath.py checks that both paths answer
 alike, byte for byte, and the rest of the list suite runs on this one.
 API_LIST_FAST_PATH=0 turns it off.
@@ -37,7 +37,7 @@ from django.contrib.auth.models import AnonymousUser
 from django.http import HttpRequest, HttpResponseBase
 from rest_framework.views import APIView
 
-from pets.renderers import plain_choice
+from petstore.api.renderers import plain_choice
 
 
 def serve(view: APIView, request: HttpRequest, *args, **kwargs) -> HttpResponseBase | None:

@@ -34,7 +34,7 @@ import dns.rdatatype
 import dns.rrset
 from publicsuffixlist import PublicSuffixList
 
-from domains.zonefiles import read_zone_file
+from domains.devtools.zonefiles import read_zone_file
 
 log = logging.getLogger(__name__)
 IN = dns.rdataclass.IN

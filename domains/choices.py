@@ -1,0 +1,104 @@
+"""Every enumerated fact of the custom-domains feature, written once: value, label, help.
+
+Models, forms, services, the dashboard and the staff commands read them from here;
+nothing else spells a state, a code or a status as a raw string.
+"""
+
+from __future__ import annotations
+
+from django.db import models
+
+
+class Plan(models.TextChoices):
+    FREE = "free", "Free"
+    PRO = "pro", "Pro"
+    BUSINESS = "business", "Business"
+    ENTERPRISE = "enterprise", "Enterprise"
+
+
+# Plans that may attach custom domains (the spec: "Pro or above").
+PAID_PLANS = frozenset({Plan.PRO, Plan.BUSINESS, Plan.ENTERPRISE})
+
+
+class State(models.TextChoices):
+    """Where a domain stands. The moves between them: domains/services/lifecycle.py."""
+
+    PENDING = "pending", "Pending"
+    VERIFIED = "verified", "Verified"
+    ISSUING = "issuing", "Certificate issuing"
+    ACTIVE = "active", "Active"
+    FAILED = "failed", "Failed"
+
+
+# One line per state saying what it means for the owner (badges, the status line).
+STATE_HELP: dict[str, str] = {
+    State.PENDING: "Waiting for the DNS record. Create it, then choose Verify.",
+    State.VERIFIED: "The DNS record is right and the domain is live. A certificate is on its way.",
+    State.ISSUING: "The domain is live. The certificate authority is issuing its certificate.",
+    State.ACTIVE: "Live with a certificate.",
+    State.FAILED: "Verification failed. Fix the DNS record as described, then choose Re-verify.",
+}
+
+# States in which the platform serves the domain: the spec says the domain is
+# live once verification completes; HTTPS follows when the certificate lands.
+LIVE_STATES = frozenset({State.VERIFIED, State.ISSUING, State.ACTIVE})
+# States that change by themselves, without the owner: the dashboard keeps polling.
+MOVING_STATES = frozenset({State.PENDING, State.VERIFIED, State.ISSUING})
+# States whose page leads with the DNS record to create (the owner has work to do).
+AWAITING_OWNER_STATES = frozenset({State.PENDING, State.FAILED})
+
+
+class CertState(models.TextChoices):
+    NONE = "none", "No certificate"
+    REQUESTED = "requested", "Requested"
+    ISSUED = "issued", "Issued"
+    BLOCKED = "blocked", "Blocked"
+
+
+class CheckCode(models.TextChoices):
+    """The outcome of a DNS check (domains/dns/diagnosis.py), for programs and staff."""
+
+    OK = "ok", "Verifies"
+    NO_RECORD = "no_record", "No record yet"
+    NXDOMAIN = "nxdomain", "The name does not exist"
+    WRONG_TARGET = "wrong_target", "Points elsewhere"
+    CONFLICTING_RECORD = "conflicting_record", "A conflicting record"
+    CAA_BLOCKED = "caa_blocked", "CAA blocks the certificate authority"
+    DNS_TIMEOUT = "dns_timeout", "The DNS did not answer in time"
+    DNS_SERVFAIL = "dns_servfail", "The DNS failed to answer"
+    TARGET_UNRESOLVED = "target_unresolved", "The platform target did not resolve"
+
+
+# Temporary: retried, never reported as the owner's misconfiguration.
+TEMPORARY_CHECK_CODES = frozenset(
+    {CheckCode.DNS_TIMEOUT, CheckCode.DNS_SERVFAIL, CheckCode.TARGET_UNRESOLVED}
+)
+
+
+class Action(models.TextChoices):
+    """What an Activity line (DomainEvent) records, in the owner's words."""
+
+    ADDED = "added", "Added the domain"
+    VERIFY_REQUESTED = "verify_requested", "Chose Verify"
+    REVERIFY_REQUESTED = "reverify_requested", "Chose Re-verify"
+    VERIFIED = "verified", "Verification passed"
+    VERIFIES_AGAIN = "verifies_again", "Verifies again"
+    CHECK_FAILED = "check_failed", "Check failed"
+    FAILED = "failed", "Verification failed"
+    STOPPED_VERIFYING = "stopped_verifying", "Stopped verifying"
+    CERTIFICATE_REQUESTED = "certificate_requested", "Certificate requested"
+    CERTIFICATE_ISSUED = "certificate_issued", "Certificate issued"
+    CERTIFICATE_BLOCKED = "certificate_blocked", "Certificate blocked"
+    CERTIFICATE_RENEWED = "certificate_renewed", "Certificate renewed"
+    RENEWAL_BLOCKED = "renewal_blocked", "Renewal blocked"
+    REMOVED = "removed", "Removed the domain"
+    PRIMARY_SET = "primary_set", "Set the primary domain"
+    REDIRECT_SAVED = "redirect_saved", "Saved a redirect"
+    REDIRECT_DELETED = "redirect_deleted", "Deleted a redirect"
+
+
+class RedirectStatus(models.IntegerChoices):
+    MOVED_PERMANENTLY = 301, "301 Moved Permanently"
+    FOUND = 302, "302 Found (temporary)"
+    TEMPORARY_REDIRECT = 307, "307 Temporary Redirect"
+    PERMANENT_REDIRECT = 308, "308 Permanent Redirect"

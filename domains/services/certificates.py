@@ -1,0 +1,165 @@
+"""Certificate flows: request after verification, issue after a CAA check, renew.
+
+These are the plain functions behind domains/tasks.py; tests call them directly.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Max, Q
+from django.utils import timezone
+
+from domains import pki
+from domains.choices import Action, CertState, State
+from domains.dns import diagnosis
+from domains.dns.diagnosis import CheckResult
+from domains.models import Certificate, Domain, Project
+from domains.services.events import record_event
+from domains.services.lifecycle import transition, update
+
+
+class TemporaryDNSError(Exception):
+    """CAA could not be looked up; retry later (RFC 8659: never read it as permission)."""
+
+    def __init__(self, result: CheckResult):
+        super().__init__(result.message)
+        self.result = result
+
+
+def certificate_request(*, domain: Domain) -> bool:
+    """Verified -> issuing; True if this call moved it (the caller queues the issuance)."""
+    return transition(domain, State.ISSUING, **certificate_request_fields(timezone.now()))
+
+
+def certificate_request_fields(now: datetime) -> dict:
+    """What a certificate request writes beside the move to `issuing` (the check that
+    verifies a domain writes them in its own transition, `verification._record_success`)."""
+    return {
+        "cert_state": CertState.REQUESTED,
+        "cert_requested_at": now,
+        "cert_code": "",
+        "cert_message": "",
+    }
+
+
+def certificate_claim_if_late(*, domain: Domain) -> bool:
+    """True when the requested certificate is overdue and this call claimed its re-issue
+    (the caller queues it); a concurrent caller's claim wins, and this one is False."""
+    now, asked = timezone.now(), domain.cert_requested_at
+    overdue = timedelta(seconds=settings.DOMAINS_CERT_ISSUE_DELAY) + timedelta(minutes=1)
+    if asked is None or now - asked < overdue:
+        return False
+    claimed = Domain.objects.filter(
+        pk=domain.pk, state=State.ISSUING, cert_requested_at=asked
+    ).update(cert_requested_at=now)
+    return bool(claimed)
+
+
+def certificate_issue(*, domain_id: int) -> Certificate | None:
+    """Issue the certificate of a domain in the issuing state; safe to run twice."""
+    domain = Domain.objects.filter(pk=domain_id).select_related("project").first()
+    if domain is None or domain.state != State.ISSUING:
+        return domain.certificate if domain else None
+    result = _caa(domain)
+    if not result.ok:
+        if transition(
+            domain,
+            State.VERIFIED,
+            cert_state=CertState.BLOCKED,
+            cert_code=result.code,
+            cert_message=result.message,
+            cert_requested_at=None,
+        ):
+            record_event(
+                project=domain.project,
+                domain=domain,
+                action=Action.CERTIFICATE_BLOCKED,
+                message=result.message,
+            )
+        return None
+    with transaction.atomic():
+        # The row lock makes a second, concurrent run wait and then see `active`.
+        locked = Domain.objects.select_for_update().get(pk=domain_id)
+        if locked.state != State.ISSUING:
+            return locked.certificate
+        transition(locked, State.ACTIVE, cert_state=CertState.ISSUED)
+        certificate = _store(locked, project=domain.project, action=Action.CERTIFICATE_ISSUED)
+    return certificate
+
+
+def _caa(domain: Domain) -> CheckResult:
+    """The CAA answer for issuing or renewing; a temporary failure raises (retry later)."""
+    result = diagnosis.caa(domain.hostname)
+    if result.temporary:
+        raise TemporaryDNSError(result)
+    return result
+
+
+def _store(domain: Domain, *, project: Project, action: Action) -> Certificate:
+    """Issue with the CA, store the certificate and record `action` (inside the row lock)."""
+    issued = pki.issue(domain.hostname, now=timezone.now())
+    certificate = Certificate.objects.create(
+        domain=domain,
+        serial=issued.serial,
+        not_before=issued.not_before,
+        not_after=issued.not_after,
+        san=issued.san,
+        pem=issued.pem,
+        key_pem=issued.key_pem,
+    )
+    record_event(
+        project=project,
+        domain=domain,
+        action=action,
+        message=f"Serial {certificate.serial}, valid until {certificate.not_after:%Y-%m-%d}",
+    )
+    return certificate
+
+
+def renew_before() -> timedelta:
+    return timedelta(days=settings.DOMAINS_CERT_RENEW_BEFORE_DAYS)
+
+
+def certificate_renew(*, domain_id: int) -> Certificate | None:
+    """Replace an active domain's certificate that expires within the renewal margin."""
+    domain = Domain.objects.filter(pk=domain_id, state=State.ACTIVE).first()
+    if domain is None or not _needs_renewal(domain):
+        return None
+    result = _caa(domain)
+    if not result.ok:
+        update(domain, cert_code=result.code, cert_message=f"Renewal blocked: {result.message}")
+        record_event(
+            project=domain.project,
+            domain=domain,
+            action=Action.RENEWAL_BLOCKED,
+            message=result.message,
+        )
+        return None
+    with transaction.atomic():
+        locked = Domain.objects.select_for_update().get(pk=domain_id)
+        if locked.state != State.ACTIVE or not _needs_renewal(locked):
+            return None
+        update(locked, cert_code="", cert_message="")
+        certificate = _store(locked, project=domain.project, action=Action.CERTIFICATE_RENEWED)
+    return certificate
+
+
+def _needs_renewal(domain: Domain) -> bool:
+    latest = domain.certificates.order_by("-not_after").first()
+    return latest is None or latest.not_after <= timezone.now() + renew_before()
+
+
+def certificates_due_for_renewal() -> list[int]:
+    """Active domains whose latest certificate (if any) ends within the renewal margin."""
+    threshold = timezone.now() + renew_before()
+    latest = Domain.objects.filter(state=State.ACTIVE).annotate(
+        latest=Max("certificates__not_after")
+    )
+    return list(
+        latest.filter(Q(latest__isnull=True) | Q(latest__lte=threshold)).values_list(
+            "pk", flat=True
+        )
+    )

@@ -1,0 +1,93 @@
+"""Redirect entries: `from` one domain of a project `to` another, with an HTTP status."""
+
+from __future__ import annotations
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import ValidationError
+from django.db import transaction
+
+from domains.choices import Action, RedirectStatus
+from domains.models import Domain, Project, Redirect
+from domains.services.events import record_event
+
+
+@transaction.atomic
+def redirect_save(
+    *,
+    project: Project,
+    from_domain: Domain,
+    to_domain: Domain,
+    status: int = RedirectStatus.MOVED_PERMANENTLY,
+    redirect: Redirect | None = None,
+    actor: AbstractBaseUser | None,
+) -> Redirect:
+    _validate(project, from_domain, to_domain, int(status), redirect)
+    if redirect is None:
+        redirect = Redirect(project=project)
+    redirect.from_domain, redirect.to_domain, redirect.status = from_domain, to_domain, int(status)
+    redirect.save()
+    record_event(
+        project=project,
+        domain=from_domain,
+        action=Action.REDIRECT_SAVED,
+        message=f"{from_domain.hostname} -> {to_domain.hostname} ({redirect.status})",
+        actor=actor,
+    )
+    return redirect
+
+
+def _validate(
+    project: Project,
+    from_domain: Domain,
+    to_domain: Domain,
+    status: int,
+    redirect: Redirect | None,
+) -> None:
+    for end in (from_domain, to_domain):
+        if end.project_id != project.pk:
+            raise ValidationError(
+                f"{end.hostname_unicode} does not belong to this project.", code="not_owned"
+            )
+    if status not in RedirectStatus.values:
+        raise ValidationError(
+            f"Redirect status must be one of {', '.join(map(str, RedirectStatus.values))}.",
+            code="invalid_status",
+        )
+    if from_domain.pk == to_domain.pk:
+        raise ValidationError("A domain cannot redirect to itself.", code="redirect_loop")
+    if project.primary_domain_id == from_domain.pk:
+        raise ValidationError(
+            f"{from_domain.hostname_unicode} is the primary domain; it cannot redirect away.",
+            code="primary_redirects",
+        )
+    others = Redirect.objects.filter(project=project)
+    if redirect is not None:
+        others = others.exclude(pk=redirect.pk)
+    if others.filter(from_domain=from_domain).exists():
+        raise ValidationError(
+            f"{from_domain.hostname_unicode} already has a redirect.", code="duplicate_from"
+        )
+    hops = dict(others.values_list("from_domain_id", "to_domain_id"))
+    current, visited = to_domain.pk, set()
+    while current in hops and current not in visited:
+        visited.add(current)
+        current = hops[current]
+        if current == from_domain.pk:
+            raise ValidationError(
+                f"This redirect would make a loop back to {from_domain.hostname_unicode}.",
+                code="redirect_loop",
+            )
+
+
+@transaction.atomic
+def redirect_delete(*, redirect: Redirect, actor: AbstractBaseUser | None) -> None:
+    project, from_domain = redirect.project, redirect.from_domain
+    message = f"{from_domain.hostname} -> {redirect.to_domain.hostname}"
+    redirect.delete()
+    record_event(
+        project=project,
+        domain=from_domain,
+        action=Action.REDIRECT_DELETED,
+        message=message,
+        actor=actor,
+    )

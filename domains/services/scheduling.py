@@ -1,0 +1,68 @@
+"""The sweep: every minute, claim the checks that are due and find certificate work
+that was asked for but never done. Run by beat through domains.tasks.sweep.
+
+Due domains are claimed in bulk by pushing their next_check_at forward by a lease:
+one SELECT ... FOR UPDATE SKIP LOCKED and UPDATEs by primary key in one transaction,
+so two sweeps never claim the same check; if a queued batch is lost, its domains are
+simply due again when the lease ends.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from domains.choices import CertState
+from domains.models import Domain
+from domains.services import certificates
+from domains.services.nextsteps import NextSteps
+
+# A requested certificate not issued after the issue delay plus this is queued again.
+LOST_TASK_GRACE = timedelta(minutes=5)
+# How long the sweep's claim on a due check lasts before it is due again.
+SWEEP_LEASE = timedelta(minutes=5)
+# Domains per batch task: enough to overlap their DNS round trips, small enough to
+# keep a task short and its memory flat (see docs/decisions/domain-sweep.md).
+BATCH_SIZE = 100
+# Primary keys per claiming UPDATE (keeps the statement's parameter list modest).
+CLAIM_CHUNK = 1000
+# Most checks one sweep claims (the most overdue first); the rest wait for the next
+# minute's sweep, so a backlog never makes one sweep (or its memory) unbounded.
+SWEEP_LIMIT = 50_000
+
+
+def chunked(items: list[int], size: int) -> list[list[int]]:
+    return [items[i : i + size] for i in range(0, len(items), size)]
+
+
+def sweep() -> NextSteps:
+    """Claim every due check and every piece of lost certificate work; the caller queues them."""
+    now = timezone.now()
+    steps = NextSteps(checks=_claim_due_checks(now))
+    grace = timedelta(seconds=settings.DOMAINS_CERT_ISSUE_DELAY) + LOST_TASK_GRACE
+    for pk, asked in Domain.objects.stuck_issuing(grace, now).values_list(
+        "pk", "cert_requested_at"
+    ):
+        if Domain.objects.filter(pk=pk, cert_requested_at=asked).update(cert_requested_at=now):
+            steps.issue_now.append(pk)
+    for domain in Domain.objects.needing_certificate().filter(cert_state=CertState.NONE):
+        if certificates.certificate_request(domain=domain):
+            steps.issue.append(domain.pk)
+    return steps
+
+
+def _claim_due_checks(now: datetime) -> list[int]:
+    with transaction.atomic():
+        due = list(
+            Domain.objects.due_for_check(now)
+            .select_for_update(skip_locked=True)
+            .order_by("next_check_at", "pk")
+            .values_list("pk", flat=True)[:SWEEP_LIMIT]
+        )
+        lease_end = now + SWEEP_LEASE
+        for chunk in chunked(due, CLAIM_CHUNK):
+            Domain.objects.filter(pk__in=chunk).update(next_check_at=lease_end)
+    return due
