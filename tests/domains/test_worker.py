@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 from cryptography import x509
 
+from domains import tasks
 from domains.choices import State
 from domains.models import Domain
-from domains.services.domains import domain_add, domain_request_check
+from domains.services.domains import domain_add
 from tests.domains.conftest import TARGET
 from tests.processes import wait_for
 
@@ -21,7 +22,7 @@ def test_domain_goes_from_pending_to_active_with_a_certificate(
     domain = domain_add(project=shop, hostname="www.example.test", actor=alice)
     assert domain.state == State.PENDING
 
-    domain_request_check(domain=domain, actor=alice)  # queued after commit
+    tasks.request_check(domain=domain, actor=alice)  # queued after commit
 
     def active():
         domain.refresh_from_db()
