@@ -115,7 +115,7 @@ def lookup(prefix: str) -> ApiKey | None:
     if row is None:
         return None
     key = row.api_key(prefix)
-    if generation is not None:
+    if local is not None and generation is not None:
         local.put(prefix, key, generation)
     return key
 
