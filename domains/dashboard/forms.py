@@ -1,5 +1,5 @@
 """Dashboard forms: they shape input only. The rules (name validity, plan,
-deploy, domain taken) live in domains/services.py; a view passes a service's
+deploy, domain taken) live in domains/services/; a view passes a service's
 ValidationError back into the form with `form.add_error`."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The Error body `{code, message, status}` for every error under /v1.
 
 DRF exceptions go through `exception_handler` (REST_FRAMEWORK["EXCEPTION_HANDLER"]);
-unknown paths under /v1 hit `unknown_path` (the last route of pets.urls, so it
+unknown paths under /v1 hit `unknown_path` (the last route of pets.api.urls, so it
 works with DEBUG on too); `handler404` / `handler500` cover what escapes both.
 """
 
@@ -102,7 +102,7 @@ def exception_handler(exc: Exception, context: dict) -> Response:
         headers["Retry-After"] = str(math.ceil(wait))
     set_rollback()
     body = _body_for(exc, wait=wait)
-    # One line per refusal; the request id is stamped on it (petstore.requestid), so
+    # One line per refusal; the request id is stamped on it (petstore.http.requestid), so
     # the X-Request-ID a client reports finds the line that says why.
     request = context.get("request")
     log.info(
