@@ -132,8 +132,8 @@ class Domain(models.Model):
 
     @property
     def redirect_target(self) -> Domain | None:
-        """The domain this one redirects to, if any. A list of domains reads them all in
-        its own query with select_related("redirect_from__to_domain")."""
+        """The domain this one redirects to, if any; a list of domains reads them with
+        select_related("redirect_from__to_domain") to avoid a query per domain."""
         try:
             return self.redirect_from.to_domain
         except Redirect.DoesNotExist:
