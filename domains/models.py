@@ -130,6 +130,15 @@ class Domain(models.Model):
         requested = self.check_requested_at
         return requested is not None and (self.checked_at is None or self.checked_at < requested)
 
+    @property
+    def redirect_target(self) -> Domain | None:
+        """The domain this one redirects to, if any; a list of domains reads them with
+        select_related("redirect_from__to_domain") to avoid a query per domain."""
+        try:
+            return self.redirect_from.to_domain
+        except Redirect.DoesNotExist:
+            return None
+
     def dns_records(self) -> list[dict]:
         """The record(s) the owner must create at their DNS provider."""
         target = settings.PLATFORM_CNAME_TARGET

@@ -111,6 +111,8 @@ def load_or_create_ca() -> tuple[ec.EllipticCurvePrivateKey, x509.Certificate]:
             finally:
                 fcntl.flock(lock, fcntl.LOCK_UN)
     key = serialization.load_pem_private_key(key_path.read_bytes(), password=None)
+    if not isinstance(key, ec.EllipticCurvePrivateKey):
+        raise TypeError(f"{key_path} does not hold an EC private key; remove the CA to recreate it")
     cert = x509.load_pem_x509_certificate(cert_path.read_bytes())
     return key, cert
 

@@ -9,9 +9,10 @@ transaction commits.
 
 from __future__ import annotations
 
-from celery import shared_task
+from typing import Any
+
 from django.conf import settings
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 
 from domains.choices import TEMPORARY_CHECK_CODES
 from domains.models import Domain
@@ -19,6 +20,7 @@ from domains.services import certificates, scheduling, verification
 from domains.services.domains import domain_request_check
 from domains.services.nextsteps import NextSteps
 from domains.services.scheduling import BATCH_SIZE, chunked
+from petstore.queueing import QueueTask, queue_task
 
 # Delays (seconds) before retrying a temporary DNS failure: 10s, 30s, 90s, 270s, 810s.
 MAX_RETRIES = 5
@@ -35,7 +37,7 @@ def enqueue(steps: NextSteps) -> None:
     # Issuance waits for the CA's (simulated) delay: one task, or batches.
     delay = settings.DOMAINS_CERT_ISSUE_DELAY
     if len(steps.issue) == 1:
-        issue_certificate.apply_async_on_commit(steps.issue, countdown=delay)
+        issue_certificate.apply_async_on_commit((steps.issue[0],), countdown=delay)
     else:
         for chunk in chunked(steps.issue, BATCH_SIZE):
             issue_certificates.apply_async_on_commit((chunk,), countdown=delay)
@@ -43,7 +45,7 @@ def enqueue(steps: NextSteps) -> None:
         issue_certificate.delay_on_commit(domain_id)
 
 
-def request_check(*, domain: Domain, actor: AbstractBaseUser | None) -> Domain:
+def request_check(*, domain: Domain, actor: User | None) -> Domain:
     """Verify / Re-verify from a screen or the admin: a new window opens now, and a worker
     checks after the commit (the sweep checks it anyway if the queueing is lost)."""
     domain_request_check(domain=domain, actor=actor)
@@ -51,36 +53,36 @@ def request_check(*, domain: Domain, actor: AbstractBaseUser | None) -> Domain:
     return domain
 
 
-@shared_task(bind=True, acks_late=True, max_retries=MAX_RETRIES, ignore_result=True)
-def check_domain(self, domain_id: int) -> None:
+@queue_task(bind=True, acks_late=True, max_retries=MAX_RETRIES, ignore_result=True)
+def check_domain(self: QueueTask[Any, Any], domain_id: int) -> None:
     recorded = verification.domain_check(domain_id=domain_id)
     enqueue(recorded.next_steps)
     domain = recorded.domain
     temporary = domain is not None and domain.check_code in TEMPORARY_CHECK_CODES
-    if temporary and self.request.retries < self.max_retries:
+    if temporary and self.request.retries < MAX_RETRIES:
         raise self.retry(countdown=_retry_countdown(self.request.retries))
 
 
-@shared_task(bind=True, acks_late=True, max_retries=MAX_RETRIES, ignore_result=True)
-def check_domains(self, domain_ids: list[int]) -> None:
+@queue_task(bind=True, acks_late=True, max_retries=MAX_RETRIES, ignore_result=True)
+def check_domains(self: QueueTask[Any, Any], domain_ids: list[int]) -> None:
     """The sweep's batch: check them all at once; retry only the temporary failures."""
     recorded = verification.domain_check_many(domain_ids=domain_ids)
     enqueue(recorded.next_steps)
     temporary = [d.pk for d in recorded.domains if d.check_code in TEMPORARY_CHECK_CODES]
-    if temporary and self.request.retries < self.max_retries:
+    if temporary and self.request.retries < MAX_RETRIES:
         raise self.retry(args=(temporary,), countdown=_retry_countdown(self.request.retries))
 
 
-@shared_task(bind=True, acks_late=True, max_retries=MAX_RETRIES, ignore_result=True)
-def issue_certificate(self, domain_id: int) -> None:
+@queue_task(bind=True, acks_late=True, max_retries=MAX_RETRIES, ignore_result=True)
+def issue_certificate(self: QueueTask[Any, Any], domain_id: int) -> None:
     try:
         certificates.certificate_issue(domain_id=domain_id)
     except certificates.TemporaryDNSError as exc:
         raise self.retry(exc=exc, countdown=_retry_countdown(self.request.retries)) from exc
 
 
-@shared_task(bind=True, acks_late=True, max_retries=MAX_RETRIES, ignore_result=True)
-def issue_certificates(self, domain_ids: list[int]) -> None:
+@queue_task(bind=True, acks_late=True, max_retries=MAX_RETRIES, ignore_result=True)
+def issue_certificates(self: QueueTask[Any, Any], domain_ids: list[int]) -> None:
     """Issuance for a batch of domains verified together; retry only the temporary failures."""
     temporary = []
     for domain_id in domain_ids:
@@ -88,24 +90,24 @@ def issue_certificates(self, domain_ids: list[int]) -> None:
             certificates.certificate_issue(domain_id=domain_id)
         except certificates.TemporaryDNSError:
             temporary.append(domain_id)
-    if temporary and self.request.retries < self.max_retries:
+    if temporary and self.request.retries < MAX_RETRIES:
         raise self.retry(args=(temporary,), countdown=_retry_countdown(self.request.retries))
 
 
-@shared_task(bind=True, acks_late=True, max_retries=MAX_RETRIES, ignore_result=True)
-def renew_certificate(self, domain_id: int) -> None:
+@queue_task(bind=True, acks_late=True, max_retries=MAX_RETRIES, ignore_result=True)
+def renew_certificate(self: QueueTask[Any, Any], domain_id: int) -> None:
     try:
         certificates.certificate_renew(domain_id=domain_id)
     except certificates.TemporaryDNSError as exc:
         raise self.retry(exc=exc, countdown=_retry_countdown(self.request.retries)) from exc
 
 
-@shared_task(acks_late=True, ignore_result=True)
+@queue_task(acks_late=True, ignore_result=True)
 def sweep() -> None:
     enqueue(scheduling.sweep())
 
 
-@shared_task(acks_late=True, ignore_result=True)
+@queue_task(acks_late=True, ignore_result=True)
 def renew_certificates() -> None:
     for domain_id in certificates.certificates_due_for_renewal():
         renew_certificate.delay(domain_id)

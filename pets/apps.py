@@ -15,6 +15,6 @@ class PetsConfig(AppConfig):
         from petstore.api.models import ApiKey
 
         # Cache coherence only (no business effect): a user's change or deletion,
-        # or a key's deletion, must not outlive a cached key lookup (pets/keycache.py).
+        # or a key's deletion, must not outlive a cached key lookup (petstore/api/keycache.py).
         post_save.connect(keycache.forget_user_keys, sender=get_user_model(), weak=False)
         post_delete.connect(keycache.forget_key, sender=ApiKey, weak=False)

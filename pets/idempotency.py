@@ -94,10 +94,8 @@ def claim(*, api_key: ApiKey, key: str, fingerprint: str) -> Claim | Replay:
             continue
         if existing.fingerprint != fingerprint:
             raise IdempotencyKeyReused()
-        if existing.completed:
-            return Replay(
-                existing.response_status, existing.response_body, existing.response_headers
-            )
+        if (status := existing.response_status) is not None:  # completed: replay it
+            return Replay(status, existing.response_body, existing.response_headers)
         if existing.locked_at <= now - LOCK_TIMEOUT and _take_over(existing, token, now):
             return Claim(record_id=existing.pk, token=token)
         raise IdempotencyKeyInUse()

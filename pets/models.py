@@ -62,6 +62,7 @@ class IdempotencyRecord(models.Model):
     claim_token = models.CharField(max_length=32)
     locked_at = models.DateTimeField()
     expires_at = models.DateTimeField(db_index=True)
+    # None until the claim completes; then the response to replay.
     response_status = models.PositiveSmallIntegerField(null=True, blank=True)
     response_body = models.JSONField(null=True, blank=True)
     response_headers = models.JSONField(default=dict, blank=True)
@@ -78,7 +79,3 @@ class IdempotencyRecord(models.Model):
 
     def __str__(self) -> str:
         return self.key
-
-    @property
-    def completed(self) -> bool:
-        return self.response_status is not None

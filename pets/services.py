@@ -5,9 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from django.contrib.auth import get_user_model
-from django.contrib.auth.base_user import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.core.management.color import no_style
 from django.db import connection, transaction
+from django.db.models import Model
 from django.utils import timezone
 
 from pets.models import Category, Pet, PetStatus
@@ -28,7 +29,7 @@ def pet_create(*, name: str, category: Category, status: str = PetStatus.AVAILAB
     return Pet.objects.create(name=name, category=category, status=status)
 
 
-def api_key_issue(*, user: AbstractBaseUser, name: str = "default") -> IssuedKey:
+def api_key_issue(*, user: User, name: str = "default") -> IssuedKey:
     prefix, plaintext = generate_key()
     api_key = ApiKey.objects.create(
         user=user, name=name, prefix=prefix, key_hash=hash_key(plaintext)
@@ -77,7 +78,7 @@ def demo_categories_load() -> list[tuple[Category, bool]]:
     return results
 
 
-def _reset_sequences(*models) -> None:
+def _reset_sequences(*models: type[Model]) -> None:
     """After explicit ids, move PostgreSQL's sequence past them (SQLite needs nothing)."""
     statements = connection.ops.sequence_reset_sql(no_style(), list(models))
     if statements:

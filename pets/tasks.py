@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from celery import shared_task
-
 from pets import idempotency
+from petstore.queueing import queue_task
 
 
-@shared_task(ignore_result=True)
+@queue_task(ignore_result=True)
 def purge_expired_idempotency_keys() -> int:
     """Delete Idempotency-Key records past their 24 hours (scheduled by beat)."""
     return idempotency.purge_expired()

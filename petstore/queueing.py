@@ -18,7 +18,10 @@ task fails loudly instead, and the same sweep covers it. Celery's DjangoTask add
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
+from typing import Any, Concatenate, Literal, ParamSpec, TypeVar, overload
 
+from celery import shared_task
 from celery.contrib.django.task import DjangoTask
 from kombu.exceptions import OperationalError
 
@@ -26,8 +29,11 @@ from petstore.taskfailures import describe, task_failure_record
 
 log = logging.getLogger(__name__)
 
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
 
-class QueueTask(DjangoTask):
+
+class QueueTask(DjangoTask[_P, _R]):
     def apply_async(self, *args, **kwargs):
         try:
             return super().apply_async(*args, **kwargs)
@@ -42,3 +48,23 @@ class QueueTask(DjangoTask):
             )
             task_failure_record(task_name=self.name, kind="enqueue", error=describe(exc))
             return None
+
+
+@overload
+def queue_task(
+    *, bind: Literal[True], **options: Any
+) -> Callable[[Callable[Concatenate[QueueTask[Any, Any], _P], _R]], QueueTask[_P, _R]]: ...
+@overload
+def queue_task(
+    *, bind: Literal[False] = False, **options: Any
+) -> Callable[[Callable[_P, _R]], QueueTask[_P, _R]]: ...
+def queue_task(
+    *, bind: bool = False, **options: Any
+) -> Callable[[Callable[..., Any]], QueueTask[Any, Any]]:
+    """`shared_task` on QueueTask (the app's task class too, petstore/celery.py).
+
+    Celery's stubs type a task made with `base=` as the bare class, without the
+    function's arguments; this decorator keeps them, so a call to `delay_on_commit`
+    or a direct call is checked against the task's own signature.
+    """
+    return shared_task(base=QueueTask, bind=bind, **options)

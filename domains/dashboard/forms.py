@@ -1,10 +1,15 @@
 """Dashboard forms: they shape input only. The rules (name validity, plan,
-deploy, domain taken) live in domains/services.py; a view passes a service's
+deploy, domain taken) live in domains/services/; a view passes a service's
 ValidationError back into the form with `form.add_error`."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from django import forms
+from django.db.models import QuerySet
+
+from domains.models import Domain, Project
 
 REDIRECT_STATUSES = [
     (301, "301 Moved Permanently"),
@@ -26,22 +31,31 @@ class DomainAddForm(forms.Form):
     )
 
 
+class DomainChoiceField(forms.ModelChoiceField):
+    """One of a project's domains, shown by its Unicode name."""
+
+    def label_from_instance(self, obj: Domain) -> str:
+        return obj.hostname_unicode
+
+
 class _ProjectDomainsForm(forms.Form):
     """A form whose domain choices are the given project's domains only."""
 
-    def __init__(self, *args, project, **kwargs):
+    def __init__(self, *args: Any, project: Project, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.project = project
-        domains = project.domains.order_by("hostname")
+        choices = self.domain_choices()
         for field in self.fields.values():
-            if isinstance(field, forms.ModelChoiceField):
-                field.queryset = domains
-                field.label_from_instance = lambda domain: domain.hostname_unicode
+            if isinstance(field, DomainChoiceField):
+                field.queryset = choices
+
+    def domain_choices(self) -> QuerySet[Domain]:
+        return self.project.domains.order_by("hostname")
 
 
 class PrimaryForm(_ProjectDomainsForm):
-    domain = forms.ModelChoiceField(
-        queryset=None,
+    domain = DomainChoiceField(
+        queryset=Domain.objects.none(),
         required=False,
         label="Primary domain",
         empty_label="None: the platform subdomain",
@@ -49,8 +63,8 @@ class PrimaryForm(_ProjectDomainsForm):
 
 
 class RedirectForm(_ProjectDomainsForm):
-    from_domain = forms.ModelChoiceField(queryset=None, label="From")
-    to_domain = forms.ModelChoiceField(queryset=None, label="To")
+    from_domain = DomainChoiceField(queryset=Domain.objects.none(), label="From")
+    to_domain = DomainChoiceField(queryset=Domain.objects.none(), label="To")
     status = forms.TypedChoiceField(
         choices=REDIRECT_STATUSES, coerce=int, initial=301, label="Status"
     )
@@ -59,24 +73,28 @@ class RedirectForm(_ProjectDomainsForm):
 class RemoveForm(_ProjectDomainsForm):
     """The confirmation of Remove; the optional target offers a redirect instead."""
 
-    redirect_to = forms.ModelChoiceField(queryset=None, required=False, label="Redirect to")
+    redirect_to = DomainChoiceField(
+        queryset=Domain.objects.none(), required=False, empty_label=None, label="Redirect to"
+    )
 
-    def __init__(self, *args, domain, **kwargs):
-        super().__init__(*args, **kwargs)
-        others = self.project.domains.exclude(pk=domain.pk).order_by("hostname")
-        field = self.fields["redirect_to"]
-        field.queryset = others
+    def __init__(self, *args: Any, project: Project, domain: Domain, **kwargs: Any) -> None:
+        self.domain = domain  # read by domain_choices, which the base __init__ calls
+        super().__init__(*args, project=project, **kwargs)
         # Offer the primary domain first, else the first other domain.
-        primary = self.project.primary_domain_id
-        field.initial = primary if primary and primary != domain.pk else others.first()
-        field.empty_label = None
+        primary = project.primary_domain_id
+        self.fields["redirect_to"].initial = (
+            primary if primary and primary != domain.pk else self.domain_choices().first()
+        )
+
+    def domain_choices(self) -> QuerySet[Domain]:
+        return super().domain_choices().exclude(pk=self.domain.pk)
 
     @property
     def redirect_instead(self) -> bool:
         return "redirect_instead" in self.data
 
-    def clean(self):
+    def clean(self) -> dict[str, Any] | None:
         data = super().clean()
-        if self.redirect_instead and not data.get("redirect_to"):
+        if self.redirect_instead and not self.cleaned_data.get("redirect_to"):
             raise forms.ValidationError("Choose the domain to redirect to.")
         return data

@@ -78,11 +78,8 @@ def project_page_context(
         .select_related("from_domain", "to_domain")
         .order_by("from_domain__hostname")
     )
-    targets = {entry.from_domain_id: entry.to_domain for entry in redirects}
-    domains = list(project.domains.order_by("hostname"))
-    for domain in domains:
-        # Shown on the domain's row; one query for all rows, not one per row.
-        domain.redirect_target = targets.get(domain.pk)
+    # Each row says where its domain redirects: read with the rows, not one query per row.
+    domains = list(project.domains.select_related("redirect_from__to_domain").order_by("hostname"))
     structure = project_domains_structure(project=project)
     return {
         "project": project,

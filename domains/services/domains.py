@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
@@ -24,7 +24,7 @@ FIRST_CHECK_AFTER = timedelta(minutes=1)
 
 
 @transaction.atomic
-def domain_add(*, project: Project, hostname: str, actor: AbstractBaseUser | None) -> Domain:
+def domain_add(*, project: Project, hostname: str, actor: User | None) -> Domain:
     if not project.is_paid:
         raise ValidationError(
             "Custom domains need the Pro plan or above; this project is on the "
@@ -68,7 +68,7 @@ def _taken_error(ascii_name: str, *, same_project: bool) -> ValidationError:
 
 
 @transaction.atomic
-def domain_request_check(*, domain: Domain, actor: AbstractBaseUser | None) -> Domain:
+def domain_request_check(*, domain: Domain, actor: User | None) -> Domain:
     """Verify / Re-verify: open a new verification window; the check is due at once.
 
     The caller runs the check itself (`verifydomain`) or queues it for a worker
@@ -101,7 +101,7 @@ def domain_troubleshoot(*, domain: Domain) -> dict:
 
 
 @transaction.atomic
-def domain_remove(*, domain: Domain, actor: AbstractBaseUser | None) -> None:
+def domain_remove(*, domain: Domain, actor: User | None) -> None:
     """Stop serving at once: the row goes; its redirects and certificates with it."""
     project, hostname = domain.project, domain.hostname
     Project.objects.filter(pk=project.pk, primary_domain=domain).update(primary_domain=None)

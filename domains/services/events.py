@@ -6,13 +6,23 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
-from domains.models import DomainEvent
+from django.contrib.auth.models import User
+
+from domains.models import Domain, DomainEvent, Project
 
 # While events_in_bulk() is active, record_event() collects instead of inserting.
 _collected: ContextVar[list[DomainEvent] | None] = ContextVar("domain_events", default=None)
 
 
-def record_event(*, project, domain=None, hostname="", action, message="", actor=None):
+def record_event(
+    *,
+    project: Project,
+    domain: Domain | None = None,
+    hostname: str = "",
+    action: str,
+    message: str = "",
+    actor: User | None = None,
+) -> DomainEvent:
     event = DomainEvent(
         project=project,
         domain=domain,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
@@ -11,9 +11,7 @@ from domains.models import Deploy, Domain, Project, Redirect
 from domains.services.events import record_event
 
 
-def project_create(
-    *, slug: str, owner: AbstractBaseUser, plan: str = Plan.FREE, name: str = ""
-) -> Project:
+def project_create(*, slug: str, owner: User, plan: str = Plan.FREE, name: str = "") -> Project:
     if plan not in Plan.values:
         raise ValidationError(
             f"Unknown plan {plan!r}; choose one of {', '.join(Plan.values)}.", code="invalid_plan"
@@ -31,9 +29,7 @@ def deploy_record(*, project: Project, html: str, succeeded: bool = True) -> Dep
 
 
 @transaction.atomic
-def project_set_primary(
-    *, project: Project, domain: Domain | None, actor: AbstractBaseUser | None
-) -> None:
+def project_set_primary(*, project: Project, domain: Domain | None, actor: User | None) -> None:
     if domain is not None:
         if domain.project_id != project.pk:
             raise ValidationError(

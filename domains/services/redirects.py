@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
@@ -19,7 +19,7 @@ def redirect_save(
     to_domain: Domain,
     status: int = RedirectStatus.MOVED_PERMANENTLY,
     redirect: Redirect | None = None,
-    actor: AbstractBaseUser | None,
+    actor: User | None,
 ) -> Redirect:
     _validate(project, from_domain, to_domain, int(status), redirect)
     if redirect is None:
@@ -80,7 +80,7 @@ def _validate(
 
 
 @transaction.atomic
-def redirect_delete(*, redirect: Redirect, actor: AbstractBaseUser | None) -> None:
+def redirect_delete(*, redirect: Redirect, actor: User | None) -> None:
     project, from_domain = redirect.project, redirect.from_domain
     message = f"{from_domain.hostname} -> {redirect.to_domain.hostname}"
     redirect.delete()

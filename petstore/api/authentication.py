@@ -1,4 +1,4 @@
-"""`Authorization: Bearer <key>` for every /v1 operation (the rate limits: pets/throttles.py)."""
+"""`Authorization: Bearer <key>` for every /v1 operation (rate limits: petstore.api.throttles)."""
 
 from __future__ import annotations
 

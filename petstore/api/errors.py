@@ -1,7 +1,7 @@
 """The Error body `{code, message, status}` for every error under /v1.
 
 DRF exceptions go through `exception_handler` (REST_FRAMEWORK["EXCEPTION_HANDLER"]);
-unknown paths under /v1 hit `unknown_path` (the last route of pets.urls, so it
+unknown paths under /v1 hit `unknown_path` (the last route of pets.api.urls, so it
 works with DEBUG on too); `handler404` / `handler500` cover what escapes both.
 """
 
@@ -61,17 +61,16 @@ def _fields(detail) -> dict[str, list[str]]:
     return {"non_field_errors": [str(m) for m in messages]}
 
 
-def _body_for(exc: exceptions.APIException) -> dict:
+def _body_for(exc: exceptions.APIException, *, wait: float | None) -> dict:
     code = _code_for(exc)
     if isinstance(exc, exceptions.ValidationError):
         fields = _fields(exc.detail)
         names = ", ".join(fields)
         return error_body(code, f"Invalid input: {names}.", exc.status_code, fields=fields)
     if isinstance(exc, exceptions.Throttled):
-        wait = math.ceil(exc.wait) if exc.wait is not None else None
         message = "Too many requests."
         if wait is not None:
-            message += f" Retry in {wait} seconds."
+            message += f" Retry in {math.ceil(wait)} seconds."
         return error_body(code, message, exc.status_code)
     return error_body(code, str(exc.detail), exc.status_code)
 
@@ -97,11 +96,13 @@ def exception_handler(exc: Exception, context: dict) -> Response:
             # RFC 6750 section 3: say the token itself was refused.
             auth_header += ', error="invalid_token"'
         headers["WWW-Authenticate"] = auth_header
-    if getattr(exc, "wait", None):
-        headers["Retry-After"] = str(math.ceil(exc.wait))
+    # Seconds until the client may retry: DRF's Throttled sets `wait` (its stubs omit it).
+    wait: float | None = getattr(exc, "wait", None)
+    if wait:
+        headers["Retry-After"] = str(math.ceil(wait))
     set_rollback()
-    body = _body_for(exc)
-    # One line per refusal; the request id is stamped on it (petstore.requestid), so
+    body = _body_for(exc, wait=wait)
+    # One line per refusal; the request id is stamped on it (petstore.http.requestid), so
     # the X-Request-ID a client reports finds the line that says why.
     request = context.get("request")
     log.info(

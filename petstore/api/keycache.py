@@ -1,9 +1,8 @@
 """The API-key lookup: in this process, else the shared cache, else one query.
 
-Every /v1 request authenticates. A database lookup of the key (with its user)
-was the largest cost of a trivial authenticated request, and on this platform
-any network round trip (PostgreSQL or Redis) costs as much as the rest of a
-small request. So a verified key's row is kept at three levels:
+Every /v1 request authenticates, and a network round trip (PostgreSQL or Redis)
+costs as much as the rest of a small request (docs/decisions/performance.md has
+the numbers). So a verified key's row is kept at three levels:
 
 1. In this process (`_Local`), for LOCAL_TTL seconds, only while this process
    is subscribed to the invalidation channel in Redis.
@@ -115,7 +114,7 @@ def lookup(prefix: str) -> ApiKey | None:
     if row is None:
         return None
     key = row.api_key(prefix)
-    if generation is not None:
+    if local is not None and generation is not None:
         local.put(prefix, key, generation)
     return key
 

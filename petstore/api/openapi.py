@@ -48,7 +48,9 @@ class ErrorSerializer(serializers.Serializer):
     )
     message = serializers.CharField(help_text="Human-readable description.")
     status = serializers.IntegerField(help_text="The HTTP status code of the response.")
-    fields = serializers.DictField(
+    # A field named like the Serializer.fields property: DRF's metaclass moves declared
+    # fields off the class, so nothing is shadowed; the stubs cannot see that.
+    fields = serializers.DictField(  # type: ignore[assignment]
         child=serializers.ListField(child=serializers.CharField()),
         required=False,
         help_text="On validation_error: the invalid fields or parameters and what is wrong.",

@@ -15,20 +15,25 @@ into an API outage.
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from rest_framework import throttling
+from rest_framework.request import Request
 
 from petstore.api.models import ApiKey
 from petstore.http.clientaddress import client_address
 
+if TYPE_CHECKING:  # DRF imports these classes while it defines APIView
+    from rest_framework.views import APIView
+
 log = logging.getLogger(__name__)
 
 
-class _FailOpen:
+class _FailOpen(throttling.BaseThrottle):
     """Allow the request when the cache backend raises (connection refused, timeout)."""
 
-    def allow_request(self, request, view):
+    def allow_request(self, request: Request, view: APIView) -> bool:
         try:
             return super().allow_request(request, view)
         except Exception as exc:  # noqa: BLE001 - any cache error: do not block the API
@@ -45,15 +50,18 @@ class _SettingsRate(throttling.SimpleRateThrottle):
     so deployments and tests can change it without a restart of the class."""
 
     rate_setting: str
+    num_requests: int
+    duration: int
 
-    def __init__(self):  # the base class reads THROTTLE_RATES here; we read settings
+    def __init__(self) -> None:  # the base class reads THROTTLE_RATES here; we read settings
         pass
 
-    def allow_request(self, request, view):
+    def allow_request(self, request: Request, view: APIView) -> bool:
         self.rate = getattr(settings, self.rate_setting) or None
-        if self.rate is None:
+        num_requests, duration = self.parse_rate(self.rate)
+        if num_requests is None or duration is None:  # no rate: the limit is off
             return True
-        self.num_requests, self.duration = self.parse_rate(self.rate)
+        self.num_requests, self.duration = num_requests, duration
         return super().allow_request(request, view)
 
     def wait(self) -> float:
@@ -71,7 +79,7 @@ class KeyThrottle(_FailOpen, _SettingsRate):
     scope = "api_key"
     rate_setting = "API_RATE_LIMIT"
 
-    def get_cache_key(self, request, view):
+    def get_cache_key(self, request: Request, view: APIView) -> str | None:
         if not isinstance(request.auth, ApiKey):
             return None
         # The random prefix, not the row id: ids are reused across test databases.
@@ -88,7 +96,7 @@ class AddressThrottle(_FailOpen, _SettingsRate):
     scope = "api_address"
     rate_setting = "API_ADDRESS_RATE_LIMIT"
 
-    def get_cache_key(self, request, view):
+    def get_cache_key(self, request: Request, view: APIView) -> str | None:
         address = client_address(request)
         if not address:
             return None

@@ -24,14 +24,16 @@ class Command(BaseCommand):
         domain_request_check(domain=domain, actor=None)
         recorded = domain_check(domain_id=domain.pk)
         tasks.enqueue(recorded.next_steps)
-        domain = recorded.domain
-        if domain is None:
+        checked = recorded.domain
+        if checked is None:
             raise CommandError(f"{hostname} was removed while it was being checked.")
         self.stdout.write(
-            f"{domain.hostname_unicode}: {domain.check_code} ({domain.get_state_display()})\n"
-            f"  {domain.check_message}\n"
-            f"  expected: {domain.check_expected or '-'}\n"
-            f"  found:    {domain.check_found or '-'}"
+            f"{checked.hostname_unicode}: {checked.check_code} ({checked.get_state_display()})\n"
+            f"  {checked.check_message}\n"
+            f"  expected: {checked.check_expected or '-'}\n"
+            f"  found:    {checked.check_found or '-'}"
         )
-        if domain.check_code != CheckCode.OK:
-            raise CommandError(f"{domain.hostname_unicode} does not verify: {domain.check_message}")
+        if checked.check_code != CheckCode.OK:
+            raise CommandError(
+                f"{checked.hostname_unicode} does not verify: {checked.check_message}"
+            )
