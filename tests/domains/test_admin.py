@@ -8,7 +8,7 @@ from django.urls import reverse
 from domains.choices import State
 from domains.models import Domain, DomainEvent
 from domains.services.domains import domain_add
-from tests.domains.conftest import make_user
+from tests.fixtures.people import make_user
 
 pytestmark = pytest.mark.django_db
 

@@ -8,7 +8,7 @@ from cryptography import x509
 from domains.choices import State
 from domains.models import Domain
 from domains.services.domains import domain_add, domain_request_check
-from tests.domains.conftest import TARGET
+from tests.fixtures.domains import TARGET
 from tests.processes import wait_for
 
 

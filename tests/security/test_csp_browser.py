@@ -8,10 +8,8 @@ import pytest
 
 from domains.services.domains import domain_add
 from domains.services.projects import deploy_record, project_create
-from tests.domains.browser_fixtures import *  # noqa: F403  (live_dashboard, page)
-from tests.domains.browser_fixtures import sign_in
-from tests.domains.conftest import make_user
-from tests.domains.dashboard_fixtures import PASSWORD, plain_http  # noqa: F401
+from tests.fixtures.browser import sign_in
+from tests.fixtures.people import PASSWORD, make_user
 
 pytestmark = pytest.mark.browser
 

@@ -1,15 +1,14 @@
-"""Adding a domain: host name rules, apex or subdomain, preconditions, and no takeovers."""
+"""Adding a domain: host name rules, the record to create, preconditions, and no takeovers."""
 
 from __future__ import annotations
 
 import pytest
 from django.core.exceptions import ValidationError
 
-from domains.dns import hostnames
 from domains.models import Domain, DomainEvent
 from domains.services.domains import domain_add, domain_remove
 from domains.services.projects import deploy_record, project_create
-from tests.domains.conftest import TARGET
+from tests.fixtures.domains import TARGET
 
 pytestmark = pytest.mark.django_db
 
@@ -57,21 +56,6 @@ def test_invalid_host_names_are_refused_with_their_own_reason(shop, alice, typed
     assert refused.value.code == code
     assert refused.value.messages[0]
     assert not Domain.objects.exists()
-
-
-@pytest.mark.parametrize(
-    ("name", "apex", "label"),
-    [
-        ("shop.example.co.uk", False, "shop"),
-        ("example.co.uk", True, "@"),
-        ("a.b.example.com", False, "a.b"),
-        ("example.com", True, "@"),
-        ("alice.github.io", True, "@"),
-    ],
-)
-def test_apex_or_subdomain_comes_from_the_public_suffix_list(name, apex, label):
-    assert hostnames.is_apex(name) is apex
-    assert hostnames.subdomain_label(name) == label
 
 
 def test_a_subdomain_is_shown_a_cname_record(shop, alice):

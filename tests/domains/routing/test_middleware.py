@@ -21,8 +21,8 @@ def live(domain: Domain, state: str = State.ACTIVE) -> Domain:
 
 
 @pytest.fixture
-def www(shop, alice):
-    return live(domain_add(project=shop, hostname="www.example.test", actor=alice))
+def www(www):
+    return live(www)
 
 
 @pytest.fixture

@@ -8,14 +8,9 @@ from domains.choices import State
 from domains.models import Domain
 from domains.services.domains import domain_add, domain_remove, domain_troubleshoot
 from domains.services.verification import domain_check
-from tests.domains.conftest import TARGET, TARGET_ADDRESS, TARGET_ADDRESS6
+from tests.fixtures.domains import TARGET, TARGET_ADDRESS, TARGET_ADDRESS6
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def www(shop, alice):
-    return domain_add(project=shop, hostname="www.example.test", actor=alice)
 
 
 @pytest.fixture

@@ -24,7 +24,7 @@ from domains.services import scheduling
 from domains.services.domains import domain_add, domain_remove
 from domains.services.verification import domain_check, domain_check_many
 from petstore.celery import app
-from tests.domains.conftest import TARGET, run_at_once
+from tests.fixtures.domains import TARGET, run_at_once
 from tests.processes import wait_for
 
 pytestmark = pytest.mark.django_db

@@ -9,7 +9,6 @@ from domains.services.domains import domain_add, domain_request_check
 from domains.services.projects import project_create
 from domains.services.redirects import redirect_save
 from domains.services.verification import domain_check
-from tests.domains.dashboard_fixtures import *  # noqa: F403
 
 SHOP = "/dashboard/projects/shop/domains/"
 
@@ -208,7 +207,7 @@ def test_the_domain_page_reads_the_certificate_once(alice_client, shop, alice, d
     from django.test.utils import CaptureQueriesContext
 
     from domains.services import certificates
-    from tests.domains.conftest import TARGET
+    from tests.fixtures.domains import TARGET
 
     dns_server.add("www.example.com", "CNAME", TARGET + ".")
     domain = domain_add(project=shop, hostname="www.example.com", actor=alice)

@@ -8,19 +8,13 @@ from domains.models import Redirect
 from domains.services.domains import domain_add
 from domains.services.projects import project_set_primary
 from domains.services.redirects import redirect_save
-from tests.domains.dashboard_fixtures import *  # noqa: F403
 
 P = "/dashboard/projects/shop/"
 
 
 @pytest.fixture
-def www(shop, alice):
-    return domain_add(project=shop, hostname="www.example.com", actor=alice)
-
-
-@pytest.fixture
 def apex(shop, alice):
-    return domain_add(project=shop, hostname="example.com", actor=alice)
+    return domain_add(project=shop, hostname="example.test", actor=alice)
 
 
 def test_choose_the_primary_domain(alice_client, shop, www, apex):
@@ -29,10 +23,10 @@ def test_choose_the_primary_domain(alice_client, shop, www, apex):
     shop.refresh_from_db()
     assert shop.primary_domain == www
     assert alice_client.get(P + "domains.json").json() == {
-        "domains": {"primary": "www.example.com", "redirects": []}
+        "domains": {"primary": "www.example.test", "redirects": []}
     }
     page = alice_client.get(P + "domains/").content.decode()
-    assert "The primary domain is now www.example.com." in page
+    assert "The primary domain is now www.example.test." in page
     assert "Set the primary domain" in page  # the activity
 
 
@@ -54,7 +48,7 @@ def test_add_redirect_defaults_to_301(alice_client, www, apex):
     entry = Redirect.objects.get()
     assert (entry.from_domain, entry.to_domain, entry.status) == (apex, www, 301)
     assert alice_client.get(P + "domains.json").json()["domains"]["redirects"] == [
-        {"from": "example.com", "to": "www.example.com", "status": 301}
+        {"from": "example.test", "to": "www.example.test", "status": 301}
     ]
 
 
@@ -77,7 +71,7 @@ def test_the_edit_form_starts_from_the_saved_entry(alice_client, www, apex, alic
 
 
 def test_redirect_to_another_domain_starts_from_that_domain(alice_client, www, apex):
-    form = alice_client.get(P + "redirects/add/?from=example.com").context["form"]
+    form = alice_client.get(P + "redirects/add/?from=example.test").context["form"]
     assert form.initial == {"from_domain": apex}
 
 
@@ -108,11 +102,11 @@ def test_redirect_status_outside_the_list_is_refused(alice_client, www, apex):
 def test_project_page_shows_redirects_and_the_domains_json(alice_client, www, apex, alice, shop):
     redirect_save(project=shop, from_domain=apex, to_domain=www, actor=alice)
     page = alice_client.get(P + "domains/").content.decode()
-    assert "Apex domain · redirects to www.example.com" in page
+    assert "Apex domain · redirects to www.example.test" in page
     table = page[page.index('class="redirects"') :]
-    assert "example.com" in table and "www.example.com" in table and "301" in table
+    assert "example.test" in table and "www.example.test" in table and "301" in table
     assert (
-        "&quot;redirects&quot;: [" in page and "&quot;from&quot;: &quot;example.com&quot;" in page
+        "&quot;redirects&quot;: [" in page and "&quot;from&quot;: &quot;example.test&quot;" in page
     )
 
 

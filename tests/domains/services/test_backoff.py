@@ -9,9 +9,9 @@ import time_machine
 
 from domains.choices import State
 from domains.models import Domain, DomainEvent
-from domains.services.domains import domain_add, domain_request_check
+from domains.services.domains import domain_request_check
 from domains.services.verification import backoff_delay, domain_check
-from tests.domains.conftest import TARGET
+from tests.fixtures.domains import TARGET
 
 pytestmark = pytest.mark.django_db
 
@@ -25,9 +25,10 @@ def clock():
 
 
 @pytest.fixture
-def www(clock, dns_server, shop, alice):
+def www(clock, dns_server, www):
+    """shop's www, added at T0, in a zone that exists."""
     dns_server.add("example.test", "TXT", '"zone"')
-    return domain_add(project=shop, hostname="www.example.test", actor=alice)
+    return www
 
 
 def check(domain):

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 from django.core.cache import cache
@@ -15,9 +14,7 @@ from pets.models import ApiKey
 from pets.services import api_key_revoke
 from petstore.api import keycache
 from tests.pets.helpers import bearer
-from tests.processes import service_env
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.processes import ROOT, service_env
 
 
 def test_a_revoked_key_is_refused_although_its_row_was_cached(api, alice_key):

@@ -10,12 +10,12 @@ from cryptography import x509
 from cryptography.hazmat.primitives.asymmetric import ec
 
 from domains import pki, tasks
+from domains.choices import CertState, State
 from domains.models import Certificate, Domain, DomainEvent
 from domains.services import certificates, scheduling
 from domains.services.domains import domain_add, domain_request_check
-from domains.choices import CertState, State
 from domains.services.verification import domain_check
-from tests.domains.conftest import TARGET, run_at_once
+from tests.fixtures.domains import TARGET, run_at_once
 
 pytestmark = pytest.mark.django_db
 

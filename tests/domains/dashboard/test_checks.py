@@ -7,26 +7,18 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-import pytest
 from django.utils import timezone
 
 from domains.services import certificates
-from domains.services.domains import domain_add
 from domains.services.verification import domain_check
-from tests.domains.conftest import TARGET
-from tests.domains.dashboard_fixtures import *  # noqa: F403
+from tests.fixtures.domains import TARGET
 
-D = "/dashboard/projects/shop/domains/www.example.com/"
-
-
-@pytest.fixture
-def www(shop, alice):
-    return domain_add(project=shop, hostname="www.example.com", actor=alice)
+D = "/dashboard/projects/shop/domains/www.example.test/"
 
 
 def test_conflicting_a_record_is_explained_on_the_list_and_the_page(alice_client, www, dns_server):
-    dns_server.add("www.example.com", "CNAME", TARGET + ".")
-    dns_server.add("www.example.com", "A", "192.0.2.10")
+    dns_server.add("www.example.test", "CNAME", TARGET + ".")
+    dns_server.add("www.example.test", "A", "192.0.2.10")
     domain_check(domain_id=www.pk)
 
     listing = alice_client.get("/dashboard/projects/shop/domains/").content.decode()
@@ -35,7 +27,7 @@ def test_conflicting_a_record_is_explained_on_the_list_and_the_page(alice_client
 
     page = alice_client.get(D).content.decode()
     assert "What is wrong:" in page
-    assert "www.example.com has a conflicting record beside the CNAME: A 192.0.2.10" in page
+    assert "www.example.test has a conflicting record beside the CNAME: A 192.0.2.10" in page
     assert "Delete it" in page
     assert f"CNAME {TARGET}; A 192.0.2.10" in page  # found
     assert "Fix the record at your DNS provider, then choose Verify." in page
@@ -43,14 +35,14 @@ def test_conflicting_a_record_is_explained_on_the_list_and_the_page(alice_client
 
 
 def test_wrong_cname_target_says_what_it_must_be(alice_client, www, dns_server):
-    dns_server.add("www.example.com", "CNAME", "old-host.example.net.")
+    dns_server.add("www.example.test", "CNAME", "old-host.example.net.")
     domain_check(domain_id=www.pk)
     page = alice_client.get(D).content.decode()
     assert f"The CNAME points to old-host.example.net; it must be {TARGET}" in page
 
 
 def test_verified_domain_waits_for_its_certificate_then_shows_it(alice_client, www, dns_server):
-    dns_server.add("www.example.com", "CNAME", TARGET + ".")
+    dns_server.add("www.example.test", "CNAME", TARGET + ".")
     domain_check(domain_id=www.pk)
 
     page = alice_client.get(D).content.decode()
@@ -73,8 +65,8 @@ def test_verified_domain_waits_for_its_certificate_then_shows_it(alice_client, w
 def test_no_certificate_after_30_minutes_shows_the_three_steps_with_results(
     alice_client, www, dns_server, time_machine
 ):
-    dns_server.add("www.example.com", "CNAME", TARGET + ".")
-    dns_server.add("example.com", "CAA", '0 issue "letsencrypt.org"')
+    dns_server.add("www.example.test", "CNAME", TARGET + ".")
+    dns_server.add("example.test", "CAA", '0 issue "letsencrypt.org"')
     domain_check(domain_id=www.pk)  # verified; the certificate is still to come
 
     time_machine.move_to(timezone.now() + timedelta(minutes=29))
@@ -92,8 +84,8 @@ def test_no_certificate_after_30_minutes_shows_the_three_steps_with_results(
 
 
 def test_certificate_blocked_by_caa_says_what_to_change(alice_client, www, dns_server):
-    dns_server.add("www.example.com", "CNAME", TARGET + ".")
-    dns_server.add("example.com", "CAA", '0 issue "letsencrypt.org"')
+    dns_server.add("www.example.test", "CNAME", TARGET + ".")
+    dns_server.add("example.test", "CAA", '0 issue "letsencrypt.org"')
     domain_check(domain_id=www.pk)
     assert certificates.certificate_issue(domain_id=www.pk) is None
 

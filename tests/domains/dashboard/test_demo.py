@@ -14,7 +14,7 @@ from domains.devtools.devdns import DNSServer
 from domains.models import Deploy, Project
 from domains.services.domains import domain_add
 from domains.services.verification import domain_check
-from tests.domains.conftest import TARGET
+from tests.fixtures.domains import TARGET
 
 
 @pytest.fixture

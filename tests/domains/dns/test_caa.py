@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from domains.dns import diagnosis
-from tests.domains.conftest import CA_ID
+from tests.fixtures.domains import CA_ID
 
 pytestmark = pytest.mark.django_db
 

@@ -9,24 +9,18 @@ from domains.models import Domain, DomainEvent, Redirect
 from domains.services.domains import domain_add
 from domains.services.projects import project_create
 from domains.services.redirects import redirect_save
-from tests.domains.dashboard_fixtures import *  # noqa: F403
-from tests.domains.dashboard_fixtures import PASSWORD
-
-
-@pytest.fixture
-def www(shop, alice):
-    return domain_add(project=shop, hostname="www.example.com", actor=alice)
+from tests.fixtures.people import PASSWORD
 
 
 @pytest.fixture
 def entry(shop, www, alice):
-    apex = domain_add(project=shop, hostname="example.com", actor=alice)
+    apex = domain_add(project=shop, hostname="example.test", actor=alice)
     return redirect_save(project=shop, from_domain=apex, to_domain=www, actor=alice)
 
 
 def _pages(www, entry):
     """Every dashboard URL that shows or changes alice's project, with its method."""
-    p, d = "/dashboard/projects/shop/", "/dashboard/projects/shop/domains/www.example.com/"
+    p, d = "/dashboard/projects/shop/", "/dashboard/projects/shop/domains/www.example.test/"
     return [
         ("get", p + "domains/", {}),
         ("get", p + "domains.json", {}),
@@ -35,7 +29,7 @@ def _pages(www, entry):
         ("get", d + "remove/", {}),
         ("get", p + "redirects/add/", {}),
         ("get", p + f"redirects/{entry.pk}/edit/", {}),
-        ("post", p + "domains/add/", {"hostname": "new.example.com"}),
+        ("post", p + "domains/add/", {"hostname": "new.example.test"}),
         ("post", d + "verify/", {}),
         ("post", d + "remove/", {"remove": "1"}),
         ("post", p + "primary/", {"domain": www.pk}),
@@ -56,8 +50,8 @@ def test_another_owner_gets_404_everywhere_and_changes_nothing(client, bob, www,
     client.force_login(bob)
     for method, url, data in _pages(www, entry):
         assert getattr(client, method)(url, data).status_code == 404, url
-    assert Domain.objects.filter(hostname="www.example.com").exists()
-    assert not Domain.objects.filter(hostname="new.example.com").exists()
+    assert Domain.objects.filter(hostname="www.example.test").exists()
+    assert not Domain.objects.filter(hostname="new.example.test").exists()
     assert Redirect.objects.get(pk=entry.pk).status == 301
     assert not DomainEvent.objects.filter(actor=bob).exists()
 
@@ -91,15 +85,15 @@ def test_every_form_is_csrf_protected(alice, www, entry):
     for method, url, data in _pages(www, entry):
         if method == "post":
             assert client.post(url, data).status_code == 403, url
-    assert Domain.objects.filter(hostname="www.example.com").exists()
+    assert Domain.objects.filter(hostname="www.example.test").exists()
 
 
 def test_forms_carry_the_csrf_token(client, alice, www, entry):
     client.force_login(alice)
     for url in [
         "/dashboard/projects/shop/domains/",
-        "/dashboard/projects/shop/domains/www.example.com/",
-        "/dashboard/projects/shop/domains/www.example.com/remove/",
+        "/dashboard/projects/shop/domains/www.example.test/",
+        "/dashboard/projects/shop/domains/www.example.test/remove/",
         f"/dashboard/projects/shop/redirects/{entry.pk}/edit/",
     ]:
         page = client.get(url).content.decode()
@@ -123,11 +117,11 @@ def test_project_page_queries_do_not_grow_with_domains(client, alice, shop):
             assert client.get("/dashboard/projects/shop/domains/").status_code == 200
         return len(captured)
 
-    first = domain_add(project=shop, hostname="a.example.com", actor=alice)
-    second = domain_add(project=shop, hostname="b.example.com", actor=alice)
+    first = domain_add(project=shop, hostname="a.example.test", actor=alice)
+    second = domain_add(project=shop, hostname="b.example.test", actor=alice)
     redirect_save(project=shop, from_domain=second, to_domain=first, actor=alice)
     few = queries()
-    for name in ["c.example.com", "d.example.com", "example.com"]:
+    for name in ["c.example.test", "d.example.test", "example.test"]:
         other = domain_add(project=shop, hostname=name, actor=alice)
         redirect_save(project=shop, from_domain=other, to_domain=first, actor=alice)
     assert queries() == few
