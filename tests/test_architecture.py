@@ -62,7 +62,7 @@ def imported_names(module: str, path: Path) -> Iterator[str]:
 
 def import_graph() -> dict[str, set[str]]:
     """For each of our modules, the modules of ours it imports (the nearest one we own)."""
-    graph = {}
+    graph: dict[str, set[str]] = {}
     for module, path in MODULES.items():
         graph[module] = set()
         for name in imported_names(module, path):
