@@ -14,6 +14,7 @@ import signal
 
 import pytest
 
+from domains import tasks
 from domains.choices import State
 from domains.models import Domain
 from domains.services.domains import domain_request_check
@@ -83,13 +84,14 @@ def www(www, dns_server):
 
 def test_a_verification_killed_midway_runs_again_elsewhere(workers, hostile_dns, www, alice):
     hostile_dns.mode = "hold"
-    domain_request_check(domain=www, actor=alice)  # Verify: queued on commit
+    domain_request_check(domain=www, actor=alice)
+    tasks.check_domain.delay_on_commit(www.pk)  # as the dashboard's Verify does
     victim, survivor = _kill_mid_task(workers, hostile_dns, "domains.tasks.check_domain")
     _ends_active_with_one_certificate(www, victim, survivor, "domains.tasks.check_domain")
 
 
 def test_an_issuance_killed_midway_gives_one_certificate(workers, hostile_dns, www):
-    domain_check(domain_id=www.pk)  # verified here; issuance queued for +1 s
+    tasks.enqueue(domain_check(domain_id=www.pk).next_steps)  # verified here; issued in 1 s
     assert Domain.objects.get(pk=www.pk).state == State.ISSUING
     hostile_dns.mode = "hold"  # the issue task's CAA question will hang
     victim, survivor = _kill_mid_task(workers, hostile_dns, "domains.tasks.issue_certificate")
