@@ -6,7 +6,7 @@ from django.contrib import admin, messages
 
 from domains import tasks
 from domains.models import Certificate, Deploy, Domain, DomainEvent, Project, Redirect
-from domains.services.domains import domain_remove, domain_request_check
+from domains.services.domains import domain_remove
 
 
 class DeployInline(admin.TabularInline):
@@ -53,8 +53,7 @@ class DeployAdmin(admin.ModelAdmin):
 @admin.action(description="Re-verify (check DNS now and restart the 48-hour window)")
 def reverify(modeladmin, request, queryset):
     for domain in queryset.select_related("project"):
-        domain_request_check(domain=domain, actor=request.user)
-        tasks.check_domain.delay_on_commit(domain.pk)
+        tasks.request_check(domain=domain, actor=request.user)
     modeladmin.message_user(
         request, f"Re-verify queued for {queryset.count()} domain(s).", messages.SUCCESS
     )

@@ -11,9 +11,12 @@ from __future__ import annotations
 
 from celery import shared_task
 from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
 
 from domains.choices import TEMPORARY_CHECK_CODES
+from domains.models import Domain
 from domains.services import certificates, scheduling, verification
+from domains.services.domains import domain_request_check
 from domains.services.nextsteps import NextSteps
 from domains.services.scheduling import BATCH_SIZE, chunked
 
@@ -38,6 +41,14 @@ def enqueue(steps: NextSteps) -> None:
             issue_certificates.apply_async_on_commit((chunk,), countdown=delay)
     for domain_id in steps.issue_now:
         issue_certificate.delay_on_commit(domain_id)
+
+
+def request_check(*, domain: Domain, actor: AbstractBaseUser | None) -> Domain:
+    """Verify / Re-verify from a screen or the admin: a new window opens now, and a worker
+    checks after the commit (the sweep checks it anyway if the queueing is lost)."""
+    domain_request_check(domain=domain, actor=actor)
+    check_domain.delay_on_commit(domain.pk)
+    return domain
 
 
 @shared_task(bind=True, acks_late=True, max_retries=MAX_RETRIES, ignore_result=True)

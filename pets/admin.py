@@ -1,7 +1,8 @@
 from django.contrib import admin, messages
 
-from pets.models import ApiKey, Category, Pet
+from pets.models import Category, Pet
 from pets.services import api_key_issue, api_key_revoke
+from petstore.api.models import ApiKey
 
 
 @admin.register(Category)

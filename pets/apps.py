@@ -9,11 +9,10 @@ class PetsConfig(AppConfig):
         from django.contrib.auth import get_user_model
         from django.db.models.signals import post_delete, post_save
 
-        from pets.models import ApiKey
-
         # `schema` registers the OpenAPI extension for the bearer scheme.
         from petstore.api import keycache
         from petstore.api import openapi as schema  # noqa: F401
+        from petstore.api.models import ApiKey
 
         # Cache coherence only (no business effect): a user's change or deletion,
         # or a key's deletion, must not outlive a cached key lookup (pets/keycache.py).

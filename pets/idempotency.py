@@ -25,8 +25,9 @@ from datetime import datetime, timedelta
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from pets.models import ApiKey, IdempotencyRecord
+from pets.models import IdempotencyRecord
 from petstore.api.exceptions import BadRequest, IdempotencyKeyInUse, IdempotencyKeyReused
+from petstore.api.models import ApiKey
 
 HEADER = "Idempotency-Key"
 TTL = timedelta(hours=24)

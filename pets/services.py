@@ -10,9 +10,10 @@ from django.core.management.color import no_style
 from django.db import connection, transaction
 from django.utils import timezone
 
-from pets.models import ApiKey, Category, Pet, PetStatus
+from pets.models import Category, Pet, PetStatus
 from petstore.api import keycache
 from petstore.api.keys import generate_key, hash_key
+from petstore.api.models import ApiKey
 
 DEMO_CATEGORIES = [(1, "Dogs"), (2, "Cats"), (3, "Birds"), (4, "Fish"), (5, "Reptiles")]
 

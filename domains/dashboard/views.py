@@ -123,11 +123,10 @@ def domain_status(request, slug, hostname):
 def domain_verify(request, slug, hostname):
     domain = _domain(request, slug, hostname)
     try:
-        domain_services.domain_request_check(domain=domain, actor=request.user)
+        tasks.request_check(domain=domain, actor=request.user)
     except ValidationError as exc:
         messages.error(request, " ".join(exc.messages))
     else:
-        tasks.check_domain.delay_on_commit(domain.pk)
         # Said the same whether the broker took the task or not: the request is
         # recorded either way, and the sweep runs any check that was never queued.
         messages.info(

@@ -8,9 +8,9 @@ from django.db.models import Q
 from django.utils import timezone
 from rest_framework import authentication, exceptions
 
-from pets.models import ApiKey
 from petstore.api import keycache
 from petstore.api.keys import hash_key, key_matches, parse_key
+from petstore.api.models import ApiKey
 
 # last_used_at is written at most once a minute per key: it answers "is this key
 # still in use?" without turning every read into a write.

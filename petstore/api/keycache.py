@@ -48,7 +48,7 @@ from django.contrib.auth import get_user_model
 from django.core.cache import cache
 from django.db import DEFAULT_DB_ALIAS, transaction
 
-from pets.models import ApiKey
+from petstore.api.models import ApiKey
 
 log = logging.getLogger(__name__)
 

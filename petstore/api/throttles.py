@@ -19,7 +19,7 @@ import logging
 from django.conf import settings
 from rest_framework import throttling
 
-from pets.models import ApiKey
+from petstore.api.models import ApiKey
 from petstore.http.clientaddress import client_address
 
 log = logging.getLogger(__name__)

@@ -8,7 +8,7 @@ from cryptography import x509
 from domains import tasks
 from domains.choices import State
 from domains.models import Domain
-from domains.services.domains import domain_add, domain_request_check
+from domains.services.domains import domain_add
 from tests.fixtures.domains import TARGET
 from tests.processes import wait_for
 
@@ -22,8 +22,7 @@ def test_domain_goes_from_pending_to_active_with_a_certificate(
     domain = domain_add(project=shop, hostname="www.example.test", actor=alice)
     assert domain.state == State.PENDING
 
-    domain_request_check(domain=domain, actor=alice)
-    tasks.check_domain.delay_on_commit(domain.pk)  # as the dashboard's Verify does
+    tasks.request_check(domain=domain, actor=alice)  # queued after commit
 
     def active():
         domain.refresh_from_db()

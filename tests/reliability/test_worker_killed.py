@@ -17,7 +17,6 @@ import pytest
 from domains import tasks
 from domains.choices import State
 from domains.models import Domain
-from domains.services.domains import domain_request_check
 from domains.services.verification import domain_check
 from petstore.celery import app
 from tests.fixtures.domains import TARGET
@@ -84,8 +83,7 @@ def www(www, dns_server):
 
 def test_a_verification_killed_midway_runs_again_elsewhere(workers, hostile_dns, www, alice):
     hostile_dns.mode = "hold"
-    domain_request_check(domain=www, actor=alice)
-    tasks.check_domain.delay_on_commit(www.pk)  # as the dashboard's Verify does
+    tasks.request_check(domain=www, actor=alice)  # Verify: queued on commit
     victim, survivor = _kill_mid_task(workers, hostile_dns, "domains.tasks.check_domain")
     _ends_active_with_one_certificate(www, victim, survivor, "domains.tasks.check_domain")
 

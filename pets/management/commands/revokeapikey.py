@@ -1,8 +1,8 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from pets.models import ApiKey
 from pets.services import api_key_revoke
 from petstore.api.keys import KEY_SCHEME
+from petstore.api.models import ApiKey
 
 
 class Command(BaseCommand):

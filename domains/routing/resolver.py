@@ -1,0 +1,77 @@
+"""Which answer a host name gets: a project's page, a redirect to another host, or nothing.
+
+Resolving a host is kept apart from HTTP (domains/routing/middleware.py turns the
+answer into a response): it reads the rows as they are now and caches nothing, so
+a removed domain has no answer from the very next request on.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.conf import settings
+
+from domains.choices import State
+from domains.models import Deploy, Domain, Project
+
+
+@dataclass(frozen=True)
+class Page:
+    """Serve this deploy's page; `secure` when the host has a certificate for HTTPS."""
+
+    deploy: Deploy
+    secure: bool
+
+
+@dataclass(frozen=True)
+class Redirect:
+    """Send the client to `host`; `secure` when that host has a certificate for HTTPS."""
+
+    host: str
+    status: int
+    secure: bool
+
+
+Target = Page | Redirect | None
+
+
+def resolve(host: str) -> Target:
+    """The answer for `host` (lower case, no port, no trailing dot); None: nothing here."""
+    platform = settings.PLATFORM_DOMAIN.lower()
+    if host.endswith("." + platform):
+        return _platform_subdomain(host[: -len(platform) - 1])
+    return _custom_domain(host)
+
+
+def _platform_subdomain(slug: str) -> Target:
+    if "." in slug:
+        return None
+    project = Project.objects.select_related("primary_domain").filter(slug=slug).first()
+    if project is None:
+        return None
+    primary = project.primary_domain
+    if primary is not None and primary.state == State.ACTIVE:
+        return Redirect(primary.hostname, 301, secure=True)
+    # The platform's own subdomains are covered by the platform's wildcard certificate.
+    return _page(project, secure=True)
+
+
+def _custom_domain(host: str) -> Target:
+    domain = (
+        Domain.objects.live()
+        .select_related("project", "redirect_from__to_domain")
+        .filter(hostname=host)
+        .first()
+    )
+    if domain is None:
+        return None
+    redirect = getattr(domain, "redirect_from", None)
+    if redirect is not None:
+        target = redirect.to_domain
+        return Redirect(target.hostname, redirect.status, secure=target.state == State.ACTIVE)
+    return _page(domain.project, secure=domain.state == State.ACTIVE)
+
+
+def _page(project: Project, *, secure: bool) -> Page | None:
+    deploy = project.latest_deploy
+    return Page(deploy, secure) if deploy is not None else None
