@@ -4,6 +4,9 @@ Tests marked `needs_postgres` or `needs_redis` run against the real services.
 On a bare machine (no DATABASE_URL / REDIS_URL) they are skipped with the
 reason; with REQUIRE_SERVICES=1 (set by .ci/run) a missing service fails the
 run instead, so CI can never go green by skipping.
+
+The shared fixtures (personas, pets, the DNS server and projects, a real worker,
+a browser) live in tests/fixtures/ and are registered once, below.
 """
 
 from __future__ import annotations
@@ -12,6 +15,14 @@ import os
 
 import pytest
 from django.conf import settings
+
+pytest_plugins = [
+    "tests.fixtures.people",
+    "tests.fixtures.pets",
+    "tests.fixtures.domains",
+    "tests.fixtures.worker",
+    "tests.fixtures.browser",
+]
 
 REQUIRE_SERVICES = os.environ.get("REQUIRE_SERVICES", "").lower() in {"1", "true", "yes"}
 
@@ -46,9 +57,12 @@ def _chromium_missing() -> str | None:
 
 
 @pytest.fixture(autouse=True)
-def _plain_http(settings):
-    """Tests speak plain HTTP to the app; production's HTTPS redirect is tested on its own."""
+def plain_http(settings):
+    """Tests speak plain HTTP to the app, through the test client and the live server alike;
+    production's HTTPS redirect and secure cookies are tested on their own."""
     settings.SECURE_SSL_REDIRECT = False
+    settings.SESSION_COOKIE_SECURE = False
+    settings.CSRF_COOKIE_SECURE = False
 
 
 @pytest.fixture

@@ -8,15 +8,13 @@ from django.urls import reverse
 from domains.choices import State
 from domains.models import Domain, DomainEvent
 from domains.services.domains import domain_add
-from tests.domains.conftest import make_user
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def staff_client(client, settings):
-    settings.SECURE_SSL_REDIRECT = False
-    client.force_login(make_user("carol", is_staff=True, is_superuser=True))
+def staff_client(client, carol):
+    client.force_login(carol)
     return client
 
 

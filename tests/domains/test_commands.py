@@ -11,7 +11,7 @@ from django.core.management.base import CommandError
 from domains.choices import State
 from domains.models import Deploy, Domain, Project
 from domains.services import certificates
-from tests.domains.conftest import TARGET
+from tests.fixtures.domains import TARGET
 
 pytestmark = pytest.mark.django_db
 

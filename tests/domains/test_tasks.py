@@ -10,15 +10,10 @@ from celery.exceptions import Retry
 
 from domains import tasks
 from domains.choices import State
-from domains.models import Certificate, Domain
+from domains.models import Certificate, Domain, DomainEvent
 from domains.services import certificates, scheduling
-from domains.services.domains import domain_add, domain_remove
-from tests.domains.conftest import TARGET, run_at_once
-
-
-@pytest.fixture
-def www(shop, alice):
-    return domain_add(project=shop, hostname="www.example.test", actor=alice)
+from domains.services.domains import domain_remove
+from tests.fixtures.domains import TARGET, run_at_once
 
 
 @pytest.mark.django_db
@@ -67,11 +62,21 @@ def test_check_task_does_not_retry_a_misconfiguration(dns_server, www):
 
 
 @pytest.mark.django_db
-def test_check_task_for_a_removed_domain_is_a_no_op(www, alice):
+def test_check_task_for_a_removed_domain_is_a_no_op(
+    dns_server, www, alice, django_capture_on_commit_callbacks
+):
     pk = www.pk
+    # Set up right: were the domain still there, the check would verify it and queue a certificate.
+    dns_server.add("www.example.test", "CNAME", TARGET + ".")
     domain_remove(domain=www, actor=alice)
-    tasks.check_domain.apply(args=(pk,), throw=True)
-    tasks.issue_certificate.apply(args=(pk,), throw=True)
+    events = list(DomainEvent.objects.values_list("pk", flat=True))
+    with django_capture_on_commit_callbacks(execute=False) as queued:
+        tasks.check_domain.apply(args=(pk,), throw=True)
+        tasks.issue_certificate.apply(args=(pk,), throw=True)
+    assert queued == []
+    assert not Domain.objects.filter(pk=pk).exists()
+    assert not Certificate.objects.exists()
+    assert list(DomainEvent.objects.values_list("pk", flat=True)) == events
 
 
 @pytest.mark.django_db

@@ -9,7 +9,7 @@ from domains import tasks
 from domains.choices import State
 from domains.models import Domain
 from domains.services.domains import domain_add
-from tests.domains.conftest import TARGET
+from tests.fixtures.domains import TARGET
 from tests.processes import wait_for
 
 

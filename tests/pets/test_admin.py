@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 
 import pytest
-from django.contrib.auth import get_user_model
 from rest_framework.test import APIClient
 
 from pets.models import ApiKey, Pet, PetStatus
@@ -13,9 +12,8 @@ from tests.pets.helpers import assert_error, bearer
 
 
 @pytest.fixture
-def admin_client(client, db):
-    admin = get_user_model().objects.create_superuser("root", "root@example.com", "pw")
-    client.force_login(admin)
+def admin_client(client, carol):
+    client.force_login(carol)
     return client
 
 

@@ -13,7 +13,7 @@ from domains.services import certificates
 from domains.services.domains import domain_add
 from domains.services.verification import domain_check, domain_check_many
 from domains.tasks import check_domain, check_domains, issue_certificate
-from tests.domains.conftest import TARGET
+from tests.fixtures.domains import TARGET
 from tests.reliability.hostile_dns import SPOOFED
 
 pytestmark = pytest.mark.django_db
@@ -22,9 +22,9 @@ HOSTILE = ["slow", "servfail", "garbage", "garbage_same_id", "truncate_garbage"]
 
 
 @pytest.fixture
-def www(shop, alice, dns_server):
+def www(www, dns_server):
     dns_server.add("www.example.test", "CNAME", TARGET + ".")  # the owner did it right
-    return domain_add(project=shop, hostname="www.example.test", actor=alice)
+    return www
 
 
 @pytest.fixture

@@ -22,7 +22,7 @@ from pets.models import Category, Pet
 from pets.services import api_key_issue
 from petstore.celery import app
 from petstore.models import TaskFailure
-from tests.domains.conftest import TARGET
+from tests.fixtures.domains import TARGET
 from tests.processes import OwnRedis, gunicorn, service_env, wait_for
 
 pytestmark = [pytest.mark.needs_postgres, pytest.mark.needs_redis]

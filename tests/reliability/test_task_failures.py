@@ -7,7 +7,6 @@ import threading
 
 import pytest
 from celery.signals import task_failure
-from django.contrib.auth import get_user_model
 from django.db import connection
 
 from domains.tasks import check_domain, issue_certificate
@@ -83,11 +82,10 @@ def test_concurrent_failures_are_all_counted():
 
 
 @pytest.mark.django_db
-def test_staff_see_the_counts_read_only_in_the_admin(client):
+def test_staff_see_the_counts_read_only_in_the_admin(client, carol):
     _fail(check_domain, RuntimeError("resolver exploded"))
     row = TaskFailure.objects.get()
-    staff = get_user_model().objects.create_user("ops", is_staff=True, is_superuser=True)
-    client.force_login(staff)
+    client.force_login(carol)
     listing = client.get("/admin/petstore/taskfailure/")
     assert listing.status_code == 200
     assert b"domains.tasks.check_domain" in listing.content
@@ -101,7 +99,7 @@ def test_staff_see_the_counts_read_only_in_the_admin(client):
 
 
 @pytest.mark.django_db
-def test_non_staff_cannot_see_them(client):
-    client.force_login(get_user_model().objects.create_user("eve"))
+def test_non_staff_cannot_see_them(client, bob):
+    client.force_login(bob)
     response = client.get("/admin/petstore/taskfailure/")
     assert response.status_code == 302 and response["Location"].startswith("/admin/login/")

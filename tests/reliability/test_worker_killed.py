@@ -17,10 +17,9 @@ import pytest
 from domains import tasks
 from domains.choices import State
 from domains.models import Domain
-from domains.services.domains import domain_add
 from domains.services.verification import domain_check
 from petstore.celery import app
-from tests.domains.conftest import TARGET
+from tests.fixtures.domains import TARGET
 from tests.processes import Worker, service_env, wait_for
 
 pytestmark = [pytest.mark.needs_postgres, pytest.mark.needs_redis]
@@ -77,9 +76,9 @@ def _ends_active_with_one_certificate(domain: Domain, victim: Worker, survivor: 
 
 
 @pytest.fixture
-def www(shop, alice, dns_server):
-    dns_server.add("www.example.test", "CNAME", TARGET + ".")
-    return domain_add(project=shop, hostname="www.example.test", actor=alice)
+def www(www, dns_server):
+    dns_server.add("www.example.test", "CNAME", TARGET + ".")  # the owner did it right
+    return www
 
 
 def test_a_verification_killed_midway_runs_again_elsewhere(workers, hostile_dns, www, alice):
@@ -90,7 +89,7 @@ def test_a_verification_killed_midway_runs_again_elsewhere(workers, hostile_dns,
 
 
 def test_an_issuance_killed_midway_gives_one_certificate(workers, hostile_dns, www):
-    tasks.enqueue(domain_check(domain_id=www.pk).next_steps)  # verified; issue in 1 s
+    tasks.enqueue(domain_check(domain_id=www.pk).next_steps)  # verified here; issued in 1 s
     assert Domain.objects.get(pk=www.pk).state == State.ISSUING
     hostile_dns.mode = "hold"  # the issue task's CAA question will hang
     victim, survivor = _kill_mid_task(workers, hostile_dns, "domains.tasks.issue_certificate")

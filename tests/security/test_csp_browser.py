@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import pytest
 
+from domains.models import Domain
 from domains.services.domains import domain_add
 from domains.services.projects import deploy_record, project_create
-from tests.domains.browser_fixtures import *  # noqa: F403  (live_dashboard, page)
-from tests.domains.browser_fixtures import sign_in
-from tests.domains.conftest import make_user
-from tests.domains.dashboard_fixtures import PASSWORD, plain_http  # noqa: F401
+from tests.fixtures.browser import sign_in
+from tests.fixtures.people import PASSWORD
 
 pytestmark = pytest.mark.browser
 
@@ -44,15 +43,12 @@ def _assert_clean(page, url: str) -> None:
 
 
 @pytest.fixture
-def carol_with_domains(live_dashboard):
-    carol = make_user("carol", is_staff=True, is_superuser=True)
+def carol_with_domains(live_dashboard, carol):
     project = project_create(slug="shop", owner=carol, plan="pro", name="Shop")
     deploy_record(project=project, html="<h1>Shop</h1>")
     www = domain_add(project=project, hostname="www.example.test", actor=carol)
     domain_add(project=project, hostname="example.test", actor=carol)
     # A failed check shows the "fix the record" hints of the domain page.
-    from domains.models import Domain
-
     Domain.objects.filter(pk=www.pk).update(
         check_code="conflicting_record",
         check_message="An A record conflicts with the CNAME.",

@@ -7,7 +7,7 @@ every refusal in the Error body.
 - raw fuzzing of /v1 with hypothesis: any method, path, query, headers and body
   bytes, schema or not;
 - hypothesis over the two parsers of untrusted strings: domain names
-  (domains.dns.lookups.hostnames.normalize_hostname) and list cursors (pets.pagination).
+  (domains.dns.hostnames.normalize_hostname) and list cursors (petstore.api.pagination).
 """
 
 from __future__ import annotations

@@ -4,10 +4,11 @@ CSP on HTML pages only, and no debug page anywhere."""
 from __future__ import annotations
 
 import pytest
-from django.contrib.auth import get_user_model
 from django.test import Client
 
+from domains.dashboard import views
 from petstore.http.csp import DEFAULT_HEADER
+from tests.fixtures.people import PASSWORD
 
 pytestmark = pytest.mark.django_db
 
@@ -45,14 +46,13 @@ def test_json_answers_carry_no_page_policy(client, production):
     assert "Content-Security-Policy" not in response
 
 
-def test_session_and_csrf_cookies_are_secure_and_the_session_http_only(production):
-    get_user_model().objects.create_user("alice", password="a long enough test password")
+def test_session_and_csrf_cookies_are_secure_and_the_session_http_only(production, alice):
     client = Client()
     form = client.get("/accounts/login/", secure=True)
     assert form.cookies["csrftoken"]["secure"] is True
     signed_in = client.post(
         "/accounts/login/",
-        {"username": "alice", "password": "a long enough test password"},
+        {"username": "alice", "password": PASSWORD},
         secure=True,
     )
     assert signed_in.status_code == 302
@@ -60,19 +60,17 @@ def test_session_and_csrf_cookies_are_secure_and_the_session_http_only(productio
     assert session["secure"] is True and session["httponly"] is True
 
 
-def test_no_debug_page_on_an_unknown_url_or_a_crash(client, production, monkeypatch):
+def test_no_debug_page_on_an_unknown_url_or_a_crash(client, production, monkeypatch, alice):
     missing = client.get("/dashboard/no/such/page/", secure=True)
     assert missing.status_code == 404
     assert b"Traceback" not in missing.content and b"URLconf" not in missing.content
-
-    from domains.dashboard import views
 
     def explode(*args, **kwargs):
         raise RuntimeError("secret detail")
 
     monkeypatch.setattr(views, "render", explode)  # the dashboard home crashes
     client.raise_request_exception = False
-    client.force_login(get_user_model().objects.create_user("alice"))
+    client.force_login(alice)
     crashed = client.get("/dashboard/", secure=True)
     assert crashed.status_code == 500
     assert b"secret detail" not in crashed.content and b"Traceback" not in crashed.content

@@ -17,8 +17,7 @@ from domains import urls as dashboard_urls
 from domains.models import Deploy, Domain, DomainEvent, Project, Redirect
 from domains.services.domains import domain_add
 from domains.services.redirects import redirect_save
-from tests.domains.dashboard_fixtures import *  # noqa: F403
-from tests.domains.dashboard_fixtures import PASSWORD
+from tests.fixtures.people import PASSWORD
 
 pytestmark = pytest.mark.django_db
 

@@ -1,0 +1,95 @@
+"""`manage.py loaddomainsdemo`: the newcomer's demo owner, projects and starter zone file."""
+
+from __future__ import annotations
+
+import io
+import os
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.management import call_command
+from django.core.management.base import CommandError
+
+from domains.devtools.devdns import DNSServer
+from domains.models import Deploy, Project
+from domains.services.domains import domain_add
+from domains.services.verification import domain_check
+from tests.fixtures.domains import TARGET
+
+
+@pytest.fixture
+def demo_settings(settings, tmp_path):
+    settings.DEBUG = True
+    settings.VAR_DIR = tmp_path
+    settings.DOMAINS_DEV_DNS_ZONES = tmp_path / "dns-zones"
+    return settings
+
+
+def _run() -> str:
+    out = io.StringIO()
+    call_command("loaddomainsdemo", stdout=out)
+    return out.getvalue()
+
+
+def _password(output: str) -> str:
+    return next(line for line in output.splitlines() if "password:" in line).split()[-1]
+
+
+def test_demo_is_idempotent_and_prints_a_working_sign_in(db, demo_settings):
+    first = _run()
+    second = _run()
+    password = _password(first)
+    assert _password(second) == password
+    owner = get_user_model().objects.get(username="demo")
+    assert owner.check_password(password)
+
+    shop = Project.objects.get(slug="demo-shop", owner=owner)
+    sketch = Project.objects.get(slug="demo-sketch", owner=owner)
+    assert (shop.plan, sketch.plan) == ("pro", "free")
+    assert Deploy.objects.filter(project=shop, succeeded=True).count() == 1
+    assert sketch.latest_deploy is None
+    assert Project.objects.count() == 2
+
+
+def test_demo_refuses_without_debug(db, demo_settings):
+    demo_settings.DEBUG = False
+    with pytest.raises(CommandError):
+        _run()
+
+
+def _save(zone_file, text: str) -> None:
+    """Write like an editor a moment later: a distinct mtime, so devdns re-reads the file."""
+    later = zone_file.stat().st_mtime_ns + 1_000_000_000
+    zone_file.write_text(text)
+    os.utime(zone_file, ns=(later, later))
+
+
+def test_starter_zone_verifies_once_the_newcomer_adds_the_cname(db, demo_settings):
+    _run()
+    zone_file = demo_settings.DOMAINS_DEV_DNS_ZONES / "example.test.zone"
+    shop = Project.objects.get(slug="demo-shop")
+    domain = domain_add(project=shop, hostname="shop.example.test", actor=None)
+    server = DNSServer("127.0.0.1", 0, zone_dir=zone_file.parent).start()
+    try:
+        demo_settings.DOMAINS_DNS_NAMESERVERS = [server.address]
+        server.reload_zones()
+        assert domain_check(domain_id=domain.pk).domain.check_code == "nxdomain"
+
+        # The walk-through in docs/dashboard.md: un-comment the CNAME line.
+        starter = zone_file.read_text()
+        text = starter.replace(f"; shop  IN CNAME {TARGET}.", f"shop  IN CNAME {TARGET}.")
+        _save(zone_file, text)
+        server.reload_zones()
+        assert domain_check(domain_id=domain.pk).domain.check_code == "ok"
+
+        # ... and to see the failures, an A record or a wrong target instead of it.
+        for line, code in [
+            ("shop  IN A     192.0.2.10", "conflicting_record"),
+            ("shop  IN CNAME elsewhere.example.net.", "wrong_target"),
+        ]:
+            _save(zone_file, starter.replace("; " + line, line))
+            server.reload_zones()
+            checked = domain_check(domain_id=domain.pk).domain
+            assert checked.check_code == code, checked.check_message
+    finally:
+        server.stop()

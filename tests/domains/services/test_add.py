@@ -1,0 +1,146 @@
+"""Adding a domain: host name rules, the record to create, preconditions, and no takeovers."""
+
+from __future__ import annotations
+
+import pytest
+from django.core.exceptions import ValidationError
+
+from domains.models import Domain, DomainEvent
+from domains.services.domains import domain_add, domain_remove
+from domains.services.projects import deploy_record, project_create
+from tests.fixtures.domains import TARGET
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.mark.parametrize(
+    ("typed", "stored", "shown"),
+    [
+        ("www.example.test", "www.example.test", "www.example.test"),
+        ("  WWW.Example.TEST.  ", "www.example.test", "www.example.test"),
+        ("Bücher.example.de", "xn--bcher-kva.example.de", "bücher.example.de"),
+        ("xn--bcher-kva.example.de", "xn--bcher-kva.example.de", "bücher.example.de"),
+        ("пример.рф", "xn--e1afmkfd.xn--p1ai", "пример.рф"),
+    ],
+)
+def test_host_names_are_stored_ascii_and_shown_unicode(shop, alice, typed, stored, shown):
+    domain = domain_add(project=shop, hostname=typed, actor=alice)
+    assert domain.hostname == stored
+    assert domain.hostname_unicode == shown
+
+
+@pytest.mark.parametrize(
+    ("typed", "code"),
+    [
+        ("", "required"),
+        ("https://www.example.test/", "invalid_hostname"),
+        ("www.example.test:8080", "invalid_hostname"),
+        ("*.example.test", "wildcard"),
+        ("192.0.2.1", "ip_literal"),
+        ("[2001:db8::1]", "ip_literal"),
+        ("localhost", "invalid_hostname"),
+        ("-bad.example.test", "invalid_hostname"),
+        ("under_score.example.test", "invalid_hostname"),
+        ("a" * 64 + ".example.test", "label_too_long"),
+        (".".join(["a" * 60] * 4) + ".example.test", "too_long"),
+        ("co.uk", "public_suffix"),
+        ("github.io", "public_suffix"),
+        ("petstore.localhost", "platform_domain"),
+        ("shop.petstore.localhost", "platform_domain"),
+        (TARGET, "platform_domain"),
+    ],
+)
+def test_invalid_host_names_are_refused_with_their_own_reason(shop, alice, typed, code):
+    with pytest.raises(ValidationError) as refused:
+        domain_add(project=shop, hostname=typed, actor=alice)
+    assert refused.value.code == code
+    assert refused.value.messages[0]
+    assert not Domain.objects.exists()
+
+
+def test_a_subdomain_is_shown_a_cname_record(shop, alice):
+    domain = domain_add(project=shop, hostname="shop.example.co.uk", actor=alice)
+    assert domain.is_apex is False
+    [record] = domain.dns_records()
+    assert record["type"] == "CNAME"
+    assert record["name"] == "shop"
+    assert record["value"] == TARGET
+    assert record["ttl"] == 3600
+
+
+def test_an_apex_is_shown_alias_or_aname_with_the_caveat(shop, alice):
+    domain = domain_add(project=shop, hostname="example.co.uk", actor=alice)
+    assert domain.is_apex is True
+    records = domain.dns_records()
+    assert [r["type"] for r in records] == ["ALIAS", "ANAME"]
+    assert all(r["value"] == TARGET and r["ttl"] == 3600 for r in records)
+    assert "Not every DNS provider supports" in records[0]["note"]
+
+
+def test_a_free_plan_is_refused(alice):
+    project = project_create(slug="free", owner=alice, plan="free")
+    deploy_record(project=project, html="x")
+    with pytest.raises(ValidationError) as refused:
+        domain_add(project=project, hostname="www.example.test", actor=alice)
+    assert refused.value.code == "plan_required"
+    assert "Pro plan or above" in refused.value.messages[0]
+
+
+@pytest.mark.parametrize("plan", ["pro", "business", "enterprise"])
+def test_paid_plans_may_add_domains(alice, plan):
+    project = project_create(slug=plan, owner=alice, plan=plan)
+    deploy_record(project=project, html="x")
+    assert domain_add(project=project, hostname=f"{plan}.example.test", actor=alice)
+
+
+def test_a_project_without_a_successful_deploy_is_refused(alice):
+    project = project_create(slug="fresh", owner=alice, plan="pro")
+    deploy_record(project=project, html="x", succeeded=False)
+    with pytest.raises(ValidationError) as refused:
+        domain_add(project=project, hostname="www.example.test", actor=alice)
+    assert refused.value.code == "deploy_required"
+
+
+def test_a_domain_attached_to_another_project_cannot_be_taken_over(shop, bobs, alice, bob):
+    domain_add(project=shop, hostname="www.example.test", actor=alice)
+    with pytest.raises(ValidationError) as refused:
+        domain_add(project=bobs, hostname="WWW.EXAMPLE.TEST.", actor=bob)
+    assert refused.value.code == "hostname_taken"
+    assert "another project" in refused.value.messages[0]
+    assert Domain.objects.get().project == shop
+
+
+def test_the_unicode_and_ascii_forms_are_the_same_domain(shop, bobs, alice, bob):
+    domain_add(project=shop, hostname="bücher.example.test", actor=alice)
+    with pytest.raises(ValidationError) as refused:
+        domain_add(project=bobs, hostname="xn--bcher-kva.example.test", actor=bob)
+    assert refused.value.code == "hostname_taken"
+
+
+def test_adding_twice_to_the_same_project_says_so(shop, alice):
+    domain_add(project=shop, hostname="www.example.test", actor=alice)
+    with pytest.raises(ValidationError) as refused:
+        domain_add(project=shop, hostname="www.example.test", actor=alice)
+    assert refused.value.code == "duplicate"
+
+
+def test_adding_records_an_event_with_the_actor(shop, alice):
+    domain = domain_add(project=shop, hostname="www.example.test", actor=alice)
+    event = DomainEvent.objects.get(domain=domain)
+    assert (event.action, event.actor, event.hostname) == ("added", alice, "www.example.test")
+
+
+def test_removed_domain_can_be_added_again_by_someone_else(shop, bobs, alice, bob):
+    domain = domain_add(project=shop, hostname="www.example.test", actor=alice)
+    domain_remove(domain=domain, actor=alice)
+    assert domain_add(project=bobs, hostname="www.example.test", actor=bob)
+    removed = DomainEvent.objects.get(action="removed")
+    assert removed.domain is None and removed.hostname == "www.example.test"
+
+
+def test_for_owner_selects_only_the_owners_rows(shop, bobs, alice, bob):
+    domain_add(project=shop, hostname="a.example.test", actor=alice)
+    domain_add(project=bobs, hostname="b.example.test", actor=bob)
+    assert [d.hostname for d in Domain.objects.for_owner(alice)] == ["a.example.test"]
+    assert [p.slug for p in type(shop).objects.for_owner(bob)] == ["bobs"]
+    assert Domain.objects.pending().count() == 2

@@ -1,0 +1,161 @@
+"""Certificates: a real X.509 certificate from the local CA, after a CAA check; renewal."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+import time_machine
+from cryptography import x509
+from cryptography.hazmat.primitives.asymmetric import ec
+
+from domains import pki, tasks
+from domains.choices import CertState, State
+from domains.models import Certificate, Domain, DomainEvent
+from domains.services import certificates, scheduling
+from domains.services.domains import domain_add, domain_request_check
+from domains.services.verification import domain_check
+from tests.fixtures.domains import TARGET, run_at_once
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def verified(dns_server, shop, alice, django_capture_on_commit_callbacks):
+    """www.example.test, verified: the certificate is requested (issuing)."""
+    dns_server.add("www.example.test", "CNAME", TARGET + ".")
+    domain = domain_add(project=shop, hostname="www.example.test", actor=alice)
+    with django_capture_on_commit_callbacks(execute=False) as queued:
+        tasks.enqueue(domain_check(domain_id=domain.pk).next_steps)
+    domain.refresh_from_db()
+    domain.queued = queued
+    return domain
+
+
+def test_verification_requests_the_certificate_after_the_configured_delay(verified, settings):
+    assert verified.state == State.ISSUING
+    assert verified.cert_state == CertState.REQUESTED
+    assert len(verified.queued) == 1  # issue_certificate.apply_async(countdown=...) on commit
+
+
+def test_issuing_makes_a_real_certificate_for_the_host_name(verified):
+    certificate = certificates.certificate_issue(domain_id=verified.pk)
+    verified.refresh_from_db()
+    assert verified.state == State.ACTIVE
+    assert verified.cert_state == CertState.ISSUED
+    assert verified.certificate == certificate
+    cert = x509.load_pem_x509_certificate(certificate.pem.encode())
+    san = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    assert san.get_values_for_type(x509.DNSName) == ["www.example.test"]
+    assert cert.not_valid_after_utc - cert.not_valid_before_utc == timedelta(days=90)
+    assert format(cert.serial_number, "x") == certificate.serial
+    usage = cert.extensions.get_extension_for_class(x509.KeyUsage).value
+    assert usage.digital_signature and not usage.key_cert_sign and not usage.crl_sign
+    # Signed by the platform's local CA.
+    _, ca_cert = pki.load_or_create_ca()
+    assert cert.issuer == ca_cert.subject
+    cert.verify_directly_issued_by(ca_cert)
+    assert DomainEvent.objects.filter(domain=verified, action="certificate_issued").exists()
+
+
+def test_issuing_twice_makes_one_certificate(verified):
+    first = certificates.certificate_issue(domain_id=verified.pk)
+    second = certificates.certificate_issue(domain_id=verified.pk)
+    tasks.issue_certificate.apply(args=(verified.pk,))  # the task itself, a third time
+    assert first == second
+    assert Certificate.objects.filter(domain=verified).count() == 1
+
+
+def test_caa_blocking_the_platform_ca_stops_issuance_with_the_reason(verified, dns_server):
+    dns_server.add("example.test", "CAA", '0 issue "letsencrypt.org"')
+    assert certificates.certificate_issue(domain_id=verified.pk) is None
+    verified.refresh_from_db()
+    assert verified.state == State.VERIFIED
+    assert verified.cert_state == CertState.BLOCKED
+    assert verified.cert_code == "caa_blocked"
+    assert 'example.test CAA 0 issue "letsencrypt.org"' in verified.cert_message
+    assert not Certificate.objects.exists()
+
+
+def test_reverify_after_fixing_caa_requests_the_certificate_again(
+    verified, dns_server, alice, django_capture_on_commit_callbacks
+):
+    dns_server.add("example.test", "CAA", '0 issue "letsencrypt.org"')
+    certificates.certificate_issue(domain_id=verified.pk)
+    dns_server.remove("example.test", "CAA")
+    with django_capture_on_commit_callbacks(execute=False):
+        domain_request_check(domain=Domain.objects.get(pk=verified.pk), actor=alice)
+        domain_check(domain_id=verified.pk)
+    verified.refresh_from_db()
+    assert verified.state == State.ISSUING
+    assert certificates.certificate_issue(domain_id=verified.pk) is not None
+
+
+def test_caa_timeout_is_retried_not_read_as_permission(verified, dns_server):
+    dns_server.blackhole("www.example.test")
+    with pytest.raises(certificates.TemporaryDNSError):
+        certificates.certificate_issue(domain_id=verified.pk)
+    verified.refresh_from_db()
+    assert verified.state == State.ISSUING
+
+
+def test_renewal_replaces_a_certificate_30_days_before_expiry(verified):
+    first = certificates.certificate_issue(domain_id=verified.pk)
+    assert certificates.certificates_due_for_renewal() == []
+    assert certificates.certificate_renew(domain_id=verified.pk) is None
+    with time_machine.travel(first.not_after - timedelta(days=30), tick=False):
+        assert certificates.certificates_due_for_renewal() == [verified.pk]
+        renewed = certificates.certificate_renew(domain_id=verified.pk)
+        assert renewed.not_after == first.not_after + timedelta(days=60)
+        assert certificates.certificate_renew(domain_id=verified.pk) is None  # idempotent
+        assert Domain.objects.get(pk=verified.pk).certificate == renewed
+    assert Certificate.objects.filter(domain=verified).count() == 2
+
+
+def test_an_active_domain_without_a_certificate_is_due_for_renewal(
+    verified, django_assert_num_queries
+):
+    assert certificates.certificates_due_for_renewal() == []  # issuing, not active
+    Domain.objects.filter(pk=verified.pk).update(state=State.ACTIVE)
+    with django_assert_num_queries(1):
+        assert certificates.certificates_due_for_renewal() == [verified.pk]
+
+
+def test_the_ca_is_created_once_even_when_many_ask_at_the_same_time(settings, tmp_path):
+    settings.DOMAINS_CA_DIR = tmp_path / "fresh-ca"
+
+    def ask():
+        key, cert = pki.load_or_create_ca()
+        return cert.serial_number, key.public_key().public_numbers()
+
+    subjects, errors = run_at_once(ask, 6)
+    assert errors == []
+    assert len(subjects) == 6
+    assert len(set(s for s, _ in subjects)) == 1
+    assert len({str(n) for _, n in subjects}) == 1
+    key, cert = pki.load_or_create_ca()
+    assert isinstance(key, ec.EllipticCurvePrivateKey)
+    assert cert.extensions.get_extension_for_class(x509.BasicConstraints).value.ca is True
+    usage = cert.extensions.get_extension_for_class(x509.KeyUsage).value
+    assert usage.key_cert_sign and usage.crl_sign
+    assert (tmp_path / "fresh-ca" / "ca-key.pem").stat().st_mode & 0o077 == 0
+
+
+def test_sweep_requeues_a_certificate_whose_task_was_lost(verified, settings):
+    settings.DOMAINS_CERT_ISSUE_DELAY = 5
+    later = datetime.now(UTC) + timedelta(minutes=6)
+    with time_machine.travel(later, tick=False):
+        queued = scheduling.sweep()
+    assert verified.pk in queued.issue_now
+    assert scheduling.sweep().issue_now == []  # claimed: not queued twice
+
+
+def test_reverify_while_the_certificate_is_late_queues_issuance_again(
+    verified, alice, django_capture_on_commit_callbacks
+):
+    with time_machine.travel(datetime.now(UTC) + timedelta(minutes=30), tick=False):
+        domain_request_check(domain=verified, actor=alice)
+        assert domain_check(domain_id=verified.pk).next_steps.issue_now == [verified.pk]
+        # Just claimed again: not overdue again yet.
+        assert domain_check(domain_id=verified.pk).next_steps.issue_now == []
+    assert certificates.certificate_issue(domain_id=verified.pk) is not None

@@ -1,0 +1,135 @@
+"""Rate limits on /v1: per API key (API_RATE_LIMIT) and per client address
+(API_ADDRESS_RATE_LIMIT), answered 429 with the Error body and Retry-After."""
+
+from __future__ import annotations
+
+import pytest
+from django.core.cache import cache
+from rest_framework.test import APIClient
+
+from tests.pets.helpers import assert_error, bearer
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def _own_address_budget(settings):
+    # Addresses from TEST-NET-2, unique to this module, so counters of other tests
+    # (and of other runs sharing the cache) never meet ours; cleared afterwards.
+    yield
+    cache.delete_many([f"throttle_api_address_198.51.100.{n}" for n in range(1, 5)])
+
+
+def _client(key, address: str) -> APIClient:
+    client = APIClient(REMOTE_ADDR=address)
+    client.credentials(**bearer(key.plaintext))
+    return client
+
+
+def test_requests_beyond_the_rate_limit_are_429_per_key(settings, api, bob_key):
+    settings.API_RATE_LIMIT = "2/min"
+    assert api.get("/v1/pets").status_code == 200
+    assert api.get("/v1/pets").status_code == 200
+    response = api.get("/v1/pets")
+    body = assert_error(response, 429, "rate_limited")
+    assert int(response["Retry-After"]) > 0
+    assert "Retry in" in body["message"]
+
+    bob = APIClient()
+    bob.credentials(**bearer(bob_key.plaintext))
+    assert bob.get("/v1/pets").status_code == 200  # another key has its own budget
+
+
+def test_a_lowered_rate_limit_still_says_when_to_retry(settings, api):
+    settings.API_RATE_LIMIT = "5/min"
+    for _ in range(5):
+        api.get("/v1/pets")
+    settings.API_RATE_LIMIT = "2/min"
+    response = api.get("/v1/pets")
+    assert_error(response, 429, "rate_limited")
+    assert 0 < int(response["Retry-After"]) <= 60
+
+
+def test_an_empty_rate_limit_turns_throttling_off(settings, api):
+    settings.API_RATE_LIMIT = ""
+    assert all(api.get("/v1/pets").status_code == 200 for _ in range(5))
+
+
+def test_one_address_is_limited_across_all_its_keys(settings, alice_key, bob_key):
+    settings.API_RATE_LIMIT = "100/min"
+    settings.API_ADDRESS_RATE_LIMIT = "3/min"
+    alice, bob = _client(alice_key, "198.51.100.1"), _client(bob_key, "198.51.100.1")
+    assert [c.get("/v1/pets").status_code for c in (alice, bob, alice)] == [200, 200, 200]
+
+    response = bob.get("/v1/pets")  # bob's own key is fresh, the address is not
+    body = assert_error(response, 429, "rate_limited")
+    assert 0 < int(response["Retry-After"]) <= 60
+    assert f"Retry in {response['Retry-After']} seconds" in body["message"]
+    # Another address with the same key still has its budget.
+    assert _client(bob_key, "198.51.100.2").get("/v1/pets").status_code == 200
+
+
+def test_writes_count_too_and_a_refused_create_stores_nothing(settings, alice_key):
+    from pets.models import Category, Pet
+
+    settings.API_ADDRESS_RATE_LIMIT = "1/min"
+    dogs = Category.objects.create(name="Dogs")
+    client = _client(alice_key, "198.51.100.3")
+    assert (
+        client.post("/v1/pets", {"name": "Rex", "categoryId": dogs.pk}, format="json").status_code
+        == 201
+    )
+    refused = client.post("/v1/pets", {"name": "Max", "categoryId": dogs.pk}, format="json")
+    assert_error(refused, 429, "rate_limited")
+    assert list(Pet.objects.values_list("name", flat=True)) == ["Rex"]
+
+
+def test_the_address_behind_trusted_proxies_is_the_client(settings, alice_key, bob_key):
+    settings.API_ADDRESS_RATE_LIMIT = "1/min"
+    settings.NUM_PROXIES = 1
+    via_proxy = {"REMOTE_ADDR": "10.0.0.1"}
+    first = _client(alice_key, "10.0.0.1")
+    second = _client(bob_key, "10.0.0.1")
+    # Two clients behind the same proxy are two addresses...
+    assert (
+        first.get("/v1/pets", HTTP_X_FORWARDED_FOR="198.51.100.4", **via_proxy).status_code == 200
+    )
+    assert (
+        second.get("/v1/pets", HTTP_X_FORWARDED_FOR="198.51.100.1", **via_proxy).status_code == 200
+    )
+    # ...and a client cannot escape its limit by prepending a forged hop.
+    again = first.get("/v1/pets", HTTP_X_FORWARDED_FOR="1.2.3.4, 198.51.100.4", **via_proxy)
+    assert_error(again, 429, "rate_limited")
+
+
+def test_an_empty_address_limit_turns_it_off(settings, alice_key):
+    settings.API_ADDRESS_RATE_LIMIT = ""
+    client = _client(alice_key, "198.51.100.1")
+    assert all(client.get("/v1/pets").status_code == 200 for _ in range(5))
+
+
+def test_limits_are_settings_with_documented_defaults():
+    from petstore import settings as defaults
+
+    assert defaults.API_RATE_LIMIT == "600/min"
+    assert defaults.API_ADDRESS_RATE_LIMIT == "3000/min"
+    throttles = defaults.REST_FRAMEWORK["DEFAULT_THROTTLE_CLASSES"]
+    assert throttles == [
+        "petstore.api.throttles.KeyThrottle",
+        "petstore.api.throttles.AddressThrottle",
+    ]
+
+
+def test_a_cache_outage_lets_requests_through(settings, api, monkeypatch, caplog):
+    """Both limits fail open: a dead cache must not take the API down with it."""
+    from django.core.cache.backends.redis import RedisCache
+
+    from petstore.api import throttles
+
+    dead = RedisCache("redis://127.0.0.1:1/0", {})  # nothing listens on port 1
+    for throttle in (throttles.KeyThrottle, throttles.AddressThrottle):
+        monkeypatch.setattr(throttle, "cache", dead)
+    settings.API_RATE_LIMIT = settings.API_ADDRESS_RATE_LIMIT = "1/min"
+    with caplog.at_level("WARNING", logger="petstore.api.throttles"):
+        assert [api.get("/v1/pets").status_code for _ in range(3)] == [200, 200, 200]
+    assert "cache unavailable" in caplog.text

@@ -1,0 +1,75 @@
+"""Settings: typed readers that fail loudly, and the production start-up rules."""
+
+import os
+import secrets
+import subprocess
+import sys
+
+import pytest
+from django.core.exceptions import ImproperlyConfigured
+
+from petstore.env import env_bool, env_int, env_list
+from tests.processes import ROOT
+
+
+def _manage(*args: str, **env: str) -> subprocess.CompletedProcess:
+    base = {k: v for k, v in os.environ.items() if k not in {"SECRET_KEY", "DEBUG"}}
+    return subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=ROOT,
+        env={**base, **env},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_env_readers_parse_values(monkeypatch):
+    monkeypatch.setenv("X_BOOL", "yes")
+    monkeypatch.setenv("X_INT", "42")
+    monkeypatch.setenv("X_LIST", "127.0.0.1:5353, ,10.0.0.1:53")
+    assert env_bool("X_BOOL") is True
+    assert env_int("X_INT", 1) == 42
+    assert env_list("X_LIST") == ["127.0.0.1:5353", "10.0.0.1:53"]
+
+
+def test_env_readers_fail_loudly_on_bad_values(monkeypatch):
+    monkeypatch.setenv("X_BOOL", "maybe")
+    monkeypatch.setenv("X_INT", "four")
+    with pytest.raises(ImproperlyConfigured, match="X_BOOL"):
+        env_bool("X_BOOL")
+    with pytest.raises(ImproperlyConfigured, match="X_INT"):
+        env_int("X_INT", 1)
+
+
+def test_production_refuses_to_start_without_a_secret_key():
+    result = _manage("check")
+    assert result.returncode != 0
+    assert "SECRET_KEY must be set" in result.stderr
+
+
+def test_deploy_check_is_clean_with_production_settings():
+    result = _manage(
+        "check",
+        "--deploy",
+        "--fail-level",
+        "WARNING",
+        SECRET_KEY=secrets.token_urlsafe(50),
+        ALLOWED_HOSTS="api.example.com",
+        SECURE_SSL_REDIRECT="1",
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "no issues" in result.stdout
+
+
+@pytest.mark.django_db
+def test_static_files_are_served_without_debug(client, settings):
+    """The offline Swagger UI and the admin need their files in production too (WhiteNoise)."""
+    assert settings.DEBUG is False
+    docs = client.get("/v1/docs/")
+    assert docs.status_code == 200
+    bundle = "/static/drf_spectacular_sidecar/swagger-ui-dist/swagger-ui-bundle.js"
+    assert bundle in docs.content.decode()
+    response = client.get(bundle)
+    assert response.status_code == 200
+    assert b"SwaggerUI" in b"".join(response.streaming_content)

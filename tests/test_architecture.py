@@ -1,0 +1,154 @@
+"""The shape of the code: no import cycles among our modules, and layers that depend one way.
+
+Every `import` and `from ... import` statement counts, wherever it is written:
+at the top, inside a function, or under `if TYPE_CHECKING:`. The source is read
+with `ast`, never imported, so a cycle cannot hide behind import order.
+
+The layers of the domains engine: the data (models, choices, querysets), what
+DNS says (domains/dns) and the local CA (domains/pki.py) sit at the bottom;
+services build on them and return NextSteps; tasks, the dashboard, routing,
+the admin and the management commands sit on top and call services. The API
+platform (petstore/api, petstore/http) serves every /v1 resource and knows
+none of them.
+"""
+
+from __future__ import annotations
+
+import ast
+import graphlib
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.processes import ROOT
+
+PACKAGES = ("petstore", "pets", "domains")
+
+
+def module_files() -> dict[str, Path]:
+    """Our modules by dotted name: `domains/services/__init__.py` is `domains.services`."""
+    modules = {}
+    for package in PACKAGES:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            parts = path.relative_to(ROOT).with_suffix("").parts
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            modules[".".join(parts)] = path
+    return modules
+
+
+MODULES = module_files()
+
+
+def imported_names(module: str, path: Path) -> Iterator[str]:
+    """Every module named by an import statement anywhere in the file, relative ones resolved."""
+    is_package = path.name == "__init__.py"
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                # `from . import x` in a package's __init__ is relative to the package itself.
+                anchor = module.split(".")
+                anchor = anchor[: len(anchor) - node.level + (1 if is_package else 0)]
+                base = ".".join([*anchor, base] if base else anchor)
+            for alias in node.names:
+                submodule = f"{base}.{alias.name}"
+                # `from pkg import name` imports the submodule pkg.name when there is one.
+                yield submodule if submodule in MODULES else base
+
+
+def import_graph() -> dict[str, set[str]]:
+    """For each of our modules, the modules of ours it imports (the nearest one we own)."""
+    graph: dict[str, set[str]] = {}
+    for module, path in MODULES.items():
+        graph[module] = set()
+        for name in imported_names(module, path):
+            while name and name not in MODULES:
+                name = name.rpartition(".")[0]
+            if name and name != module:
+                graph[module].add(name)
+    return graph
+
+
+GRAPH = import_graph()
+
+
+def within(module: str, *prefixes: str) -> bool:
+    return any(module == prefix or module.startswith(prefix + ".") for prefix in prefixes)
+
+
+def test_the_graph_sees_imports_of_every_kind():
+    # A statement at the top, relative or absolute, and one inside a function all count:
+    # without them the rules below would pass on an empty graph.
+    assert "domains.services.scheduling" in GRAPH["domains.tasks"]
+    assert len(GRAPH) > 50
+    assert sum(len(edges) for edges in GRAPH.values()) > 100
+
+
+def test_there_is_no_import_cycle():
+    try:
+        order = list(graphlib.TopologicalSorter(GRAPH).static_order())
+    except graphlib.CycleError as error:
+        cycle = error.args[1]
+        pytest.fail("import cycle (-> means imports): " + " -> ".join(reversed(cycle)))
+    assert set(order) == set(GRAPH)
+
+
+LAYERS = [
+    pytest.param(
+        ("domains.services",),
+        (
+            "domains.tasks",
+            "domains.dashboard",
+            "domains.routing",
+            "domains.admin",
+            "domains.management.commands",
+        ),
+        id="services-never-import-their-callers",
+    ),
+    pytest.param(
+        ("domains.models", "domains.choices", "domains.querysets", "domains.dns", "domains.pki"),
+        ("domains.services", "domains.tasks", "domains.dashboard"),
+        id="data-dns-and-pki-never-import-services-tasks-or-the-dashboard",
+    ),
+    pytest.param(
+        ("petstore.api", "petstore.http"),
+        ("pets.api",),
+        id="the-api-platform-never-imports-the-pets-api",
+    ),
+]
+
+
+def import_chain(start: str, wanted: tuple[str, ...]) -> list[str] | None:
+    """The shortest chain of imports from `start` to a module within `wanted`, if any."""
+    came_from: dict[str, str] = {}
+    queue = [start]
+    for module in queue:
+        for imported in sorted(GRAPH[module]):
+            if imported in came_from or imported == start:
+                continue
+            came_from[imported] = module
+            if within(imported, *wanted):
+                chain = [imported]
+                while chain[-1] != start:
+                    chain.append(came_from[chain[-1]])
+                return chain[::-1]
+            queue.append(imported)
+    return None
+
+
+def layer_violations(lower: tuple[str, ...], upper: tuple[str, ...]) -> list[str]:
+    """Each lower module that reaches an upper one, directly or through other modules."""
+    chains = (import_chain(module, upper) for module in sorted(GRAPH) if within(module, *lower))
+    return [" -> ".join(chain) for chain in chains if chain]
+
+
+@pytest.mark.parametrize(("lower", "upper"), LAYERS)
+def test_lower_layers_never_import_upper_ones(lower, upper):
+    """Not directly, nor through another module: that would be the same dependency."""
+    assert any(within(module, *lower) for module in GRAPH), f"no module in {lower}"
+    violations = layer_violations(lower, upper)
+    assert not violations, "\n".join(["lower layer imports upper (-> means imports):", *violations])
