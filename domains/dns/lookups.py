@@ -57,7 +57,7 @@ class Lookup:
     values: tuple[str, ...] = ()
     # The final answer after following any CNAME chain (what a client would use).
     final: tuple[str, ...] = ()
-    rdatas: tuple[dns.rdata.Rdata, ...] = field(default=(), compare=False, repr=False)
+    rdatas: tuple = field(default=(), compare=False, repr=False)
     error: str = ""
 
     @property
