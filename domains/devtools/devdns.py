@@ -20,6 +20,7 @@ import socketserver
 import struct
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import dns.exception
@@ -34,6 +35,7 @@ import dns.rdatatype
 import dns.rrset
 from publicsuffixlist import PublicSuffixList
 
+from domains.devtools.sockets import bind_udp_and_tcp
 from domains.devtools.zonefiles import read_zone_file
 
 log = logging.getLogger(__name__)
@@ -224,6 +226,8 @@ def _parse(data: bytes) -> dns.message.Message | None:
 
 
 class _UDPHandler(socketserver.BaseRequestHandler):
+    server: _UDPServer
+
     def handle(self) -> None:
         data, sock = self.request
         query = _parse(data)
@@ -236,6 +240,8 @@ class _UDPHandler(socketserver.BaseRequestHandler):
 
 
 class _TCPHandler(socketserver.BaseRequestHandler):
+    server: _TCPServer
+
     def handle(self) -> None:
         conn = self.request
         conn.settimeout(10)
@@ -268,20 +274,31 @@ def _recv_exactly(conn: socket.socket, size: int) -> bytes | None:
 
 
 class _UDPServer(socketserver.UDPServer):
+    """Serves on a socket bound beforehand (sockets.bind_udp_and_tcp)."""
+
     # One thread answers every datagram in turn: an answer comes from memory and never
     # blocks, and a thread per datagram costs more than the answer itself (the sweep
     # benchmark sends tens of thousands). A large receive buffer absorbs the bursts.
-    allow_reuse_address = True
+    records_for: Callable[[], Records]
 
-    def server_bind(self) -> None:
+    def __init__(self, sock: socket.socket) -> None:
+        super().__init__(sock.getsockname(), _UDPHandler, bind_and_activate=False)
+        self.socket.close()  # the one socketserver made, unbound
+        self.socket = sock
         with contextlib.suppress(OSError):
             self.socket.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 * 2**20)
-        super().server_bind()
 
 
 class _TCPServer(socketserver.ThreadingTCPServer):
+    """Serves on a socket bound and listening beforehand (sockets.bind_udp_and_tcp)."""
+
     daemon_threads = True
-    allow_reuse_address = True
+    records_for: Callable[[], Records]
+
+    def __init__(self, sock: socket.socket) -> None:
+        super().__init__(sock.getsockname(), _TCPHandler, bind_and_activate=False)
+        self.socket.close()  # the one socketserver made, unbound
+        self.socket = sock
 
 
 class DNSServer:
@@ -295,25 +312,12 @@ class DNSServer:
         self._zone_stamp: tuple | None = None
         self._checked_at = 0.0
         self.host = host
-        self.udp, self.tcp = self._bind(host, port)
-        self.port = self.udp.server_address[1]
+        udp, tcp = bind_udp_and_tcp(host, port)
+        self.udp, self.tcp = _UDPServer(udp), _TCPServer(tcp)
+        self.port: int = udp.getsockname()[1]
         for server in (self.udp, self.tcp):
             server.records_for = self._records_for
         self._threads: list[threading.Thread] = []
-
-    @staticmethod
-    def _bind(host: str, port: int):
-        for _ in range(20):
-            udp = _UDPServer((host, port), _UDPHandler)
-            try:
-                tcp = _TCPServer((host, udp.server_address[1]), _TCPHandler)
-            except OSError:
-                udp.server_close()
-                if port:
-                    raise
-                continue
-            return udp, tcp
-        raise OSError("no free port for both UDP and TCP")
 
     # Shortcuts for tests: set the records each case needs.
     def add(self, name: str, rdtype: str, *values: str, ttl: int = DEFAULT_TTL) -> None:

@@ -11,6 +11,7 @@ import dns.query
 import dns.rcode
 import dns.rdatatype
 import pytest
+from dns.nameserver import Do53Nameserver
 
 from domains.devtools.devdns import DNSServer
 from domains.dns import diagnosis
@@ -153,8 +154,10 @@ def test_the_devdns_command_writes_sample_zones_it_can_serve(tmp_path):
         ("2001:db8::53", "2001:db8::53", 53),
     ],
 )
-def test_nameserver_setting_entries(entry, host, port):
-    server = platform_dns._parse_nameserver(entry)
+def test_nameserver_setting_entries(entry, host, port, settings):
+    settings.DOMAINS_DNS_NAMESERVERS = [entry]
+    [server] = platform_dns.get_resolver().nameservers
+    assert isinstance(server, Do53Nameserver)
     assert (server.address, server.port) == (host, port)
 
 

@@ -1,5 +1,5 @@
 """A hostile DNS server for fault tests: UDP and TCP on one loopback port, in front
-of the real loopback server (domains.devdns) it forwards to when it behaves.
+of the real loopback server (domains.devtools.devdns) it forwards to when it behaves.
 
 Modes (set `server.mode`, thread-safe):
 - "forward": relay to the upstream server (the honest path);
@@ -30,6 +30,8 @@ import dns.query
 import dns.rcode
 import dns.rrset
 
+from domains.devtools.sockets import bind_udp_and_tcp
+
 MODES = (
     "forward",
     "slow",
@@ -52,13 +54,8 @@ class HostileDNS:
         self.queries: list[tuple[str, str]] = []
         self.held = threading.Event()
         self._stop = threading.Event()
-        self.udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        self.udp.bind(("127.0.0.1", 0))
-        self.port = self.udp.getsockname()[1]
-        self.tcp = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self.tcp.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.tcp.bind(("127.0.0.1", self.port))
-        self.tcp.listen(16)
+        self.udp, self.tcp = bind_udp_and_tcp("127.0.0.1")
+        self.port: int = self.udp.getsockname()[1]
         for sock in (self.udp, self.tcp):
             sock.settimeout(0.2)
         self._threads = [

@@ -4,9 +4,10 @@ import contextlib
 import logging
 
 from django.conf import settings
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 
 from domains.devtools.devdns import DNSServer
+from domains.devtools.sockets import PortInUseError
 
 SAMPLE_ZONES = {
     # The platform's own names: the CNAME target resolves to this machine.
@@ -52,7 +53,10 @@ class Command(BaseCommand):
             for origin, text in SAMPLE_ZONES.items():
                 (directory / f"{origin}.zone").write_text(text)
             self.stdout.write(f"Wrote sample zones to {directory}")
-        server = DNSServer(host, port, zone_dir=directory)
+        try:
+            server = DNSServer(host, port, zone_dir=directory)
+        except PortInUseError as exc:
+            raise CommandError(f"devdns: {exc.strerror}; choose another with --port") from exc
         server.reload_zones()
         self.stdout.write(f"devdns: serving {directory}/*.zone on {server.address} (UDP+TCP)")
         with contextlib.suppress(KeyboardInterrupt):

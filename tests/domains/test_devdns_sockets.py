@@ -1,0 +1,124 @@
+"""One port for a loopback DNS server's UDP and TCP (domains/devtools/sockets.py): with
+port 0 a TCP side taken by someone else means a fresh port, with a fixed port a clear
+error that names it."""
+
+from __future__ import annotations
+
+import errno
+import socket
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from domains.devtools import sockets
+from domains.devtools.devdns import DNSServer
+from domains.devtools.sockets import PortInUseError, bind_udp_and_tcp
+
+
+class _Racing:
+    """The socket module as sockets.py sees it, with a rival process: each time the helper
+    opens its TCP socket, the rival has just taken TCP on the port the helper's UDP socket
+    got (the race the helper exists for, made to happen every time, `clashes` times)."""
+
+    def __init__(self, clashes: int) -> None:
+        self.clashes = clashes
+        self.udp: socket.socket | None = None
+        self.taken: list[socket.socket] = []
+
+    def __getattr__(self, name: str):
+        return getattr(socket, name)
+
+    def socket(self, family: int, kind: int) -> socket.socket:
+        sock = socket.socket(family, kind)
+        if kind == socket.SOCK_DGRAM:
+            self.udp = sock
+        elif self.udp is not None and len(self.taken) < self.clashes:
+            rival = socket.socket(family, socket.SOCK_STREAM)
+            rival.bind(("127.0.0.1", self.udp.getsockname()[1]))
+            rival.listen(1)
+            self.taken.append(rival)
+        return sock
+
+    def close(self) -> None:
+        for rival in self.taken:
+            rival.close()
+
+
+@pytest.fixture
+def racing(monkeypatch):
+    def start(clashes: int) -> _Racing:
+        rival = _Racing(clashes)
+        monkeypatch.setattr(sockets, "socket", rival)
+        started.append(rival)
+        return rival
+
+    started: list[_Racing] = []
+    yield start
+    for rival in started:
+        rival.close()
+
+
+def _serves_both(udp: socket.socket, tcp: socket.socket) -> None:
+    port = udp.getsockname()[1]
+    assert tcp.getsockname()[1] == port
+    with socket.create_connection(("127.0.0.1", port), timeout=2):
+        pass  # TCP listens
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as client:
+        client.sendto(b"ping", ("127.0.0.1", port))
+        udp.settimeout(2)
+        assert udp.recvfrom(16)[0] == b"ping"
+
+
+def test_with_port_0_a_taken_tcp_side_means_a_fresh_port(racing):
+    rival = racing(clashes=2)
+
+    udp, tcp = bind_udp_and_tcp("127.0.0.1")
+    try:
+        taken_ports = {sock.getsockname()[1] for sock in rival.taken}
+        assert len(taken_ports) == 2  # two ports lost to the rival, then a third one
+        assert udp.getsockname()[1] not in taken_ports
+        _serves_both(udp, tcp)
+    finally:
+        udp.close()
+        tcp.close()
+
+
+def test_with_port_0_the_retries_are_bounded(racing):
+    racing(clashes=1000)
+
+    with pytest.raises(PortInUseError, match="in 3 tries") as raised:
+        bind_udp_and_tcp("127.0.0.1", attempts=3)
+
+    assert raised.value.errno == errno.EADDRINUSE
+
+
+def test_a_busy_fixed_port_is_a_clear_error_naming_it():
+    udp, tcp = bind_udp_and_tcp("127.0.0.1")
+    port = udp.getsockname()[1]
+    try:
+        with pytest.raises(PortInUseError, match=rf"port {port} on 127\.0\.0\.1 .*in use \(UDP\)"):
+            bind_udp_and_tcp("127.0.0.1", port)
+    finally:
+        udp.close()
+        tcp.close()
+
+
+def test_a_fixed_port_taken_on_tcp_only_is_an_error_and_leaves_the_udp_side_free():
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as rival:
+        rival.bind(("127.0.0.1", 0))
+        rival.listen(1)
+        port = rival.getsockname()[1]
+
+        with pytest.raises(PortInUseError, match=rf"port {port} .*in use \(TCP\)"):
+            bind_udp_and_tcp("127.0.0.1", port)
+
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as udp:
+            udp.bind(("127.0.0.1", port))  # the helper closed its UDP socket
+
+
+def test_the_dev_dns_server_and_its_command_refuse_a_busy_port(dns_server, tmp_path):
+    with pytest.raises(PortInUseError, match=f"port {dns_server.port}"):
+        DNSServer("127.0.0.1", dns_server.port)
+
+    with pytest.raises(CommandError, match=f"port {dns_server.port} .*--port"):
+        call_command("devdns", "--port", str(dns_server.port), "--zones", str(tmp_path))
