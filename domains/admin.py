@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+from django import forms
 from django.contrib import admin, messages
+from django.http import HttpRequest
 
 from domains import tasks
 from domains.models import Certificate, Deploy, Domain, DomainEvent, Project, Redirect
 from domains.services.domains import domain_remove
+from domains.services.redirects import redirect_delete, redirect_save, validate_redirect
 
 
 class DeployInline(admin.TabularInline):
@@ -73,10 +78,11 @@ class DomainAdmin(admin.ModelAdmin):
     list_filter = ("state", "cert_state", "check_code", "is_apex")
     search_fields = ("hostname", "project__slug")
     actions = [reverify]
-    raw_id_fields = ("project",)
     inlines = [CertificateInline]
-    # State changes go through the services (Re-verify, the tasks), never a hand edit.
+    # State changes go through the services (Re-verify, the tasks), never a hand edit, and
+    # a claim never moves to another project (that project never proved the name).
     readonly_fields = (
+        "project", "verification_token", "failing_since", "check_requested_at",
         "hostname", "is_apex", "state", "check_code", "check_message", "check_expected",
         "check_found", "checked_at", "next_check_at", "check_attempts", "window_started_at",
         "verified_at", "cert_state", "cert_requested_at", "cert_code", "cert_message",
@@ -94,12 +100,46 @@ class DomainAdmin(admin.ModelAdmin):
             domain_remove(domain=domain, actor=request.user)
 
 
+class RedirectAdminForm(forms.ModelForm):
+    """Staff edits obey the same rules as the dashboard's (redirects.validate_redirect)."""
+
+    class Meta:
+        model = Redirect
+        fields = ("project", "from_domain", "to_domain", "status")
+
+    def clean(self) -> dict[str, Any] | None:
+        data = super().clean() or {}
+        project, from_domain, to_domain = (
+            data.get("project"),
+            data.get("from_domain"),
+            data.get("to_domain"),
+        )
+        if project and from_domain and to_domain:
+            existing = self.instance if self.instance.pk else None
+            validate_redirect(project, from_domain, to_domain, data.get("status", 0), existing)
+        return data
+
+
 @admin.register(Redirect)
 class RedirectAdmin(admin.ModelAdmin):
+    form = RedirectAdminForm
     list_display = ("from_domain", "to_domain", "status", "project")
     list_filter = ("status",)
     search_fields = ("from_domain__hostname", "to_domain__hostname", "project__slug")
     raw_id_fields = ("project", "from_domain", "to_domain")
+
+    def save_model(self, request, obj: Redirect, form: Any, change: bool) -> None:
+        redirect_save(
+            project=obj.project,
+            from_domain=obj.from_domain,
+            to_domain=obj.to_domain,
+            status=obj.status,
+            redirect=obj if change else None,
+            actor=request.user,
+        )
+
+    def delete_model(self, request, obj: Redirect) -> None:
+        redirect_delete(redirect=obj, actor=request.user)
 
 
 @admin.register(Certificate)
@@ -121,6 +161,9 @@ class DomainEventAdmin(admin.ModelAdmin):
     readonly_fields = (
         "project", "domain", "hostname", "actor", "action", "message", "created_at",
     )  # fmt: skip
+
+    def has_delete_permission(self, request: HttpRequest, obj: DomainEvent | None = None) -> bool:
+        return False  # the audit trail is kept whole
 
     def has_add_permission(self, request):
         return False

@@ -18,6 +18,26 @@ class Plan(models.TextChoices):
 
 # Plans that may attach custom domains (the spec: "Pro or above").
 PAID_PLANS = frozenset({Plan.PRO, Plan.BUSINESS, Plan.ENTERPRISE})
+# Custom domains (claims, whatever their state) one project of each plan may hold.
+PLAN_DOMAIN_QUOTA: dict[str, int] = {
+    Plan.FREE: 0,
+    Plan.PRO: 10,
+    Plan.BUSINESS: 50,
+    Plan.ENTERPRISE: 250,
+}
+
+# Project slugs that can never name a project: <slug>.PLATFORM_DOMAIN is public, and
+# these are names people trust to be the platform's own.
+RESERVED_PROJECT_SLUGS = frozenset(
+    {
+        "www", "api", "admin", "dashboard", "domains", "mail", "email", "smtp", "imap",
+        "pop", "ftp", "ns", "ns1", "ns2", "dns", "mx", "cdn", "static", "assets", "media",
+        "status", "help", "support", "docs", "blog", "billing", "account", "accounts",
+        "login", "auth", "sso", "oauth", "app", "apps", "staging", "dev", "test", "beta",
+        "internal", "ca", "acme", "security", "abuse", "postmaster", "hostmaster",
+        "webmaster", "root", "localhost",
+    }
+)  # fmt: skip
 
 
 class State(models.TextChoices):
@@ -28,6 +48,8 @@ class State(models.TextChoices):
     ISSUING = "issuing", "Certificate issuing"
     ACTIVE = "active", "Active"
     FAILED = "failed", "Failed"
+    MISCONFIGURED = "misconfigured", "Stopped serving"
+    LOST = "lost", "Taken by another project"
 
 
 # One line per state saying what it means for the owner (badges, the status line).
@@ -37,6 +59,14 @@ STATE_HELP: dict[str, str] = {
     State.ISSUING: "The domain is live. The certificate authority is issuing its certificate.",
     State.ACTIVE: "Live with a certificate.",
     State.FAILED: "Verification failed. Fix the DNS record as described, then choose Re-verify.",
+    State.MISCONFIGURED: (
+        "Not served: its DNS record stopped pointing here and was not fixed in time. "
+        "Fix the record, then choose Re-verify."
+    ),
+    State.LOST: (
+        "Not served here: another project proved control of this name with a TXT record. "
+        "If the name is yours, add this project's TXT record, then choose Re-verify."
+    ),
 }
 
 # States in which the platform serves the domain: the spec says the domain is
@@ -45,7 +75,7 @@ LIVE_STATES = frozenset({State.VERIFIED, State.ISSUING, State.ACTIVE})
 # States that change by themselves, without the owner: the dashboard keeps polling.
 MOVING_STATES = frozenset({State.PENDING, State.VERIFIED, State.ISSUING})
 # States whose page leads with the DNS record to create (the owner has work to do).
-AWAITING_OWNER_STATES = frozenset({State.PENDING, State.FAILED})
+AWAITING_OWNER_STATES = frozenset({State.PENDING, State.FAILED, State.MISCONFIGURED, State.LOST})
 
 
 class CertState(models.TextChoices):
@@ -67,6 +97,8 @@ class CheckCode(models.TextChoices):
     DNS_TIMEOUT = "dns_timeout", "The DNS did not answer in time"
     DNS_SERVFAIL = "dns_servfail", "The DNS failed to answer"
     TARGET_UNRESOLVED = "target_unresolved", "The platform target did not resolve"
+    OWNERSHIP_REQUIRED = "ownership_required", "The TXT record is missing"
+    PROVEN_ELSEWHERE = "proven_elsewhere", "Another project's TXT record is there too"
 
 
 # Temporary: retried, never reported as the owner's misconfiguration.
@@ -95,6 +127,12 @@ class Action(models.TextChoices):
     PRIMARY_SET = "primary_set", "Set the primary domain"
     REDIRECT_SAVED = "redirect_saved", "Saved a redirect"
     REDIRECT_DELETED = "redirect_deleted", "Deleted a redirect"
+    EXPIRED = "expired", "Dropped: never verified"
+    RIVAL_CLAIM = "rival_claim", "Another project claimed this name"
+    TOOK_OVER = "took_over", "Took the name over with the TXT record"
+    LOST = "lost", "Lost the name to another project"
+    STOPPED_SERVING = "stopped_serving", "Stopped serving"
+    PRIMARY_CLEARED = "primary_cleared", "Primary domain cleared"
 
 
 class RedirectStatus(models.IntegerChoices):

@@ -7,9 +7,11 @@ domains/choices.py; reusable reads in domains/querysets.py.
 
 from __future__ import annotations
 
+import secrets
 from datetime import timedelta
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.utils import timezone
 from django.utils.functional import cached_property
@@ -17,6 +19,7 @@ from django.utils.functional import cached_property
 from domains.choices import (
     LIVE_STATES,
     PAID_PLANS,
+    RESERVED_PROJECT_SLUGS,
     Action,
     CertState,
     Plan,
@@ -31,11 +34,20 @@ TROUBLESHOOT_AFTER = timedelta(minutes=30)
 CNAME_TTL = 3600
 
 
+def validate_project_slug(slug: str) -> None:
+    if slug.lower() in RESERVED_PROJECT_SLUGS:
+        raise ValidationError(
+            f"{slug!r} is reserved: {slug}.{settings.PLATFORM_DOMAIN} must never look like "
+            "the platform's own. Choose another slug.",
+            code="reserved_slug",
+        )
+
+
 class Project(models.Model):
     owner = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="projects"
     )
-    slug = models.SlugField(max_length=63, unique=True)
+    slug = models.SlugField(max_length=63, unique=True, validators=[validate_project_slug])
     name = models.CharField(max_length=200, blank=True)
     plan = models.CharField(max_length=20, choices=Plan.choices, default=Plan.FREE)
     primary_domain = models.ForeignKey(
@@ -78,10 +90,19 @@ class Deploy(models.Model):
         return f"{self.project.slug} deploy #{self.pk} ({outcome})"
 
 
+def new_verification_token() -> str:
+    return secrets.token_hex(16)
+
+
 class Domain(models.Model):
+    """One project's claim on a host name. Several projects may claim the same name; at
+    most one claim is live (a database constraint), and only a proven one is served."""
+
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="domains")
-    # ASCII (IDNA) form, lower case, no trailing dot; unique across the whole platform.
-    hostname = models.CharField(max_length=253, unique=True)
+    # ASCII (IDNA) form, lower case, no trailing dot.
+    hostname = models.CharField(max_length=253, db_index=True)
+    # This claim's own secret: the TXT record that proves control carries it.
+    verification_token = models.CharField(max_length=64, default=new_verification_token)
     is_apex = models.BooleanField(default=False)
     state = models.CharField(max_length=20, choices=State.choices, default=State.PENDING)
 
@@ -99,6 +120,9 @@ class Domain(models.Model):
     check_requested_at = models.DateTimeField(null=True, blank=True)
     window_started_at = models.DateTimeField(default=timezone.now)
     verified_at = models.DateTimeField(null=True, blank=True)
+    # The first failed check of a live domain; Verify does not reset it, a passing check
+    # does. The domain stops serving DOMAINS_GRACE_HOURS after it.
+    failing_since = models.DateTimeField(null=True, blank=True)
 
     # The certificate side: its state, when it was requested, and the last problem.
     cert_state = models.CharField(max_length=20, choices=CertState.choices, default=CertState.NONE)
@@ -112,6 +136,16 @@ class Domain(models.Model):
 
     class Meta:
         ordering = ["hostname"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["hostname"],
+                condition=models.Q(state__in=sorted(LIVE_STATES)),
+                name="domains_one_live_claim_per_hostname",
+            ),
+            models.UniqueConstraint(
+                fields=["project", "hostname"], name="domains_one_claim_per_project"
+            ),
+        ]
 
     def __str__(self) -> str:
         return self.hostname
@@ -139,27 +173,47 @@ class Domain(models.Model):
         except Redirect.DoesNotExist:
             return None
 
-    def dns_records(self) -> list[dict]:
-        """The record(s) the owner must create at their DNS provider."""
+    @property
+    def ownership_txt_name(self) -> str:
+        return hostnames.ownership_txt_name(self.hostname)
+
+    def dns_records(self, *, contested: bool) -> list[dict]:
+        """The record(s) the owner must create at their DNS provider; `name` is relative to
+        the registrable domain. A contested name also needs the claim's TXT record."""
         target = settings.PLATFORM_CNAME_TARGET
         if self.is_apex:
             note = (
                 "Apex domain: use an ALIAS or ANAME record (some providers call it CNAME "
                 "flattening). Not every DNS provider supports these."
             )
-            return [
+            records = [
                 {"type": "ALIAS", "name": "@", "value": target, "ttl": CNAME_TTL, "note": note},
                 {"type": "ANAME", "name": "@", "value": target, "ttl": CNAME_TTL, "note": note},
             ]
-        return [
-            {
-                "type": "CNAME",
-                "name": hostnames.subdomain_label(self.hostname),
-                "value": target,
-                "ttl": CNAME_TTL,
-                "note": "Remove any A or AAAA record on this name; it would block the CNAME.",
-            }
-        ]
+        else:
+            records = [
+                {
+                    "type": "CNAME",
+                    "name": hostnames.subdomain_label(self.hostname),
+                    "value": target,
+                    "ttl": CNAME_TTL,
+                    "note": "Remove any A or AAAA record on this name; it would block the CNAME.",
+                }
+            ]
+        if contested:
+            records.append(
+                {
+                    "type": "TXT",
+                    "name": hostnames.subdomain_label(self.ownership_txt_name),
+                    "value": self.verification_token,
+                    "ttl": CNAME_TTL,
+                    "note": (
+                        "This name is, or was, claimed by another project: this record proves "
+                        "it is yours. Keep it while the domain is attached."
+                    ),
+                }
+            )
+        return records
 
     @cached_property
     def certificate(self) -> Certificate | None:
@@ -245,3 +299,22 @@ class DomainEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.created_at:%Y-%m-%d %H:%M} {self.hostname} {self.action}"
+
+
+class ProvenHostname(models.Model):
+    """A project proved control of a host name (its claim went live). Append-only, with no
+    foreign keys, so Remove and the deletion of a project or an account leave it behind:
+    the name stays contested for every other project, which then needs a TXT proof."""
+
+    hostname = models.CharField(max_length=253, db_index=True)
+    registrable_domain = models.CharField(max_length=253, db_index=True)
+    project_id = models.BigIntegerField()
+    owner_id = models.BigIntegerField(null=True)
+    by_txt = models.BooleanField(default=False)
+    proven_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-proven_at", "-pk"]
+
+    def __str__(self) -> str:
+        return f"{self.hostname} proven by project #{self.project_id}"

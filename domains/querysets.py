@@ -44,6 +44,12 @@ class DomainQuerySet(models.QuerySet["Domain"]):
         now = now or timezone.now()
         return self.filter(state=State.ISSUING, cert_requested_at__lte=now - older_than)
 
+    def never_verified(self, *, older_than: datetime) -> Self:
+        """Claims added before `older_than` that never verified (expired claims)."""
+        return self.filter(verified_at__isnull=True, created_at__lt=older_than).exclude(
+            state__in=LIVE_STATES
+        )
+
     def needing_certificate(self) -> Self:
         """Verified, not blocked by CAA, and no certificate requested yet."""
         return self.filter(state=State.VERIFIED).exclude(cert_state=CertState.BLOCKED)

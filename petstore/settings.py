@@ -156,6 +156,12 @@ WHITENOISE_USE_FINDERS = True
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", not DEBUG)
 CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", not DEBUG)
+# The __Host- prefix binds a secure cookie to the exact host that set it: a tenant's page
+# on a sibling host cannot plant or overwrite the dashboard's session (cookie tossing).
+# Browsers accept the prefix only on secure cookies, so plain-HTTP development keeps the
+# plain names.
+SESSION_COOKIE_NAME = "__Host-sessionid" if SESSION_COOKIE_SECURE else "sessionid"
+CSRF_COOKIE_NAME = "__Host-csrftoken" if CSRF_COOKIE_SECURE else "csrftoken"
 # Behind a TLS-terminating proxy that sets X-Forwarded-Proto. The probes stay on
 # plain HTTP for load balancers. The test suite turns the redirect off (tests/conftest.py).
 SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", not DEBUG)
@@ -267,6 +273,12 @@ CELERY_BEAT_SCHEDULE["pets-purge-idempotency-keys"] = {
 
 PLATFORM_DOMAIN = env_str("PLATFORM_DOMAIN", "petstore.localhost")
 PLATFORM_CNAME_TARGET = env_str("PLATFORM_CNAME_TARGET", f"domains.{PLATFORM_DOMAIN}")
+# The host the dashboard, the admin and the API answer on. Tenant pages are served under
+# PLATFORM_DOMAIN, which must be a registrable domain of its own (a system check warns).
+DASHBOARD_HOST = env_str("DASHBOARD_HOST", "localhost")
+# The ports redirects name (never the one a Host header claims); 80 and 443 are left out.
+HTTP_PORT = env_int("HTTP_PORT", env_int("PORT", 8000) if DEBUG else 80)
+HTTPS_PORT = env_int("HTTPS_PORT", 443)
 # The loopback DNS server of `manage.py devdns` (Procfile `dns:`), and its zone files.
 DOMAINS_DEV_DNS_PORT = env_int("DOMAINS_DEV_DNS_PORT", 5353)
 DOMAINS_DEV_DNS_ZONES = Path(env_str("DOMAINS_DEV_DNS_ZONES", str(VAR_DIR / "dns-zones")))
@@ -284,6 +296,12 @@ DOMAINS_CA_DIR = Path(env_str("DOMAINS_CA_DIR", str(VAR_DIR / "ca")))
 DOMAINS_RECHECK_INTERVAL = env_int("DOMAINS_RECHECK_INTERVAL", 6)  # hours, verified domains
 DOMAINS_CERT_VALIDITY_DAYS = env_int("DOMAINS_CERT_VALIDITY_DAYS", 90)
 DOMAINS_CERT_RENEW_BEFORE_DAYS = env_int("DOMAINS_CERT_RENEW_BEFORE_DAYS", 30)
+# A live domain whose checks fail keeps serving this long after its first failed check.
+DOMAINS_GRACE_HOURS = env_int("DOMAINS_GRACE_HOURS", 48)
+# A claim that never verified is dropped after this many days.
+DOMAINS_CLAIM_EXPIRY_DAYS = env_int("DOMAINS_CLAIM_EXPIRY_DAYS", 7)
+# Seconds between two Verify / Re-verify of one domain.
+DOMAINS_VERIFY_COOLDOWN = env_int("DOMAINS_VERIFY_COOLDOWN", 30)
 CELERY_BEAT_SCHEDULE.update(
     {
         # Picks every domain whose check is due, including ones whose enqueue was lost.

@@ -9,14 +9,8 @@ from typing import Any
 from django import forms
 from django.db.models import QuerySet
 
+from domains.choices import LIVE_STATES, RedirectStatus
 from domains.models import Domain, Project
-
-REDIRECT_STATUSES = [
-    (301, "301 Moved Permanently"),
-    (302, "302 Found (temporary)"),
-    (307, "307 Temporary Redirect"),
-    (308, "308 Permanent Redirect"),
-]
 
 
 class DomainAddForm(forms.Form):
@@ -66,7 +60,10 @@ class RedirectForm(_ProjectDomainsForm):
     from_domain = DomainChoiceField(queryset=Domain.objects.none(), label="From")
     to_domain = DomainChoiceField(queryset=Domain.objects.none(), label="To")
     status = forms.TypedChoiceField(
-        choices=REDIRECT_STATUSES, coerce=int, initial=301, label="Status"
+        choices=RedirectStatus.choices,
+        coerce=int,
+        initial=RedirectStatus.MOVED_PERMANENTLY,
+        label="Status",
     )
 
 
@@ -87,7 +84,14 @@ class RemoveForm(_ProjectDomainsForm):
         )
 
     def domain_choices(self) -> QuerySet[Domain]:
-        return super().domain_choices().exclude(pk=self.domain.pk)
+        # A redirect may only point at a live domain of the project.
+        return super().domain_choices().exclude(pk=self.domain.pk).filter(state__in=LIVE_STATES)
+
+    @property
+    def can_redirect_instead(self) -> bool:
+        """The primary domain cannot redirect away, and a redirect needs a live target."""
+        is_primary = self.project.primary_domain_id == self.domain.pk
+        return not is_primary and self.domain_choices().exists()
 
     @property
     def redirect_instead(self) -> bool:

@@ -6,6 +6,10 @@ Presentation only: reads models and services, never writes.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.conf import settings
 
 from domains.choices import AWAITING_OWNER_STATES, MOVING_STATES, STATE_HELP, CertState
 from domains.dashboard.forms import DomainAddForm, PrimaryForm, RedirectForm
@@ -13,17 +17,59 @@ from domains.models import Domain, Project, Redirect
 from domains.services.projects import project_domains_structure
 
 
+@dataclass(frozen=True)
+class Badge:
+    """The badge beside a domain's name: a CSS key, its word, and the sentence that goes
+    with it (the same words on the badge's hover and beside it, so they never disagree)."""
+
+    key: str
+    label: str
+    help: str
+
+
+def badge(domain: Domain) -> Badge:
+    stops_at = stops_serving_at(domain)
+    if stops_at is not None and domain.failing_since is not None:
+        return Badge(
+            "failing",
+            "Failing",
+            f"Still served, but its DNS record stopped pointing here on "
+            f"{domain.failing_since:%Y-%m-%d %H:%M} UTC. It stops serving on "
+            f"{stops_at:%Y-%m-%d %H:%M} UTC unless the record is fixed.",
+        )
+    return Badge(domain.state, domain.get_state_display(), STATE_HELP[domain.state])
+
+
+def stops_serving_at(domain: Domain) -> datetime | None:
+    """When a served domain whose checks fail stops serving; None while nothing fails."""
+    if not domain.is_live or domain.failing_since is None:
+        return None
+    return domain.failing_since + timedelta(hours=settings.DOMAINS_GRACE_HOURS)
+
+
 def domain_status_payload(domain: Domain) -> dict:
     certificate = domain.certificate
     in_progress = domain.check_in_progress
     checked_at = domain.checked_at.isoformat() if domain.checked_at else None
+    stops_at = stops_serving_at(domain)
+    shown = badge(domain)
     # Refused by CAA: nothing moves until the owner changes the record and chooses Re-verify.
     blocked = domain.cert_state == CertState.BLOCKED and certificate is None
+    if in_progress:
+        state_help = "Checking the DNS records now; the result shows here when it comes."
+    elif blocked and shown.key == domain.state:
+        state_help = (
+            "The domain is live, but the certificate authority may not issue its certificate: "
+            "see Certificate below."
+        )
+    else:
+        state_help = shown.help
     fingerprint = "|".join(
         [
             domain.state,
             domain.cert_state,
             domain.check_code or "",
+            shown.key,
             checked_at or "",
             certificate.serial if certificate else "",
             "checking" if in_progress else "",
@@ -32,13 +78,10 @@ def domain_status_payload(domain: Domain) -> dict:
     return {
         "hostname": domain.hostname,
         "state": domain.state,
-        "state_label": domain.get_state_display(),
-        "state_help": (
-            "The domain is live, but the certificate authority may not issue its certificate: "
-            "see Certificate below."
-            if blocked
-            else STATE_HELP[domain.state]
-        ),
+        "badge": shown.key,
+        "state_label": shown.label,
+        "state_help": state_help,
+        "stops_serving_at": stops_at.isoformat() if stops_at else None,
         "certificate_blocked": blocked,
         "check_code": domain.check_code,
         "check_message": domain.check_message,

@@ -18,6 +18,7 @@ from domains.dashboard.presenters import dns_position, domain_status_payload, pr
 from domains.models import Domain, Project, Redirect
 from domains.services import domains as domain_services
 from domains.services import projects, redirects
+from domains.services.claims import is_contested
 
 # --- lookups: always through the owner's querysets ---------------------------
 
@@ -97,14 +98,14 @@ def domain_detail(request, slug, hostname):
     domain = _domain(request, slug, hostname)
     troubleshooting = None
     if domain.needs_troubleshooting:
-        # The spec's steps, run now so the owner sees their results, not a to-do list.
+        # The spec's steps with what the last checks found; Re-verify runs them again.
         troubleshooting = domain_services.domain_troubleshoot(domain=domain)
     context = {
         "project": domain.project,
         "domain": domain,
         "status": domain_status_payload(domain),
         "certificate": domain.certificate,
-        "records": domain.dns_records(),
+        "records": domain.dns_records(contested=is_contested(domain)),
         "dns_position": dns_position(domain),
         "troubleshooting": troubleshooting,
         "events": domain.events.select_related("actor").order_by("-created_at", "-pk")[:50],
@@ -165,11 +166,15 @@ def domain_remove(request, slug, hostname):
             )
             return _to_project(project)
     existing = Redirect.objects.filter(from_domain=domain).select_related("to_domain").first()
+    context = {
+        "project": project,
+        "domain": domain,
+        "form": form,
+        "existing_redirect": existing,
+        "effects": domain_services.removal_effects(domain),
+    }
     return render(
-        request,
-        "domains/domain_remove.html",
-        {"project": project, "domain": domain, "form": form, "existing_redirect": existing},
-        status=400 if form.errors else 200,
+        request, "domains/domain_remove.html", context, status=400 if form.errors else 200
     )
 
 

@@ -10,13 +10,13 @@ domain at once (lookups.lookup_many), then runs the very same `verify()` on the 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Collection, Iterable
+from dataclasses import dataclass, replace
 
 from django.conf import settings
 
 from domains.choices import TEMPORARY_CHECK_CODES, CheckCode
-from domains.dns import lookups
+from domains.dns import hostnames, lookups
 
 # CAA property tags we understand (RFC 8659 and registered extensions).
 _KNOWN_CAA_TAGS = frozenset(
@@ -30,6 +30,8 @@ class CheckResult:
     message: str
     expected: str = ""
     found: str = ""
+    # The texts of the ownership TXT record, when it was asked for.
+    txt: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -65,34 +67,50 @@ def _describe(records: list[str]) -> str:
 Lookup = Callable[[str, str], lookups.Lookup]
 
 
-def verify(hostname: str, *, is_apex: bool, lookup: Lookup = lookups.lookup) -> CheckResult:
-    """Check one domain; `lookup` answers its DNS questions (asked one by one by default)."""
-    if is_apex:
-        return _verify_apex(hostname, lookup)
-    return _verify_subdomain(hostname, lookup)
+def verify(hostname: str, *, is_apex: bool, ask_txt: bool = False) -> CheckResult:
+    """Does this host name point at the platform (and, with `ask_txt`, what does its
+    ownership TXT record say)? Every question is asked at once, so the check as a whole
+    ends within one DNS lifetime."""
+    return verify_many([(hostname, is_apex)], ask_txt={hostname} if ask_txt else ())[0]
 
 
-def questions(hostname: str, *, is_apex: bool) -> list[tuple[str, str]]:
+def questions(hostname: str, *, is_apex: bool, ask_txt: bool = False) -> list[tuple[str, str]]:
     """Every DNS question `verify()` may ask for this domain."""
     if is_apex:
         target = lookups.normalize(settings.PLATFORM_CNAME_TARGET)
-        return [(target, "A"), (target, "AAAA"), (hostname, "A"), (hostname, "AAAA")]
-    return [(hostname, "CNAME"), (hostname, "A"), (hostname, "AAAA")]
+        asked = [(target, "A"), (target, "AAAA"), (hostname, "A"), (hostname, "AAAA")]
+    else:
+        asked = [(hostname, "CNAME"), (hostname, "A"), (hostname, "AAAA")]
+    if ask_txt:
+        asked.append((hostnames.ownership_txt_name(hostname), "TXT"))
+    return asked
 
 
-def verify_many(domains: Iterable[tuple[str, bool]]) -> list[CheckResult]:
-    """`verify()` for each (hostname, is_apex), all DNS questions asked concurrently."""
+def verify_many(
+    domains: Iterable[tuple[str, bool]], *, ask_txt: Collection[str] = ()
+) -> list[CheckResult]:
+    """`verify()` for each (hostname, is_apex), all DNS questions asked concurrently; the
+    ownership TXT record is asked for the host names in `ask_txt`."""
     domains = list(domains)
     answers = lookups.lookup_many(
-        q for host, apex in domains for q in questions(host, is_apex=apex)
+        q for host, apex in domains for q in questions(host, is_apex=apex, ask_txt=host in ask_txt)
     )
 
     def lookup(name: str, rdtype: str) -> lookups.Lookup:
-        # A question nobody listed (there is none today) is still answered, one by one.
-        found = answers.get((name, rdtype))
-        return found if found is not None else lookups.lookup(name, rdtype)
+        return answers[(name, rdtype)]
 
-    return [verify(host, is_apex=apex, lookup=lookup) for host, apex in domains]
+    return [_verify(host, apex, lookup, host in ask_txt) for host, apex in domains]
+
+
+def _verify(hostname: str, is_apex: bool, lookup: Lookup, ask_txt: bool) -> CheckResult:
+    result = _verify_apex(hostname, lookup) if is_apex else _verify_subdomain(hostname, lookup)
+    if not ask_txt or result.temporary:
+        return result
+    txt = lookup(hostnames.ownership_txt_name(hostname), "TXT")
+    if txt.temporary:
+        return _temporary(txt, result.expected)
+    texts = tuple(b"".join(rdata.strings).decode("utf-8", "replace") for rdata in txt.rdatas)
+    return replace(result, txt=texts)
 
 
 def _verify_subdomain(hostname: str, lookup: Lookup) -> CheckResult:
@@ -207,18 +225,26 @@ def _verify_apex(hostname: str, lookup: Lookup) -> CheckResult:
     )
 
 
+# Names the CAA climb asks at most: a host name deeper than this is not a real one, and
+# each name is a question a hostile name server could hold until the deadline.
+MAX_CAA_NAMES = 10
+
+
 def _climb(hostname: str) -> list[str]:
     """The name and its parents, nearest first, down to (not including) the root (RFC 8659)."""
     labels = lookups.normalize(hostname).split(".")
-    return [".".join(labels[i:]) for i in range(len(labels))]
+    return [".".join(labels[i:]) for i in range(len(labels))][:MAX_CAA_NAMES]
 
 
 def caa(hostname: str) -> CheckResult:
     """May the platform's CA issue for `hostname`? The relevant CAA set is the nearest one."""
     ca = lookups.normalize(settings.DOMAINS_CA_IDENTIFIER)
     expected = f'CAA 0 issue "{ca}" (or no CAA records)'
-    for name in _climb(hostname):
-        lookup = lookups.lookup(name, "CAA")
+    climb = _climb(hostname)
+    # Asked at once: the climb as a whole ends within one DNS lifetime.
+    answers = lookups.lookup_many((name, "CAA") for name in climb)
+    for name in climb:
+        lookup = answers[(name, "CAA")]
         if lookup.temporary:
             # RFC 8659: a failed CAA lookup must not be read as permission.
             return _temporary(lookup, expected)

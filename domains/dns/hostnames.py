@@ -9,12 +9,16 @@ from __future__ import annotations
 import ipaddress
 import re
 from functools import lru_cache
+from urllib.parse import urlsplit
 
 import idna
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from publicsuffixlist import PublicSuffixList
 
+# The TXT record that proves control of a contested name: _petstore-verification.<name>.
+# Its leading underscore keeps it apart from any name a project could claim.
+OWNERSHIP_TXT_LABEL = "_petstore-verification"
 _LABEL = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$")
 
 
@@ -79,6 +83,12 @@ def normalize_hostname(raw: str) -> str:
             f"published at its own {platform} subdomain.",
             "platform_domain",
         )
+    if any(ascii_name == own or ascii_name.endswith("." + own) for own in platform_hostnames()):
+        raise _refuse(
+            f"{to_unicode(ascii_name)} is one of the platform's own names and cannot be "
+            "attached to a project.",
+            "platform_domain",
+        )
     if _psl().is_public(ascii_name) or _psl().privatesuffix(ascii_name) is None:
         raise _refuse(
             f"{to_unicode(ascii_name)} is a public suffix: people register domains under it, "
@@ -87,6 +97,31 @@ def normalize_hostname(raw: str) -> str:
             "public_suffix",
         )
     return ascii_name
+
+
+def platform_hostnames() -> set[str]:
+    """The names the platform itself answers on: its hosts (ALLOWED_HOSTS, the dashboard's,
+    the API's), the CNAME target and the CA's identifier. None of them, nor any name under
+    them, may be claimed by a project."""
+    names = {
+        settings.PLATFORM_DOMAIN,
+        settings.PLATFORM_CNAME_TARGET,
+        settings.DOMAINS_CA_IDENTIFIER,
+        settings.DASHBOARD_HOST,
+        urlsplit(settings.API_BASE_URL).hostname or "",
+        *settings.ALLOWED_HOSTS,
+    }
+    cleaned = {name.strip().lower().strip(".") for name in names}
+    return {name for name in cleaned if name and name != "*" and not _is_ip_literal(name)}
+
+
+def ownership_txt_name(ascii_name: str) -> str:
+    return f"{OWNERSHIP_TXT_LABEL}.{ascii_name}"
+
+
+def registrable_domain(ascii_name: str) -> str:
+    """The name a registrant holds: example.co.uk for shop.example.co.uk."""
+    return _psl().privatesuffix(ascii_name) or ascii_name
 
 
 def _is_ip_literal(value: str) -> bool:

@@ -9,36 +9,52 @@ here from domains.routing.resolver: a project's page, a redirect, or 404.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from django.conf import settings
-from django.http import HttpRequest, HttpResponse, HttpResponseNotFound
+from django.http import (
+    HttpRequest,
+    HttpResponse,
+    HttpResponseBadRequest,
+    HttpResponseNotFound,
+)
 
 from domains.routing.resolver import Page, Redirect, resolve
 
 _OWN_HOSTS = frozenset({"localhost", "127.0.0.1", "::1", "testserver"})
 
 
-def raw_host(request: HttpRequest) -> str:
-    host = request.META.get("HTTP_HOST") or request.META.get("SERVER_NAME", "")
-    host = host.strip().lower()
-    if host.startswith("["):  # [::1]:8000
-        host = host[1 : host.find("]")] if "]" in host else host[1:]
-    elif host.count(":") == 1:
-        host = host.split(":", 1)[0]
-    return host.rstrip(".")
+# A host name (letters, digits, dots, hyphens), an IPv4 address or a bracketed IPv6
+# address, and an optional port of digits: nothing else may reach a Location header.
+_VALID_HOST = re.compile(r"(?:[a-z0-9.-]+|\[[0-9a-f:.]+\])(?::[0-9]{1,5})?", re.IGNORECASE)
 
 
-def _port_suffix(request: HttpRequest) -> str:
-    host = request.META.get("HTTP_HOST", "")
-    tail = host.rsplit("]", 1)[-1] if host.startswith("[") else host
-    return ":" + tail.rsplit(":", 1)[1] if ":" in tail else ""
+def raw_host(request: HttpRequest) -> str | None:
+    """The Host header's name, lower case, without port or trailing dot; None when the
+    header is not a host name with an optional port."""
+    host = (request.META.get("HTTP_HOST") or request.META.get("SERVER_NAME", "")).strip()
+    if not _VALID_HOST.fullmatch(host):
+        return None
+    host = host.lower()
+    # [::1]:8000 holds its address in brackets; a name or an IPv4 address ends at the colon.
+    name = host[1 : host.index("]")] if host.startswith("[") else host.partition(":")[0]
+    return name.rstrip(".")
 
 
 def _is_own_host(host: str) -> bool:
-    if host in _OWN_HOSTS or host == settings.PLATFORM_DOMAIN.lower():
+    own = {settings.PLATFORM_DOMAIN.lower(), settings.DASHBOARD_HOST.lower()}
+    if host in _OWN_HOSTS or host in own:
         return True
     return host in {h.lower() for h in settings.ALLOWED_HOSTS if h not in ("*",)}
+
+
+def _origin(scheme: str, host: str) -> str:
+    """scheme://host[:port] with the configured port of that scheme (HTTP_PORT,
+    HTTPS_PORT), never the port a client's Host header names."""
+    port = settings.HTTPS_PORT if scheme == "https" else settings.HTTP_PORT
+    default = 443 if scheme == "https" else 80
+    return f"{scheme}://{host}" if port == default else f"{scheme}://{host}:{port}"
 
 
 def _not_found(host: str) -> HttpResponse:
@@ -51,9 +67,9 @@ def _redirect(request: HttpRequest, host: str, status: int, *, secure: bool) -> 
     """To `host`, keeping path and query; https when that host has a certificate and this
     request is (or must become) secure."""
     https = secure and (request.is_secure() or settings.SECURE_SSL_REDIRECT)
-    scheme = "https" if https else request.scheme
+    scheme = "https" if https else "http"
     response = HttpResponse(status=status)
-    response["Location"] = f"{scheme}://{host}{_port_suffix(request)}{request.get_full_path()}"
+    response["Location"] = _origin(scheme, host) + request.get_full_path()
     return response
 
 
@@ -80,6 +96,11 @@ class HostRoutingMiddleware:
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         host = raw_host(request)
+        if host is None:
+            return HttpResponseBadRequest(
+                "Bad Request: the Host header must be a host name with an optional port.\n",
+                content_type="text/plain; charset=utf-8",
+            )
         if _is_own_host(host):
             return self.get_response(request)
         return answer(request, host)

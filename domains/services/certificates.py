@@ -13,7 +13,7 @@ from django.db.models import Max, Q
 from django.utils import timezone
 
 from domains import pki
-from domains.choices import Action, CertState, State
+from domains.choices import Action, CertState, CheckCode, State
 from domains.dns import diagnosis
 from domains.dns.diagnosis import CheckResult
 from domains.models import Certificate, Domain, Project
@@ -123,10 +123,29 @@ def renew_before() -> timedelta:
     return timedelta(days=settings.DOMAINS_CERT_RENEW_BEFORE_DAYS)
 
 
+# A certificate is renewed only for a domain whose DNS passed a check this recently.
+RENEW_ONLY_CHECKED_WITHIN = timedelta(days=1)
+
+
 def certificate_renew(*, domain_id: int) -> Certificate | None:
-    """Replace an active domain's certificate that expires within the renewal margin."""
+    """Replace an active domain's certificate that expires within the renewal margin, if
+    the domain still proves it points here (a passing check within the last day)."""
     domain = Domain.objects.filter(pk=domain_id, state=State.ACTIVE).first()
     if domain is None or not _needs_renewal(domain):
+        return None
+    if not _recently_verified(domain):
+        message = (
+            "Not renewed: the domain has not passed a DNS check in the last day. Fix the "
+            "DNS record; renewal follows the next passing check."
+        )
+        if domain.cert_message != message:
+            update(domain, cert_code=domain.check_code, cert_message=message)
+            record_event(
+                project=domain.project,
+                domain=domain,
+                action=Action.RENEWAL_BLOCKED,
+                message=message,
+            )
         return None
     result = _caa(domain)
     if not result.ok:
@@ -142,9 +161,20 @@ def certificate_renew(*, domain_id: int) -> Certificate | None:
         locked = Domain.objects.select_for_update().get(pk=domain_id)
         if locked.state != State.ACTIVE or not _needs_renewal(locked):
             return None
+        if not _recently_verified(locked):
+            return None
         update(locked, cert_code="", cert_message="")
         certificate = _store(locked, project=domain.project, action=Action.CERTIFICATE_RENEWED)
     return certificate
+
+
+def _recently_verified(domain: Domain) -> bool:
+    return (
+        domain.check_code == CheckCode.OK
+        and domain.failing_since is None
+        and domain.checked_at is not None
+        and domain.checked_at >= timezone.now() - RENEW_ONLY_CHECKED_WITHIN
+    )
 
 
 def _needs_renewal(domain: Domain) -> bool:

@@ -7,16 +7,20 @@ queues work: a caller that wants a check run by a worker queues it (domains/task
 
 from __future__ import annotations
 
-from datetime import timedelta
+import math
+from datetime import datetime, timedelta
 
+from django.conf import settings
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
+from django.db.models import Q
 from django.utils import timezone
 
-from domains.choices import Action, CheckCode, State
-from domains.dns import diagnosis, hostnames
-from domains.models import Domain, Project
+from domains.choices import PLAN_DOMAIN_QUOTA, Action, CheckCode, State
+from domains.dns import hostnames
+from domains.models import Domain, Project, Redirect
+from domains.services import claims
 from domains.services.events import record_event
 from domains.services.lifecycle import transition, update
 
@@ -25,6 +29,8 @@ FIRST_CHECK_AFTER = timedelta(minutes=1)
 
 @transaction.atomic
 def domain_add(*, project: Project, hostname: str, actor: User | None) -> Domain:
+    """Claim a host name for the project. A claim reserves nothing: other projects may
+    claim the same name, and only a claim that proves control goes live."""
     if not project.is_paid:
         raise ValidationError(
             "Custom domains need the Pro plan or above; this project is on the "
@@ -37,9 +43,16 @@ def domain_add(*, project: Project, hostname: str, actor: User | None) -> Domain
             code="deploy_required",
         )
     ascii_name = hostnames.normalize_hostname(hostname)
-    taken = Domain.objects.filter(hostname=ascii_name).first()
-    if taken is not None:
-        raise _taken_error(ascii_name, same_project=taken.project_id == project.pk)
+    shown = hostnames.to_unicode(ascii_name)
+    # Locked, so two concurrent adds cannot both pass the quota.
+    Project.objects.select_for_update().filter(pk=project.pk).first()
+    quota = PLAN_DOMAIN_QUOTA[project.plan]
+    if project.domains.count() >= quota:
+        raise ValidationError(
+            f"This project has {quota} custom domains, the most the "
+            f"{project.get_plan_display()} plan allows. Remove one, or move to a larger plan.",
+            code="quota_reached",
+        )
     now = timezone.now()
     try:
         with transaction.atomic():
@@ -51,30 +64,36 @@ def domain_add(*, project: Project, hostname: str, actor: User | None) -> Domain
                 next_check_at=now + FIRST_CHECK_AFTER,
             )
     except IntegrityError:
-        # Someone attached the same name a moment ago.
-        raise _taken_error(ascii_name, same_project=False) from None
+        raise ValidationError(
+            f"{shown} is already added to this project.", code="duplicate"
+        ) from None
     record_event(project=project, domain=domain, action=Action.ADDED, actor=actor)
+    for rival in claims.rival_claims(domain):
+        record_event(
+            project=rival.project,
+            domain=rival,
+            action=Action.RIVAL_CLAIM,
+            message=(
+                f"Another project added {shown}. It cannot take the name without proving "
+                "control with a TXT record; add this project's TXT record (shown with the "
+                "DNS records) so that only you can prove it."
+            ),
+        )
     return domain
 
 
-def _taken_error(ascii_name: str, *, same_project: bool) -> ValidationError:
-    shown = hostnames.to_unicode(ascii_name)
-    if same_project:
-        return ValidationError(f"{shown} is already added to this project.", code="duplicate")
-    return ValidationError(
-        f"{shown} is already attached to another project. If it is yours, remove it there first.",
-        code="hostname_taken",
-    )
-
-
 @transaction.atomic
-def domain_request_check(*, domain: Domain, actor: User | None) -> Domain:
+def domain_request_check(*, domain: Domain, actor: User | None, cooldown: bool = True) -> Domain:
     """Verify / Re-verify: open a new verification window; the check is due at once.
 
-    The caller runs the check itself (`verifydomain`) or queues it for a worker
-    (`domains.tasks.check_domain`); if the queueing is lost, the sweep finds it due.
+    The caller runs the check itself (`verifydomain`, `cooldown=False`) or queues it for a
+    worker (`domains.tasks.request_check`); if the queueing is lost, the sweep finds it
+    due. A queued check is never asked for twice, and one domain is checked at most once
+    per DOMAINS_VERIFY_COOLDOWN seconds.
     """
     now = timezone.now()
+    if cooldown:
+        _refuse_if_too_soon(domain, now)
     reset = {
         "check_attempts": 0,
         "window_started_at": now,
@@ -88,22 +107,71 @@ def domain_request_check(*, domain: Domain, actor: User | None) -> Domain:
     return domain
 
 
+def _refuse_if_too_soon(domain: Domain, now: datetime) -> None:
+    if domain.check_in_progress:
+        raise ValidationError(
+            "A check of this domain is already under way; its result shows here when it comes.",
+            code="check_in_progress",
+        )
+    requested = domain.check_requested_at
+    wait = settings.DOMAINS_VERIFY_COOLDOWN
+    if requested is not None and now - requested < timedelta(seconds=wait):
+        left = max(1, math.ceil(wait - (now - requested).total_seconds()))
+        raise ValidationError(
+            f"This domain was checked a moment ago; choose Verify again in {left} seconds.",
+            code="cooldown",
+        )
+
+
 def domain_troubleshoot(*, domain: Domain) -> dict:
-    """The spec's troubleshooting steps, run now: does it still verify? does CAA block?"""
-    verified = diagnosis.verify(domain.hostname, is_apex=domain.is_apex)
-    caa = diagnosis.caa(domain.hostname)
+    """The spec's troubleshooting steps, from what the last checks stored (a page never
+    asks the DNS itself): does it still verify? does CAA block the certificate?"""
     return {
-        "verifies": verified.ok,
-        "verify_message": verified.message,
-        "caa_blocks": caa.code == CheckCode.CAA_BLOCKED,
-        "caa_message": caa.message,
+        "verifies": domain.check_code == CheckCode.OK,
+        "verify_message": domain.check_message,
+        "checked_at": domain.checked_at,
+        "caa_blocks": domain.cert_code == CheckCode.CAA_BLOCKED,
+        "caa_message": domain.cert_message,
+    }
+
+
+def removal_effects(domain: Domain) -> dict:
+    """What Remove changes besides the domain itself: the redirects that go with it, and
+    whether the project loses its primary domain (the confirmation lists both)."""
+    redirects = Redirect.objects.filter(Q(from_domain=domain) | Q(to_domain=domain))
+    return {
+        "redirects": list(redirects.select_related("from_domain", "to_domain")),
+        "is_primary": domain.project.primary_domain_id == domain.pk,
     }
 
 
 @transaction.atomic
 def domain_remove(*, domain: Domain, actor: User | None) -> None:
-    """Stop serving at once: the row goes; its redirects and certificates with it."""
+    """Stop serving at once: the row goes; its redirects and certificates with it. What
+    proved the name stays (claims.ProvenHostname), so another project needs a TXT proof."""
     project, hostname = domain.project, domain.hostname
-    Project.objects.filter(pk=project.pk, primary_domain=domain).update(primary_domain=None)
+    effects = removal_effects(domain)
+    for redirect in effects["redirects"]:
+        record_event(
+            project=project,
+            domain=redirect.from_domain if redirect.from_domain_id != domain.pk else None,
+            hostname=redirect.from_domain.hostname,
+            action=Action.REDIRECT_DELETED,
+            message=(
+                f"{redirect.from_domain.hostname} -> {redirect.to_domain.hostname}, "
+                f"removed with {hostname}"
+            ),
+            actor=actor,
+        )
+    if effects["is_primary"]:
+        Project.objects.filter(pk=project.pk).update(primary_domain=None)
+        project.primary_domain = None
+        record_event(
+            project=project,
+            hostname=hostname,
+            action=Action.PRIMARY_CLEARED,
+            message=f"{hostname} was the primary domain; the project's own address is again.",
+            actor=actor,
+        )
     domain.delete()
     record_event(project=project, hostname=hostname, action=Action.REMOVED, actor=actor)

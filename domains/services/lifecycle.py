@@ -18,16 +18,22 @@ from domains.models import Domain
 
 # target state -> the states it may be reached from. The whole table, in one place.
 TRANSITIONS: dict[str, frozenset[str]] = {
-    # A check passed for the first time (or again after a failure / a stop).
-    State.VERIFIED: frozenset({State.PENDING, State.FAILED, State.ISSUING}),
+    # A check passed for the first time, or again after a failure, a stop or a loss.
+    State.VERIFIED: frozenset(
+        {State.PENDING, State.FAILED, State.ISSUING, State.MISCONFIGURED, State.LOST}
+    ),
     # A certificate was requested for a verified domain.
     State.ISSUING: frozenset({State.VERIFIED}),
     # The certificate was issued.
     State.ACTIVE: frozenset({State.ISSUING}),
-    # The verification window ran out, or a live domain stopped verifying for a whole window.
-    State.FAILED: frozenset({State.PENDING, State.VERIFIED, State.ISSUING, State.ACTIVE}),
-    # Verify / Re-verify on a failed domain starts a new window.
-    State.PENDING: frozenset({State.FAILED}),
+    # The verification window of a domain that never went live ran out.
+    State.FAILED: frozenset({State.PENDING}),
+    # A live domain kept failing its checks for the whole grace period.
+    State.MISCONFIGURED: frozenset({State.VERIFIED, State.ISSUING, State.ACTIVE}),
+    # Another project proved control of the name with its TXT record.
+    State.LOST: frozenset({State.VERIFIED, State.ISSUING, State.ACTIVE}),
+    # Verify / Re-verify on a domain that is not served starts a new window.
+    State.PENDING: frozenset({State.FAILED, State.MISCONFIGURED, State.LOST}),
 }
 
 

@@ -21,7 +21,7 @@ def redirect_save(
     redirect: Redirect | None = None,
     actor: User | None,
 ) -> Redirect:
-    _validate(project, from_domain, to_domain, int(status), redirect)
+    validate_redirect(project, from_domain, to_domain, int(status), redirect)
     if redirect is None:
         redirect = Redirect(project=project)
     redirect.from_domain, redirect.to_domain, redirect.status = from_domain, to_domain, int(status)
@@ -36,7 +36,7 @@ def redirect_save(
     return redirect
 
 
-def _validate(
+def validate_redirect(
     project: Project,
     from_domain: Domain,
     to_domain: Domain,
@@ -55,6 +55,12 @@ def _validate(
         )
     if from_domain.pk == to_domain.pk:
         raise ValidationError("A domain cannot redirect to itself.", code="redirect_loop")
+    if not to_domain.is_live:
+        raise ValidationError(
+            f"{to_domain.hostname_unicode} is not live yet: a redirect may only point at a "
+            "domain of this project that verified.",
+            code="target_not_live",
+        )
     if project.primary_domain_id == from_domain.pk:
         raise ValidationError(
             f"{from_domain.hostname_unicode} is the primary domain; it cannot redirect away.",

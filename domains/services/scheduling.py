@@ -15,9 +15,10 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from domains.choices import CertState
+from domains.choices import Action, CertState
 from domains.models import Domain
 from domains.services import certificates
+from domains.services.events import record_event
 from domains.services.nextsteps import NextSteps
 
 # A requested certificate not issued after the issue delay plus this is queued again.
@@ -39,8 +40,10 @@ def chunked(items: list[int], size: int) -> list[list[int]]:
 
 
 def sweep() -> NextSteps:
-    """Claim every due check and every piece of lost certificate work; the caller queues them."""
+    """Claim every due check and every piece of lost certificate work, and drop the claims
+    that never verified in time; the caller queues what it returns."""
     now = timezone.now()
+    claims_expire(now=now)
     steps = NextSteps(checks=_claim_due_checks(now))
     grace = timedelta(seconds=settings.DOMAINS_CERT_ISSUE_DELAY) + LOST_TASK_GRACE
     for pk, asked in Domain.objects.stuck_issuing(grace, now).values_list(
@@ -52,6 +55,29 @@ def sweep() -> NextSteps:
         if certificates.certificate_request(domain=domain):
             steps.issue.append(domain.pk)
     return steps
+
+
+def claims_expire(*, now: datetime) -> int:
+    """Drop the claims that never verified within DOMAINS_CLAIM_EXPIRY_DAYS, so a name
+    nobody proved is never held by a stale claim; each leaves an Activity line."""
+    cutoff = now - timedelta(days=settings.DOMAINS_CLAIM_EXPIRY_DAYS)
+    dropped = 0
+    for domain in Domain.objects.never_verified(older_than=cutoff).select_related("project"):
+        with transaction.atomic():
+            deleted, _ = Domain.objects.filter(pk=domain.pk, verified_at__isnull=True).delete()
+            if deleted:
+                dropped += 1
+                record_event(
+                    project=domain.project,
+                    hostname=domain.hostname,
+                    action=Action.EXPIRED,
+                    message=(
+                        f"{domain.hostname} never verified in "
+                        f"{settings.DOMAINS_CLAIM_EXPIRY_DAYS} days, so the claim was dropped. "
+                        "Add it again to start over."
+                    ),
+                )
+    return dropped
 
 
 def _claim_due_checks(now: datetime) -> list[int]:

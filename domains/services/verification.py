@@ -11,19 +11,26 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from domains.choices import AWAITING_OWNER_STATES, Action, CertState, CheckCode, State
+from domains.choices import (
+    AWAITING_OWNER_STATES,
+    LIVE_STATES,
+    Action,
+    CertState,
+    CheckCode,
+    State,
+)
 from domains.dns import diagnosis
 from domains.dns.diagnosis import CheckResult
 from domains.models import Domain
-from domains.services import certificates
+from domains.services import certificates, claims
 from domains.services.events import events_in_bulk, record_event
 from domains.services.lifecycle import transition, update
 from domains.services.nextsteps import NextSteps
@@ -71,30 +78,45 @@ class Recorded:
 
 def domain_check(*, domain_id: int) -> Recorded:
     """Run one DNS check now and record its result."""
-    found = Domain.objects.filter(pk=domain_id).values_list("hostname", "is_apex").first()
-    if found is None:
-        return Recorded()
-    hostname, is_apex = found
-    result = diagnosis.verify(hostname, is_apex=is_apex)
-    return _record_results({domain_id: result})
+    return domain_check_many(domain_ids=[domain_id])
 
 
 def domain_check_many(*, domain_ids: Iterable[int]) -> Recorded:
-    """`domain_check` for a batch (the sweep's): every DNS question of every domain is asked
-    at once, then each result is recorded exactly as a single check records it.
+    """Check domains now (one, or the sweep's batch): every DNS question of every domain is
+    asked at once, then each result is recorded under the domain's row lock.
 
-    Domains removed before or during the batch are skipped.
+    A claim on a contested name that is not live yet also asks for its ownership TXT
+    record. Domains removed before or during the check are skipped.
     """
     targets = list(
-        Domain.objects.filter(pk__in=list(domain_ids)).values_list("pk", "hostname", "is_apex")
+        Domain.objects.filter(pk__in=list(domain_ids)).values_list(
+            "pk", "hostname", "is_apex", "project_id", "state"
+        )
     )
-    results = diagnosis.verify_many((hostname, is_apex) for _, hostname, is_apex in targets)
+    contested = claims.contested_claims(
+        (host, project) for _, host, _, project, state in targets if state not in LIVE_STATES
+    )
+    ask_txt = {host for host, _ in contested}
+    results = diagnosis.verify_many(
+        ((host, is_apex) for _, host, is_apex, _, _ in targets), ask_txt=ask_txt
+    )
     return _record_results(
-        {pk: result for (pk, _, _), result in zip(targets, results, strict=True)}
+        {
+            pk: Checked(result, contested=(host, project) in contested)
+            for (pk, host, _, project, _), result in zip(targets, results, strict=True)
+        }
     )
 
 
-def _record_results(results: dict[int, CheckResult]) -> Recorded:
+@dataclass(frozen=True)
+class Checked:
+    """What the DNS said about one claim, and whether its name needs a TXT proof."""
+
+    result: CheckResult
+    contested: bool
+
+
+def _record_results(results: dict[int, Checked]) -> Recorded:
     """Record check results (the DNS was asked before, outside any transaction).
 
     One transaction for the lot, each domain re-read under its row lock (in primary-key
@@ -121,7 +143,7 @@ def _record_results(results: dict[int, CheckResult]) -> Recorded:
     return recorded
 
 
-def _record_together(results: dict[int, CheckResult]) -> Recorded:
+def _record_together(results: dict[int, Checked]) -> Recorded:
     recorded = Recorded()
     with transaction.atomic(), events_in_bulk():
         locked = (
@@ -131,13 +153,83 @@ def _record_together(results: dict[int, CheckResult]) -> Recorded:
             .order_by("pk")
         )
         for domain in locked:
-            result = results[domain.pk]
+            checked = results[domain.pk]
+            result = checked.result
+            if result.ok and not domain.is_live:
+                result = _claim(domain, checked)
             if result.ok:
                 _record_success(domain, result, recorded.next_steps)
             else:
                 _record_failure(domain, result)
             recorded.domains.append(domain)
     return recorded
+
+
+def _claim(domain: Domain, checked: Checked) -> CheckResult:
+    """The DNS points at the platform: may this claim go live? Its result, or why not.
+
+    A contested name needs the claim's TXT proof; a proven claim takes the name from a
+    live claim of another project unless that one's token is in the TXT record too.
+    """
+    result = checked.result
+    proven = domain.verification_token in result.txt
+    if checked.contested and not proven:
+        return _ownership_required(domain, result)
+    holder = (
+        Domain.objects.select_for_update(of=("self",))
+        .select_related("project")
+        .filter(hostname=domain.hostname, state__in=LIVE_STATES)
+        .exclude(pk=domain.pk)
+        .first()
+    )
+    if holder is None:
+        return result
+    if not proven:
+        return _ownership_required(domain, result)
+    if holder.verification_token in result.txt:
+        return replace(
+            result,
+            code=CheckCode.PROVEN_ELSEWHERE,
+            message=(
+                f"The TXT record {domain.ownership_txt_name} also proves another project's "
+                "claim on this name, which is live there. Remove that project's value from "
+                "the record, keep this one's, then choose Verify."
+            ),
+        )
+    _take_from(holder, domain)
+    return result
+
+
+def _ownership_required(domain: Domain, result: CheckResult) -> CheckResult:
+    return replace(
+        result,
+        code=CheckCode.OWNERSHIP_REQUIRED,
+        message=(
+            f"{domain.hostname_unicode} points to the platform, but another project claims "
+            "this name or has claimed it before. Prove it is yours: add the TXT record "
+            f"{domain.ownership_txt_name} with the value {domain.verification_token}, "
+            "then choose Verify."
+        ),
+        expected=f"TXT {domain.ownership_txt_name} {domain.verification_token}",
+        found="; ".join(f"TXT {text}" for text in result.txt),
+    )
+
+
+def _take_from(holder: Domain, winner: Domain) -> None:
+    """The winner proved control with its TXT record: the holder stops serving at once."""
+    message = (
+        f"Another project proved control of {holder.hostname_unicode} with a TXT record, so "
+        "the name is served there now and no longer here. If the name is yours, add this "
+        "project's TXT record and choose Re-verify."
+    )
+    if transition(holder, State.LOST, check_message=message, next_check_at=None):
+        record_event(project=holder.project, domain=holder, action=Action.LOST, message=message)
+        record_event(
+            project=winner.project,
+            domain=winner,
+            action=Action.TOOK_OVER,
+            message=f"{winner.hostname_unicode} was live for another project until now.",
+        )
 
 
 def _result_fields(result: CheckResult, now: datetime, message: str | None = None) -> dict:
@@ -157,11 +249,22 @@ def _record_success(domain: Domain, result: CheckResult, next_steps: NextSteps) 
     fields = _result_fields(result, now) | {
         "check_attempts": 0,
         "next_check_at": now + recheck_interval(),
+        "failing_since": None,
     }
     if domain.state in AWAITING_OWNER_STATES:
         # Verified, and its certificate requested at once: one statement, not two.
         request = certificates.certificate_request_fields(now)
-        if transition(domain, State.VERIFIED, State.ISSUING, verified_at=now, **fields, **request):
+        try:
+            with transaction.atomic():
+                moved = transition(
+                    domain, State.VERIFIED, State.ISSUING, verified_at=now, **fields, **request
+                )
+        except IntegrityError:
+            # Another project's claim on the name went live meanwhile: check again soon.
+            _record_failure(domain, _ownership_required(domain, result))
+            return
+        if moved:
+            claims.record_proof(domain, by_txt=domain.verification_token in result.txt)
             record_event(project=domain.project, domain=domain, action=Action.VERIFIED)
             next_steps.issue.append(domain.pk)
             return
@@ -178,34 +281,77 @@ def _record_success(domain: Domain, result: CheckResult, next_steps: NextSteps) 
         next_steps.issue_now.append(domain.pk)
 
 
+def grace_period() -> timedelta:
+    return timedelta(hours=settings.DOMAINS_GRACE_HOURS)
+
+
 def _record_failure(domain: Domain, result: CheckResult) -> None:
+    if domain.is_live:
+        _record_live_failure(domain, result)
+    else:
+        _record_claim_failure(domain, result)
+
+
+def _record_live_failure(domain: Domain, result: CheckResult) -> None:
+    """A served domain failed its check. A temporary DNS failure only schedules another
+    check; the owner's misconfiguration starts the grace period at the first failed check
+    (Verify does not restart it), and at its end the domain stops serving."""
     now = timezone.now()
-    live = domain.is_live
-    previous_code = domain.check_code
-    if live and previous_code in ("", CheckCode.OK):
-        # A live domain just stopped verifying: its own window starts now.
-        domain.window_started_at, domain.check_attempts = now, 0
+    failing_since = domain.failing_since
+    if failing_since is None and not result.temporary:
+        failing_since = now
+    fields: dict[str, Any] = _result_fields(result, now) | {
+        "check_attempts": domain.check_attempts + 1,
+        "failing_since": failing_since,
+    }
+    if failing_since is None:
+        fields["next_check_at"] = now + backoff_delay(domain.check_attempts + 1)
+        update(domain, **fields)
+        return
+    stops_at = failing_since + grace_period()
+    if now >= stops_at and not result.temporary:
+        fields["check_message"] = (
+            f"Not served since {now:%Y-%m-%d %H:%M} UTC: the DNS record stopped pointing here "
+            f"on {failing_since:%Y-%m-%d %H:%M} UTC and was not fixed within "
+            f"{settings.DOMAINS_GRACE_HOURS} hours. {result.message} Then choose Re-verify."
+        )
+        if transition(domain, State.MISCONFIGURED, next_check_at=None, **fields):
+            record_event(
+                project=domain.project,
+                domain=domain,
+                action=Action.STOPPED_SERVING,
+                message=fields["check_message"],
+            )
+        return
+    fields["next_check_at"] = min(now + backoff_delay(domain.check_attempts + 1), stops_at)
+    first = domain.failing_since is None
+    update(domain, **fields)
+    if first:
         record_event(
             project=domain.project,
             domain=domain,
             action=Action.STOPPED_VERIFYING,
-            message=result.message,
+            message=(
+                f"{result.message} The domain is still served until "
+                f"{stops_at:%Y-%m-%d %H:%M} UTC; fix the record before then."
+            ),
         )
-    message = f"This domain stopped verifying: {result.message}" if live else result.message
+
+
+def _record_claim_failure(domain: Domain, result: CheckResult) -> None:
+    """A claim that is not served failed its check: back off, and fail a pending claim at
+    the end of its verification window."""
+    now = timezone.now()
+    previous_code = domain.check_code
     attempts = domain.check_attempts + 1
     window_end = domain.window_started_at + verify_window()
-    fields: dict[str, Any] = _result_fields(result, now, message) | {
-        "check_attempts": attempts,
-        "window_started_at": domain.window_started_at,
-    }
-    if now >= window_end and not result.temporary and domain.state != State.FAILED:
+    fields: dict[str, Any] = _result_fields(result, now) | {"check_attempts": attempts}
+    if domain.state == State.PENDING and now >= window_end and not result.temporary:
         hours = settings.DOMAINS_VERIFY_WINDOW
-        opening = (
-            f"This domain stopped verifying {hours} hours ago and still does not:"
-            if live
-            else f"Verification did not succeed within {hours} hours:"
+        fields["check_message"] = (
+            f"Verification did not succeed within {hours} hours: {result.message} "
+            "Fix the record, then choose Verify."
         )
-        fields["check_message"] = f"{opening} {result.message} Fix the record, then choose Verify."
         if transition(domain, State.FAILED, next_check_at=None, **fields):
             record_event(
                 project=domain.project,
@@ -214,17 +360,17 @@ def _record_failure(domain: Domain, result: CheckResult) -> None:
                 message=fields["check_message"],
             )
             return
-    if domain.state == State.FAILED:
-        fields["next_check_at"] = None  # a failed domain waits for Verify
+    if domain.state != State.PENDING:
+        fields["next_check_at"] = None  # not served, out of its window: waits for Verify
     else:
         # The last check of the window lands on its end, so the failure shows on time.
         next_at = now + backoff_delay(attempts)
         fields["next_check_at"] = min(next_at, window_end) if now < window_end else next_at
     update(domain, **fields)
-    if previous_code != result.code and not (live and previous_code in ("", CheckCode.OK)):
+    if previous_code != result.code:
         record_event(
             project=domain.project,
             domain=domain,
             action=Action.CHECK_FAILED,
-            message=f"{result.code}: {result.message}",
+            message=result.message,
         )

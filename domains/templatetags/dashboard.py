@@ -4,21 +4,25 @@ from __future__ import annotations
 
 from django import template
 from django.utils.html import format_html
+from django.utils.safestring import SafeString
 
-from domains.choices import STATE_HELP, Action, State
+from domains.choices import Action
+from domains.dashboard.presenters import badge
+from domains.models import Domain
 
 register = template.Library()
 
 
 @register.simple_tag
-def state_badge(state: str):
-    """A coloured badge with the state's word and, on hover, what it means."""
+def domain_badge(domain: Domain) -> SafeString:
+    """A coloured badge with the domain's standing and, on hover, what it means."""
+    shown = badge(domain)
     return format_html(
         '<span class="badge badge-{}" title="{}" data-state="{}">{}</span>',
-        state,
-        STATE_HELP.get(state, ""),
-        state,
-        State(state).label if state in State.values else state,
+        shown.key,
+        shown.help,
+        shown.key,
+        shown.label,
     )
 
 

@@ -53,10 +53,26 @@ def test_adddomain_refuses_with_the_dashboards_message(alice):
         run("adddomain", "undeployed", "www.example.test")
 
 
-def test_adddomain_refuses_a_domain_of_another_project(shop, bobs):
+def test_several_claims_on_one_name_need_project_to_pick_one(shop, bobs):
     run("adddomain", "shop", "www.example.test")
-    with pytest.raises(CommandError, match="already attached to another project"):
-        run("adddomain", "bobs", "WWW.example.test.")
+    added = run("adddomain", "bobs", "WWW.example.test.")
+    assert "TXT _petstore-verification.www" in added  # contested: the proof record too
+    for command in ("verifydomain", "removedomain"):
+        with pytest.raises(CommandError, match=r"several projects \(bobs, shop\).*--project"):
+            run(command, "www.example.test")
+    status = json.loads(run("domainstatus", "www.example.test"))
+    assert [claim["project"] for claim in status["claims"]] == ["bobs", "shop"]
+    assert all(
+        {"project", "state", "check", "certificate", "dns_records"} <= set(claim)
+        for claim in status["claims"]
+    )
+    assert "TXT" in {record["type"] for record in status["claims"][0]["dns_records"]}
+    only_bobs = json.loads(run("domainstatus", "www.example.test", "--project", "bobs"))
+    assert [claim["project"] for claim in only_bobs["claims"]] == ["bobs"]
+    assert "no longer serves" in run("removedomain", "www.example.test", "--project", "bobs")
+    assert list(Domain.objects.values_list("project__slug", flat=True)) == ["shop"]
+    with pytest.raises(CommandError, match="The project bobs has no claim on"):
+        run("domainstatus", "www.example.test", "--project", "bobs")
 
 
 def test_removedomain_removes_and_unknown_names_are_refused(shop):

@@ -49,14 +49,17 @@ def test_json_answers_carry_no_page_policy(client, production):
 def test_session_and_csrf_cookies_are_secure_and_the_session_http_only(production, alice):
     client = Client()
     form = client.get("/accounts/login/", secure=True)
-    assert form.cookies["csrftoken"]["secure"] is True
+    # __Host-: secure, path /, no Domain: a tenant page on a sibling host cannot set them.
+    csrf = form.cookies["__Host-csrftoken"]
+    assert csrf["secure"] is True and csrf["path"] == "/" and not csrf["domain"]
     signed_in = client.post(
         "/accounts/login/",
         {"username": "alice", "password": PASSWORD},
         secure=True,
     )
     assert signed_in.status_code == 302
-    session = signed_in.cookies["sessionid"]
+    session = signed_in.cookies["__Host-sessionid"]
+    assert session["path"] == "/" and not session["domain"]
     assert session["secure"] is True and session["httponly"] is True
 
 

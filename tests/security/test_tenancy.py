@@ -9,6 +9,7 @@ dashboard or the sign-in form redirects to another site."""
 from __future__ import annotations
 
 import pytest
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.test import Client
 from django.urls import URLPattern, reverse
@@ -17,6 +18,7 @@ from domains import urls as dashboard_urls
 from domains.models import Deploy, Domain, DomainEvent, Project, Redirect
 from domains.services.domains import domain_add
 from domains.services.redirects import redirect_save
+from tests.fixtures.domains import go_live
 from tests.fixtures.people import PASSWORD
 
 pytestmark = pytest.mark.django_db
@@ -29,7 +31,7 @@ PUBLIC = {""}
 def alices(shop, alice):
     www = domain_add(project=shop, hostname="www.example.com", actor=alice)
     apex = domain_add(project=shop, hostname="example.com", actor=alice)
-    entry = redirect_save(project=shop, from_domain=apex, to_domain=www, actor=alice)
+    entry = redirect_save(project=shop, from_domain=apex, to_domain=go_live(www), actor=alice)
     return {"project": shop, "www": www, "apex": apex, "entry": entry}
 
 
@@ -115,7 +117,7 @@ def test_a_forged_csrf_token_is_refused_on_every_action(alices, alice):
     client = Client(enforce_csrf_checks=True)
     client.force_login(alice)
     client.get(reverse("dashboard:project_domains", kwargs={"slug": "shop"}))  # sets the cookie
-    assert "csrftoken" in client.cookies
+    assert settings.CSRF_COOKIE_NAME in client.cookies
     before, data = _snapshot(), _post_data(alices)
     tried = 0
     for name, path in dashboard_urls_for(alices):
@@ -128,7 +130,7 @@ def test_a_forged_csrf_token_is_refused_on_every_action(alices, alice):
             tried += 1
         cross_site = client.post(
             path,
-            data[name] | {"csrfmiddlewaretoken": client.cookies["csrftoken"].value},
+            data[name] | {"csrfmiddlewaretoken": client.cookies[settings.CSRF_COOKIE_NAME].value},
             HTTP_ORIGIN="https://evil.example",
         )
         assert cross_site.status_code == 403, path
@@ -155,7 +157,10 @@ def test_a_redirect_cannot_point_at_another_projects_domain(alices, alice, bob, 
     bobs_domain = domain_add(project=bobs_project, hostname="bob.example.net", actor=bob)
     with pytest.raises(ValidationError) as refused:
         redirect_save(
-            project=alices["project"], from_domain=alices["www"], to_domain=bobs_domain, actor=alice
+            project=alices["project"],
+            from_domain=alices["www"],
+            to_domain=go_live(bobs_domain),
+            actor=alice,
         )
     assert refused.value.code == "not_owned"
 

@@ -1,6 +1,9 @@
-"""Shared bits of the staff commands: refusals exit non-zero with the service's message."""
+"""Shared bits of the staff commands: refusals exit non-zero with the service's message,
+and a host name several projects claim needs --project to pick one claim."""
 
 from __future__ import annotations
+
+from argparse import ArgumentParser
 
 from django.core.exceptions import ValidationError
 from django.core.management.base import CommandError
@@ -13,12 +16,37 @@ def refusal(exc: ValidationError) -> CommandError:
     return CommandError(" ".join(exc.messages))
 
 
-def get_domain(hostname: str) -> Domain:
+def add_claim_arguments(parser: ArgumentParser) -> None:
+    parser.add_argument("hostname")
+    parser.add_argument(
+        "--project", metavar="SLUG", help="the project whose claim to act on, when several claim it"
+    )
+
+
+def get_claims(hostname: str, project: str | None = None) -> list[Domain]:
+    """Every claim on the name (or the one of `project`); refuses when there is none."""
     try:
         ascii_name = normalize_hostname(hostname)
     except ValidationError as exc:
         raise refusal(exc) from None
-    domain = Domain.objects.select_related("project").filter(hostname=ascii_name).first()
-    if domain is None:
+    claims = Domain.objects.select_related("project").filter(hostname=ascii_name)
+    if project is not None:
+        claims = claims.filter(project__slug=project)
+    found = list(claims.order_by("project__slug"))
+    if not found and project is not None:
+        raise CommandError(f"The project {project} has no claim on {hostname}.")
+    if not found:
         raise CommandError(f"No project has the domain {hostname}.")
-    return domain
+    return found
+
+
+def get_domain(hostname: str, project: str | None = None) -> Domain:
+    """The one claim to act on: refuses, naming the projects, when several claim the name
+    and --project does not pick one."""
+    claims = get_claims(hostname, project)
+    if len(claims) > 1:
+        slugs = ", ".join(claim.project.slug for claim in claims)
+        raise CommandError(
+            f"{hostname} is claimed by several projects ({slugs}); pick one with --project SLUG."
+        )
+    return claims[0]

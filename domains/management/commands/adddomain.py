@@ -5,6 +5,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from domains.management.commands._base import refusal
 from domains.models import Project
+from domains.services.claims import is_contested
 from domains.services.domains import domain_add
 
 
@@ -24,8 +25,10 @@ class Command(BaseCommand):
         except ValidationError as exc:
             raise refusal(exc) from None
         self.stdout.write(f"Added {domain.hostname_unicode} to {project.slug}. Create:")
-        for record in domain.dns_records():
+        records = domain.dns_records(contested=is_contested(domain))
+        for record in records:
             self.stdout.write(
                 f"  {record['type']} {record['name']} -> {record['value']} TTL {record['ttl']}"
             )
-        self.stdout.write(f"  ({domain.dns_records()[0]['note']})")
+        for note in dict.fromkeys(record["note"] for record in records):
+            self.stdout.write(f"  ({note})")

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand
 
-from domains.management.commands._base import get_domain
+from domains.management.commands._base import add_claim_arguments, get_domain
 from domains.services.domains import domain_remove
 
 
@@ -10,10 +10,10 @@ class Command(BaseCommand):
     help = "Remove a custom domain: it stops serving at once."
 
     def add_arguments(self, parser):
-        parser.add_argument("hostname")
+        add_claim_arguments(parser)
 
-    def handle(self, *args, hostname, **options):
-        domain = get_domain(hostname)
+    def handle(self, *args, hostname, project, **options):
+        domain = get_domain(hostname, project)
         shown, slug = domain.hostname_unicode, domain.project.slug
         domain_remove(domain=domain, actor=None)
         self.stdout.write(f"Removed {shown} from {slug}; it no longer serves traffic.")

@@ -4,7 +4,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from domains import tasks
 from domains.choices import CheckCode
-from domains.management.commands._base import get_domain
+from domains.management.commands._base import add_claim_arguments, get_domain
 from domains.services.domains import domain_request_check
 from domains.services.verification import domain_check
 
@@ -16,12 +16,12 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("hostname")
+        add_claim_arguments(parser)
 
-    def handle(self, *args, hostname, **options):
-        domain = get_domain(hostname)
+    def handle(self, *args, hostname, project, **options):
+        domain = get_domain(hostname, project)
         # Verify resets the backoff; the check itself runs here instead of on a worker.
-        domain_request_check(domain=domain, actor=None)
+        domain_request_check(domain=domain, actor=None, cooldown=False)
         recorded = domain_check(domain_id=domain.pk)
         tasks.enqueue(recorded.next_steps)
         checked = recorded.domain

@@ -9,13 +9,14 @@ from domains.models import Domain, DomainEvent, Redirect
 from domains.services.domains import domain_add
 from domains.services.projects import project_create
 from domains.services.redirects import redirect_save
+from tests.fixtures.domains import go_live
 from tests.fixtures.people import PASSWORD
 
 
 @pytest.fixture
 def entry(shop, www, alice):
     apex = domain_add(project=shop, hostname="example.test", actor=alice)
-    return redirect_save(project=shop, from_domain=apex, to_domain=www, actor=alice)
+    return redirect_save(project=shop, from_domain=apex, to_domain=go_live(www), actor=alice)
 
 
 def _pages(www, entry):
@@ -119,9 +120,9 @@ def test_project_page_queries_do_not_grow_with_domains(client, alice, shop):
 
     first = domain_add(project=shop, hostname="a.example.test", actor=alice)
     second = domain_add(project=shop, hostname="b.example.test", actor=alice)
-    redirect_save(project=shop, from_domain=second, to_domain=first, actor=alice)
+    redirect_save(project=shop, from_domain=second, to_domain=go_live(first), actor=alice)
     few = queries()
     for name in ["c.example.test", "d.example.test", "example.test"]:
         other = domain_add(project=shop, hostname=name, actor=alice)
-        redirect_save(project=shop, from_domain=other, to_domain=first, actor=alice)
+        redirect_save(project=shop, from_domain=other, to_domain=go_live(first), actor=alice)
     assert queries() == few

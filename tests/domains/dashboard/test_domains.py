@@ -9,6 +9,7 @@ from domains.services.domains import domain_add, domain_request_check
 from domains.services.projects import project_create
 from domains.services.redirects import redirect_save
 from domains.services.verification import domain_check
+from tests.fixtures.domains import go_live
 
 SHOP = "/dashboard/projects/shop/domains/"
 
@@ -75,12 +76,17 @@ def test_project_without_a_successful_deploy_is_refused(alice_client, alice):
     )
 
 
-def test_domain_taken_by_another_project_is_refused(alice_client, shop, bob, bobs_project):
-    domain_add(project=bobs_project, hostname="www.example.com", actor=bob)
+def test_a_name_another_project_claims_is_added_and_asks_for_the_txt_proof(
+    alice_client, shop, bob, bobs_project
+):
+    theirs = domain_add(project=bobs_project, hostname="www.example.com", actor=bob)
     response = _add(alice_client, "WWW.Example.com")
-    assert response.status_code == 400
-    assert "already attached to another project" in response.content.decode()
-    assert Domain.objects.get(hostname="www.example.com").project == bobs_project
+    assert response.status_code == 302
+    mine = Domain.objects.get(hostname="www.example.com", project=shop)
+    page = alice_client.get(response["Location"]).content.decode()
+    assert "_petstore-verification.www" in page
+    assert mine.verification_token in page
+    assert theirs.verification_token not in page  # each claim sees its own token only
 
 
 def test_domains_list_shows_status_badge_and_last_check(alice_client, shop, alice):
@@ -153,7 +159,7 @@ def test_remove_asks_for_confirmation_and_warns(alice_client, shop, alice):
 
 def test_remove_offers_a_redirect_when_the_project_has_another_domain(alice_client, shop, alice):
     old = domain_add(project=shop, hostname="old.example.com", actor=alice)
-    new = domain_add(project=shop, hostname="www.example.com", actor=alice)
+    new = go_live(domain_add(project=shop, hostname="www.example.com", actor=alice))
     page = alice_client.get(SHOP + "old.example.com/remove/").content.decode()
     assert "Redirect instead" in page
 
@@ -195,7 +201,7 @@ def test_redirect_instead_without_a_target_removes_nothing(alice_client, shop, a
 def test_remove_page_says_an_existing_redirect_ends_with_the_domain(alice_client, shop, alice):
     old = domain_add(project=shop, hostname="old.example.com", actor=alice)
     new = domain_add(project=shop, hostname="www.example.com", actor=alice)
-    redirect_save(project=shop, from_domain=old, to_domain=new, actor=alice)
+    redirect_save(project=shop, from_domain=old, to_domain=go_live(new), actor=alice)
     page = alice_client.get(SHOP + "old.example.com/remove/").content.decode()
     assert "redirects to <strong>www.example.com</strong> (301) now" in page
     assert "Removing it ends that redirect too" in page

@@ -8,6 +8,7 @@ from domains.models import Redirect
 from domains.services.domains import domain_add
 from domains.services.projects import project_set_primary
 from domains.services.redirects import redirect_save
+from tests.fixtures.domains import go_live
 
 P = "/dashboard/projects/shop/"
 
@@ -38,6 +39,7 @@ def test_primary_can_go_back_to_the_platform_subdomain(alice_client, shop, www, 
 
 
 def test_add_redirect_defaults_to_301(alice_client, www, apex):
+    go_live(www)
     page = alice_client.get(P + "redirects/add/").content.decode()
     assert '<option value="301" selected>' in page
 
@@ -53,7 +55,7 @@ def test_add_redirect_defaults_to_301(alice_client, www, apex):
 
 
 def test_edit_redirect_status(alice_client, www, apex, alice, shop):
-    entry = redirect_save(project=shop, from_domain=apex, to_domain=www, actor=alice)
+    entry = redirect_save(project=shop, from_domain=apex, to_domain=go_live(www), actor=alice)
     page = alice_client.get(P + f"redirects/{entry.pk}/edit/").content.decode()
     assert "Edit redirect" in page
     alice_client.post(
@@ -65,7 +67,9 @@ def test_edit_redirect_status(alice_client, www, apex, alice, shop):
 
 
 def test_the_edit_form_starts_from_the_saved_entry(alice_client, www, apex, alice, shop):
-    entry = redirect_save(project=shop, from_domain=apex, to_domain=www, status=307, actor=alice)
+    entry = redirect_save(
+        project=shop, from_domain=apex, to_domain=go_live(www), status=307, actor=alice
+    )
     form = alice_client.get(P + f"redirects/{entry.pk}/edit/").context["form"]
     assert form.initial == {"from_domain": apex, "to_domain": www, "status": 307}
 
@@ -76,7 +80,7 @@ def test_redirect_to_another_domain_starts_from_that_domain(alice_client, www, a
 
 
 def test_delete_redirect(alice_client, www, apex, alice, shop):
-    entry = redirect_save(project=shop, from_domain=apex, to_domain=www, actor=alice)
+    entry = redirect_save(project=shop, from_domain=apex, to_domain=go_live(www), actor=alice)
     assert alice_client.post(P + f"redirects/{entry.pk}/delete/").status_code == 302
     assert not Redirect.objects.exists()
     assert "Deleted a redirect" in alice_client.get(P + "domains/").content.decode()
@@ -100,7 +104,7 @@ def test_redirect_status_outside_the_list_is_refused(alice_client, www, apex):
 
 
 def test_project_page_shows_redirects_and_the_domains_json(alice_client, www, apex, alice, shop):
-    redirect_save(project=shop, from_domain=apex, to_domain=www, actor=alice)
+    redirect_save(project=shop, from_domain=apex, to_domain=go_live(www), actor=alice)
     page = alice_client.get(P + "domains/").content.decode()
     assert "Apex domain · redirects to www.example.test" in page
     table = page[page.index('class="redirects"') :]
@@ -111,7 +115,7 @@ def test_project_page_shows_redirects_and_the_domains_json(alice_client, www, ap
 
 
 def test_a_refused_primary_says_why_on_the_form(alice_client, shop, www, apex, alice):
-    redirect_save(project=shop, from_domain=apex, to_domain=www, actor=alice)
+    redirect_save(project=shop, from_domain=apex, to_domain=go_live(www), actor=alice)
     response = alice_client.post(P + "primary/", {"domain": apex.pk})
     assert response.status_code == 400
     assert "redirects elsewhere; delete that redirect" in response.content.decode()

@@ -91,12 +91,30 @@ def test_primary_that_is_not_active_yet_does_not_redirect(client, shop, www, ali
 
 
 def test_redirect_entry_answers_with_its_status_and_keeps_path_and_query(
-    client, shop, www, old, alice
+    client, shop, www, old, alice, settings
 ):
+    settings.HTTP_PORT = 8000
     redirect_save(project=shop, from_domain=old, to_domain=www, status=308, actor=alice)
-    response = get(client, "old.example.test:8000", "/a/b?x=1")
+    response = get(client, "old.example.test:9999", "/a/b?x=1")
     assert response.status_code == 308
+    # The configured port, never the one the Host header names.
     assert response["Location"] == "http://www.example.test:8000/a/b?x=1"
+
+
+@pytest.mark.parametrize(
+    "host",
+    [
+        "shop.petstore.localhost:@evil.example",
+        "www.example.test:80@evil.example",
+        "www.example.test/evil",
+        "www.example.test:8o",
+        "evil.example\\@www.example.test",
+    ],
+)
+def test_a_host_header_that_is_not_a_name_and_port_is_refused(client, shop, www, host):
+    response = get(client, host)
+    assert response.status_code == 400
+    assert "Location" not in response
 
 
 def test_removed_domain_is_not_found_on_the_very_next_request(client, www, alice):

@@ -6,6 +6,7 @@ import pytest
 from django.core.exceptions import ValidationError
 
 from domains.models import Domain, DomainEvent
+from domains.services.claims import is_contested
 from domains.services.domains import domain_add, domain_remove
 from domains.services.projects import deploy_record, project_create
 from tests.fixtures.domains import TARGET
@@ -61,7 +62,7 @@ def test_invalid_host_names_are_refused_with_their_own_reason(shop, alice, typed
 def test_a_subdomain_is_shown_a_cname_record(shop, alice):
     domain = domain_add(project=shop, hostname="shop.example.co.uk", actor=alice)
     assert domain.is_apex is False
-    [record] = domain.dns_records()
+    [record] = domain.dns_records(contested=False)
     assert record["type"] == "CNAME"
     assert record["name"] == "shop"
     assert record["value"] == TARGET
@@ -71,7 +72,7 @@ def test_a_subdomain_is_shown_a_cname_record(shop, alice):
 def test_an_apex_is_shown_alias_or_aname_with_the_caveat(shop, alice):
     domain = domain_add(project=shop, hostname="example.co.uk", actor=alice)
     assert domain.is_apex is True
-    records = domain.dns_records()
+    records = domain.dns_records(contested=False)
     assert [r["type"] for r in records] == ["ALIAS", "ANAME"]
     assert all(r["value"] == TARGET and r["ttl"] == 3600 for r in records)
     assert "Not every DNS provider supports" in records[0]["note"]
@@ -101,20 +102,31 @@ def test_a_project_without_a_successful_deploy_is_refused(alice):
     assert refused.value.code == "deploy_required"
 
 
-def test_a_domain_attached_to_another_project_cannot_be_taken_over(shop, bobs, alice, bob):
-    domain_add(project=shop, hostname="www.example.test", actor=alice)
-    with pytest.raises(ValidationError) as refused:
-        domain_add(project=bobs, hostname="WWW.EXAMPLE.TEST.", actor=bob)
-    assert refused.value.code == "hostname_taken"
-    assert "another project" in refused.value.messages[0]
-    assert Domain.objects.get().project == shop
+def test_a_claim_reserves_nothing_and_the_second_claim_is_told_to_prove_it(shop, bobs, alice, bob):
+    first = domain_add(project=shop, hostname="www.example.test", actor=alice)
+    second = domain_add(project=bobs, hostname="WWW.EXAMPLE.TEST.", actor=bob)
+    assert second.hostname == first.hostname == "www.example.test"
+    assert second.verification_token != first.verification_token
+    # From the moment the name is contested, both claims are shown their TXT record.
+    for claim in (first, second):
+        txt = [r for r in claim.dns_records(contested=is_contested(claim)) if r["type"] == "TXT"]
+        assert txt == [
+            {
+                "type": "TXT",
+                "name": "_petstore-verification.www",
+                "value": claim.verification_token,
+                "ttl": 3600,
+                "note": txt[0]["note"],
+            }
+        ]
+    # The first claim's project is told in its Activity.
+    assert DomainEvent.objects.filter(domain=first, action="rival_claim").exists()
 
 
-def test_the_unicode_and_ascii_forms_are_the_same_domain(shop, bobs, alice, bob):
+def test_the_unicode_and_ascii_forms_are_the_same_name(shop, bobs, alice, bob):
     domain_add(project=shop, hostname="bücher.example.test", actor=alice)
-    with pytest.raises(ValidationError) as refused:
-        domain_add(project=bobs, hostname="xn--bcher-kva.example.test", actor=bob)
-    assert refused.value.code == "hostname_taken"
+    other = domain_add(project=bobs, hostname="xn--bcher-kva.example.test", actor=bob)
+    assert is_contested(other)
 
 
 def test_adding_twice_to_the_same_project_says_so(shop, alice):

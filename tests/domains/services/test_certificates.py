@@ -105,6 +105,8 @@ def test_renewal_replaces_a_certificate_30_days_before_expiry(verified):
     assert certificates.certificate_renew(domain_id=verified.pk) is None
     with time_machine.travel(first.not_after - timedelta(days=30), tick=False):
         assert certificates.certificates_due_for_renewal() == [verified.pk]
+        # Renewal needs a passing check within the last day: the scheduled re-check.
+        domain_check(domain_id=verified.pk)
         renewed = certificates.certificate_renew(domain_id=verified.pk)
         assert renewed.not_after == first.not_after + timedelta(days=60)
         assert certificates.certificate_renew(domain_id=verified.pk) is None  # idempotent
@@ -159,3 +161,22 @@ def test_reverify_while_the_certificate_is_late_queues_issuance_again(
         # Just claimed again: not overdue again yet.
         assert domain_check(domain_id=verified.pk).next_steps.issue_now == []
     assert certificates.certificate_issue(domain_id=verified.pk) is not None
+
+
+def test_a_domain_whose_dns_left_is_not_renewed(verified, dns_server):
+    first = certificates.certificate_issue(domain_id=verified.pk)
+    with time_machine.travel(first.not_after - timedelta(days=30), tick=False):
+        dns_server.remove("www.example.test")
+        domain_check(domain_id=verified.pk)  # fails: still served, within its grace period
+        assert Domain.objects.get(pk=verified.pk).state == State.ACTIVE
+        assert certificates.certificate_renew(domain_id=verified.pk) is None
+        stored = Domain.objects.get(pk=verified.pk)
+        assert stored.cert_message.startswith("Not renewed:")
+    assert Certificate.objects.filter(domain=verified).count() == 1
+
+
+def test_a_domain_last_checked_over_a_day_ago_is_not_renewed(verified):
+    first = certificates.certificate_issue(domain_id=verified.pk)
+    with time_machine.travel(first.not_after - timedelta(days=30), tick=False):
+        assert certificates.certificate_renew(domain_id=verified.pk) is None
+    assert Certificate.objects.filter(domain=verified).count() == 1

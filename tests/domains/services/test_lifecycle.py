@@ -13,11 +13,15 @@ ALL = list(State)
 
 # The table as the decisions document writes it: target <- allowed sources.
 EXPECTED = {
-    State.VERIFIED: {State.PENDING, State.FAILED, State.ISSUING},
+    State.VERIFIED: {State.PENDING, State.FAILED, State.ISSUING, State.MISCONFIGURED, State.LOST},
     State.ISSUING: {State.VERIFIED},
     State.ACTIVE: {State.ISSUING},
-    State.FAILED: {State.PENDING, State.VERIFIED, State.ISSUING, State.ACTIVE},
-    State.PENDING: {State.FAILED},
+    # Only a claim that never went live fails; a live one stops serving after its grace
+    # period (misconfigured) or loses the name to a TXT proof (lost).
+    State.FAILED: {State.PENDING},
+    State.MISCONFIGURED: {State.VERIFIED, State.ISSUING, State.ACTIVE},
+    State.LOST: {State.VERIFIED, State.ISSUING, State.ACTIVE},
+    State.PENDING: {State.FAILED, State.MISCONFIGURED, State.LOST},
 }
 
 

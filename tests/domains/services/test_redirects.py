@@ -9,14 +9,16 @@ from domains.models import DomainEvent, Redirect
 from domains.services.domains import domain_add, domain_remove
 from domains.services.projects import project_domains_structure, project_set_primary
 from domains.services.redirects import redirect_delete, redirect_save
+from tests.fixtures.domains import go_live
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def names(shop, alice):
+    """Three live domains of alice's project."""
     return {
-        label: domain_add(project=shop, hostname=f"{label}.example.test", actor=alice)
+        label: go_live(domain_add(project=shop, hostname=f"{label}.example.test", actor=alice))
         for label in ("www", "old", "legacy")
     }
 
@@ -143,3 +145,17 @@ def test_deleting_a_redirect_records_an_event(shop, names, alice):
     redirect_delete(redirect=redirect, actor=alice)
     assert not Redirect.objects.exists()
     assert DomainEvent.objects.filter(action="redirect_deleted", actor=alice).count() == 1
+
+
+def test_a_redirect_may_only_point_at_a_live_domain(shop, names, alice):
+    pending = domain_add(project=shop, hostname="new.example.test", actor=alice)
+    message = refused(
+        "target_not_live", project=shop, from_domain=names["old"], to_domain=pending, actor=alice
+    )
+    assert "new.example.test is not live yet" in message
+
+
+def test_a_redirect_from_a_pending_domain_is_kept_and_waits_for_it(shop, names, alice):
+    pending = domain_add(project=shop, hostname="new.example.test", actor=alice)
+    redirect = redirect_save(project=shop, from_domain=pending, to_domain=names["www"], actor=alice)
+    assert redirect.from_domain.is_live is False

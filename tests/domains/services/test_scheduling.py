@@ -160,8 +160,8 @@ def test_a_domain_removed_while_its_batch_is_in_flight_is_skipped(mixed, alice, 
     doomed = next(d for d in mixed if d.hostname == "ok.example.test")
     real_verify_many = diagnosis.verify_many
 
-    def verify_then_remove(domains):
-        results = real_verify_many(domains)  # the DNS has answered ...
+    def verify_then_remove(domains, **kwargs):
+        results = real_verify_many(domains, **kwargs)  # the DNS has answered ...
         domain_remove(domain=doomed, actor=alice)  # ... and the owner removes it
         return results
 
