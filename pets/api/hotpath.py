@@ -192,7 +192,7 @@ def _carried(request: HttpRequest) -> list[str]:
     if len(set(names)) == len(names) and all(_AS_ENCODED.fullmatch(part) for part in parts):
         paging = pagination.PAGING_PARAMS
         return [part for part, name in zip(parts, names, strict=True) if name not in paging]
-    return pagination.carried_params(request.GET.items())
+    return pagination.carried_params(request.GET)
 
 
 def _drf_error(

@@ -14,12 +14,11 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable
 from urllib.parse import urlencode
 
 from django.conf import settings
 from django.core import signing
-from django.db.models import QuerySet
+from django.http import QueryDict
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter
 from rest_framework.exceptions import ValidationError
@@ -72,10 +71,12 @@ def parse_limit(raw: str | None) -> int:
     return int(raw)
 
 
-def carried_params(items: Iterable[tuple[str, str]]) -> list[str]:
-    """The query's other parameters for the next link, from the parsed (name, value)
-    pairs (a QueryDict's `items()`: the last value of each name), re-encoded."""
-    return [urlencode({name: value}) for name, value in items if name not in PAGING_PARAMS]
+def carried_params(query: QueryDict) -> list[str]:
+    """The query's other parameters for the next link, re-encoded from the parsed
+    values: the last value of each name, in the order the names first appear."""
+    return [
+        urlencode({name: value}) for name, value in query.items() if name not in PAGING_PARAMS
+    ]
 
 
 def next_link(url: str, carried: list[str], *, limit: int, last_id: int) -> str:
@@ -87,7 +88,7 @@ def next_link(url: str, carried: list[str], *, limit: int, last_id: int) -> str:
 
 
 class KeysetPagination(BasePagination):
-    def paginate_queryset(self, queryset: QuerySet, request: Request, view=None) -> list:
+    def paginate_queryset(self, queryset, request: Request, view=None) -> list:
         """The page of `queryset` (ordered by id) after the cursor, `limit` long."""
         self.request = request
         self.limit = parse_limit(request.query_params.get("limit"))
@@ -104,7 +105,7 @@ class KeysetPagination(BasePagination):
             return Response(data)
         link = next_link(
             self.request.build_absolute_uri(self.request.path),
-            carried_params(self.request.query_params.items()),
+            carried_params(self.request.query_params),
             limit=self.limit,
             last_id=self.page[-1].pk,
         )
