@@ -74,9 +74,7 @@ def parse_limit(raw: str | None) -> int:
 def carried_params(query: QueryDict) -> list[str]:
     """The query's other parameters for the next link, re-encoded from the parsed
     values: the last value of each name, in the order the names first appear."""
-    return [
-        urlencode({name: value}) for name, value in query.items() if name not in PAGING_PARAMS
-    ]
+    return [urlencode({name: value}) for name, value in query.items() if name not in PAGING_PARAMS]
 
 
 def next_link(url: str, carried: list[str], *, limit: int, last_id: int) -> str:
