@@ -152,14 +152,19 @@ def _django():
     django.setup()
 
 
-def same_sql(token: str) -> str:
-    """Run the floor and the API once each in this process and compare their page SQL."""
+def page_sql(token: str) -> str:
+    """Run the floor and the API once each in this process and compare their page SQL.
+
+    The hot path runs the floor's statement; DRF's path (API_LIST_FAST_PATH=0) reads
+    the whole row through the ORM, so there the two statements are reported, not
+    required to be equal."""
     _django()
     from django.db import connection
     from django.test import Client
     from django.test.utils import CaptureQueriesContext
 
     client = Client(HTTP_HOST="127.0.0.1", HTTP_AUTHORIZATION=f"Bearer {token}")
+    fast = env_bool("API_LIST_FAST_PATH", True)
     statements = []
     for query in ("limit=100", "limit=100&status=sold"):
         pair = []
@@ -167,10 +172,17 @@ def same_sql(token: str) -> str:
             with CaptureQueriesContext(connection) as captured:
                 assert client.get(f"{path}?{query}").status_code == 200
             pair.append([q["sql"] for q in captured.captured_queries if '"pets_pet"' in q["sql"]])
-        if pair[0] != pair[1] or len(pair[0]) != 1:
+        if len(pair[0]) != 1 or len(pair[1]) != 1 or (fast and pair[0] != pair[1]):
             raise SystemExit(f"the floor and the API ran different SQL: {pair}")
-        statements.append(pair[0][0])
-    return " and ".join(f"`{sql}`" for sql in statements)
+        statements.append((pair[0][0], pair[1][0]))
+    if fast:
+        both = " and ".join(f"`{floor}`" for floor, _ in statements)
+        return f"Same SQL, checked before measuring: floor and API both ran {both}."
+    return (
+        "SQL, with the hot path off: "
+        + "; ".join(f"floor `{floor}`, API `{api}`" for floor, api in statements)
+        + "."
+    )
 
 
 def deep_cursor_url(offset: int, limit: int) -> str:
@@ -219,7 +231,7 @@ def main() -> None:
     rows: list[str] = []
     notes: list[str] = []
 
-    notes.append(f"Same SQL, checked before measuring: floor and API both ran {same_sql(token)}.")
+    notes.append(page_sql(token))
     server = start_server()
     try:
         floor, ours = side_by_side(
@@ -326,7 +338,7 @@ def write_results(rows: list[str], notes: list[str], args, elapsed: float, load:
         "",
         f"Run on {dt.date.today().isoformat()} by `make bench` in {elapsed:.0f} s, on "
         f"{machine()}. Load average before / after the run: {load}.",
-        f"Server: `{' '.join(GUNICORN[1:])}`, listPets fast path "
+        f"Server: `{' '.join(GUNICORN[1:])}`, listPets hot path "
         f"{'on' if env_bool('API_LIST_FAST_PATH', True) else 'off'} "
         "(`API_LIST_FAST_PATH`), PostgreSQL on loopback, Redis cache, "
         "persistent DB connections (CONN_MAX_AGE=600), rate limits off. Load: wrk, one "
@@ -353,7 +365,7 @@ def write_results(rows: list[str], notes: list[str], args, elapsed: float, load:
         "`.venv/bin/python bench/run.py --skip-domains` for the API part alone; "
         "`BENCH_ARGS='--seconds 5 --rounds 20'` for longer runs, `BENCH_WORKER_CLASS`, "
         "`BENCH_WORKERS` and `BENCH_THREADS` to try another gunicorn sizing, "
-        "`API_LIST_FAST_PATH=0` to serve listPets through DRF's dispatch alone.",
+        "`API_LIST_FAST_PATH=0` to serve listPets through DRF's generic list alone.",
         "",
     ]
     (ROOT / "bench" / "results.md").write_text("\n".join(lines))

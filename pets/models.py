@@ -22,6 +22,10 @@ class PetStatus(models.TextChoices):
     SOLD = "sold", "Sold"
 
 
+# The API's answer to a status that is not one of these (createPet's body, listPets' filter).
+PET_STATUS_INVALID = f"Must be one of: {', '.join(PetStatus.values)}."
+
+
 class Category(models.Model):
     name = models.CharField(max_length=CATEGORY_NAME_MAX_LENGTH, unique=True)
 

@@ -1,77 +1,207 @@
-"""A GET answered by a DRF view's own checks and handler, without DRF's `Request` wrapper.
+"""listPets' hot path: the GETs of PetsView answered in one pass, with DRF's bytes.
 
-listPets is the API's hottest operation, and the benchmark (issue 5) holds it
-to 0.8 of a bare Django view that runs the same SQL. Without the query, a list
-request took ~160 µs of Python through DRF's dispatch against ~120 µs through
-this module (docs/decisions/performance.md): DRF's `Request` wraps the Django
-request and every attribute read the view, the paginator, the authenticator
-and the renderer make on it goes through `Request.__getattr__`, and each
-request builds its own parser, authenticator, negotiator and permission
-objects. PetsView hands a GET to `serve`, which runs DRF's sequence on the
-Django request itself:
+PetsView is DRF's generic list view. This module answers the same request
+without DRF's per-request machinery, which is most of a list request's CPU once
+the query is cheap (numbers: docs/decisions/performance.md):
 
-1. content negotiation, for the `Accept` values that need none: absent, `*/*`
-   or the one renderer's media type. Anything else returns None: DRF answers
-   from the start (406, or an `indent` parameter);
-2. the view's authenticators, in order, as DRF's `Request` runs them. No
-   credentials at all returns None (DRF decides what an anonymous request gets:
-   401 here);
-3. the view's permissions: a refusal returns None before anything is counted;
-4. the view's throttles, through DRF's `check_throttles`;
-5. the view's handler, unchanged: it reads the request through `GET`, `META`,
-   `path`, `auth` and `accepted_renderer`, which both kinds of request have;
-6. DRF's `finalize_response` (the `Allow` header).
+- no `Request` wrapper: every read of it goes through `Request.__getattr__`, and
+  each request builds its parsers, authenticators, negotiator and permissions.
+  The view's authenticator and throttles run on Django's request itself, which
+  holds all they read (`META`, `user`, `auth`);
+- no content negotiation for the `Accept` values that need none (absent, `*/*`,
+  the renderer's media type);
+- no `Response`: the body is rendered at once into an `HttpResponse`;
+- no model instances and no serializer: the page is read as (id, name,
+  category_id, status) rows and written as PetSerializer writes a pet;
+- no query compilation per request: each statement shape is compiled by the
+  ORM once per process and run with the request's parameters;
+- no FilterSet per request: PetFilter's validation depends on the `status`
+  value alone (a choice filter), so each value is validated once per process;
+- no `urlencode` of the carried parameters when re-encoding them would give
+  back exactly what the client sent.
 
-Every exception, from an authenticator, a throttle or the handler, goes to
-DRF's `handle_exception` through a DRF `Request` made only then and holding
-the user already authenticated: the Error body, its headers (`WWW-Authenticate`,
-`Retry-After`) and its log line are the ones DRF and petstore.api.errors write, and
-nothing runs twice. tests/pets/test_fastpath.py checks that both paths answer
-alike, byte for byte, and the rest of the list suite runs on this one.
-API_LIST_FAST_PATH=0 turns it off.
+`serve` returns None when it cannot answer exactly as DRF would (another view
+set-up, an `Accept` that needs negotiation, no credentials at all) and DRF's
+dispatch answers from the start. Every exception, from the authenticator, a
+throttle or the page, goes to DRF's `handle_exception` through a DRF `Request`
+made only then: the Error body, its headers and its log line are DRF's.
+tests/pets/api/test_hotpath.py plays requests through both paths and compares
+status, headers and bytes. API_LIST_FAST_PATH=0 leaves every request to DRF.
 """
 
 from __future__ import annotations
 
+import functools
+import re
+
 from django.contrib.auth.models import AnonymousUser
-from django.http import HttpRequest, HttpResponseBase
-from rest_framework.views import APIView
+from django.db import connection
+from django.http import HttpRequest, HttpResponse, HttpResponseBase
+from django_filters import utils
+from rest_framework.exceptions import Throttled
+from rest_framework.generics import GenericAPIView
+from rest_framework.permissions import IsAuthenticated
 
-from petstore.api.renderers import plain_choice
+from pets.api.filters import PetFilter
+from pets.api.serializers import PetSerializer
+from pets.models import Pet
+from petstore.api import pagination
+from petstore.api.authentication import BearerKeyAuthentication
+from petstore.api.renderers import ORJSONRenderer
+from petstore.api.throttles import AddressThrottle, KeyThrottle
+
+_AUTHENTICATOR = BearerKeyAuthentication()
+_THROTTLES = (KeyThrottle, AddressThrottle)
+_RENDERER = ORJSONRenderer()
+# The Accept values for which DRF's negotiation can only choose the one renderer, as is.
+_PLAIN_ACCEPT = ("*/*", _RENDERER.media_type)
+# The columns read, in the order `_pets` writes them.
+_COLUMNS = ("id", "name", "category_id", "status")
+# A query parameter that urlencode writes back exactly as it reads (quote_plus leaves
+# these characters alone), with its one '='.
+_AS_ENCODED = re.compile(r"[A-Za-z0-9_.~-]+=[A-Za-z0-9_.~-]*")
 
 
-def serve(view: APIView, request: HttpRequest, *args, **kwargs) -> HttpResponseBase | None:
+@functools.cache
+def _answers_for(view_class: type[GenericAPIView]) -> bool:
+    """Whether the view runs exactly what this module runs in its place: one bearer
+    authenticator (an authenticated user passes IsAuthenticated), the two rate
+    limits, the orjson renderer, PetFilter and the keyset paginator, on PetSerializer."""
+    return (
+        view_class.authentication_classes == [BearerKeyAuthentication]
+        and view_class.permission_classes == [IsAuthenticated]
+        and list(view_class.throttle_classes) == list(_THROTTLES)
+        and view_class.renderer_classes == [ORJSONRenderer]
+        and getattr(view_class, "filterset_class", None) is PetFilter
+        and view_class.pagination_class is pagination.KeysetPagination
+        and view_class.serializer_class is PetSerializer
+    )
+
+
+def serve(view: GenericAPIView, request: HttpRequest) -> HttpResponseBase | None:
     """The view's answer to this GET, or None when DRF's dispatch must answer it."""
-    chosen = plain_choice(request, view.get_renderers())
-    if chosen is None:
+    if not _answers_for(type(view)):
         return None
-    view.args, view.kwargs, view.request = args, kwargs, request
-    view.headers = view.default_response_headers
-    view.format_kwarg = None
+    if request.META.get("HTTP_ACCEPT", "*/*") not in _PLAIN_ACCEPT:
+        return None
     user_auth = None
     try:
-        for authenticator in view.get_authenticators():
-            user_auth = authenticator.authenticate(request)
-            if user_auth is not None:
-                break
-        else:
-            return None
-        request.user, request.auth = user_auth  # as DRF's Request sets them on Django's
-        if not all(
-            permission.has_permission(request, view) for permission in view.get_permissions()
-        ):
-            return None
-        request.accepted_renderer, request.accepted_media_type = chosen  # as JSONNegotiation
-        view.check_throttles(request)
-        response = view.get(request, *args, **kwargs)
+        user_auth = _AUTHENTICATOR.authenticate(request)
+        if user_auth is None:
+            return None  # no credentials: DRF decides what an anonymous request gets
+        # As DRF's Request sets them on the Django request it wraps; the throttles read them.
+        request.user, request.auth = user_auth  # type: ignore[attr-defined]
+        _check_throttles(view, request)
+        response = _page(request)
     except Exception as exc:  # noqa: BLE001 - DRF's own handling decides, as in its dispatch
         return _drf_error(view, request, exc, user_auth)
-    return view.finalize_response(request, response, *args, **kwargs)
+    for name, value in view.default_response_headers.items():  # `Allow`, as DRF sets it
+        response[name] = value
+    return response
 
 
-def _drf_error(view: APIView, request: HttpRequest, exc: Exception, user_auth) -> HttpResponseBase:
-    """What DRF's dispatch answers when `exc` escapes the checks or the handler."""
-    drf_request = view.initialize_request(request, *view.args, **view.kwargs)
+def _check_throttles(view: GenericAPIView, request: HttpRequest) -> None:
+    """DRF's `check_throttles`: every limit is asked (and counts the request if it
+    allows it); over any of them, Throttled with the longest wait."""
+    waits = [
+        throttle.wait()
+        for throttle in (throttle_class() for throttle_class in _THROTTLES)
+        if not throttle.allow_request(request, view)
+    ]
+    if waits:
+        raise Throttled(max(waits))
+
+
+def _page(request: HttpRequest) -> HttpResponse:
+    """The page as DRF's list writes it: filter, then limit and cursor, validated in
+    that order; the body; the next link when there is a next page."""
+    params = request.GET
+    raw_status = params.get("status")
+    status = _valid_status(raw_status) if raw_status is not None else None
+    limit = pagination.parse_limit(params.get("limit"))
+    cursor = params.get("cursor")
+    after = pagination.decode_cursor(cursor) if cursor is not None else None
+    rows = _fetch(status=status, after=after, size=limit + 1)  # one more: a next page?
+    page = rows[:limit]
+    response = HttpResponse(_RENDERER.render(_pets(page)), content_type=_RENDERER.media_type)
+    if len(rows) > limit:
+        response["Link"] = pagination.next_link(
+            request.build_absolute_uri(request.path),
+            _carried(request),
+            limit=limit,
+            last_id=page[-1][0],
+        )
+    return response
+
+
+def _valid_status(value: str) -> str:
+    filterset = _validated_filter(value)
+    if not filterset.is_valid():
+        raise utils.translate_validation(filterset.errors)
+    return filterset.form.cleaned_data["status"]
+
+
+@functools.lru_cache(maxsize=256)
+def _validated_filter(status: str) -> PetFilter:
+    """PetFilter validated for this status (as a form reads the last value of a
+    parameter). Only read afterwards: shared by requests and threads."""
+    filterset = PetFilter({"status": status}, queryset=Pet.objects.none())
+    filterset.is_valid()
+    return filterset
+
+
+@functools.cache  # at most 2 x 2 x 100 shapes per database vendor
+def _statement(vendor: str, *, with_status: bool, with_after: bool, size: int) -> str:
+    queryset = Pet.objects.values_list(*_COLUMNS)
+    # Placeholder values: only the statement is kept. Its parameters come in this
+    # order (status, then id), as `_fetch` passes them.
+    if with_status:
+        queryset = queryset.filter(status="")
+    if with_after:
+        queryset = queryset.filter(id__gt=0)
+    sql, _ = queryset.order_by("id")[:size].query.sql_with_params()
+    return sql
+
+
+def _fetch(*, status: str | None, after: int | None, size: int) -> list[tuple]:
+    """Up to `size` pets as _COLUMNS rows in id order: ids above `after`, this status."""
+    statement = _statement(
+        connection.vendor, with_status=status is not None, with_after=after is not None, size=size
+    )
+    params = [value for value in (status, after) if value is not None]
+    with connection.cursor() as cursor:
+        cursor.execute(statement, params)
+        return cursor.fetchall()
+
+
+def _pets(rows: list[tuple]) -> list[dict]:
+    """PetSerializer's output for the rows: the columns are already int, str, int and
+    a PetStatus value, which its fields write unchanged."""
+    return [
+        {"id": pk, "name": name, "categoryId": category_id, "status": status}
+        for pk, name, category_id, status in rows
+    ]
+
+
+def _carried(request: HttpRequest) -> list[str]:
+    """The next link's other parameters: as sent when every one appears once and is
+    written as urlencode would write it back (nearly always); otherwise re-encoded
+    from the parsed values, as the paginator does."""
+    parts = [part for part in request.META.get("QUERY_STRING", "").split("&") if part]
+    names = [part.partition("=")[0] for part in parts]
+    if len(set(names)) == len(names) and all(_AS_ENCODED.fullmatch(part) for part in parts):
+        paging = pagination.PAGING_PARAMS
+        return [part for part, name in zip(parts, names, strict=True) if name not in paging]
+    return pagination.carried_params(request.GET)
+
+
+def _drf_error(
+    view: GenericAPIView, request: HttpRequest, exc: Exception, user_auth: tuple | None
+) -> HttpResponseBase:
+    """What DRF's dispatch answers when `exc` escapes the checks or the page."""
+    view.args, view.kwargs, view.format_kwarg = (), {}, None
+    view.headers = view.default_response_headers
+    drf_request = view.initialize_request(request)
     # The outcome of authentication so far, so that nothing authenticates twice.
     drf_request.user, drf_request.auth = user_auth or (AnonymousUser(), None)
     drf_request.accepted_renderer, drf_request.accepted_media_type = (
@@ -79,4 +209,4 @@ def _drf_error(view: APIView, request: HttpRequest, exc: Exception, user_auth) -
     )
     view.request = drf_request
     response = view.handle_exception(exc)
-    return view.finalize_response(drf_request, response, *view.args, **view.kwargs)
+    return view.finalize_response(drf_request, response)

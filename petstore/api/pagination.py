@@ -5,8 +5,9 @@ so a client cannot forge or garble it; the next page is `WHERE id > last ORDER B
 id LIMIT n`, which costs the same on page 10,000 as on page 1. `limit` and the
 cursor are validated here because DRF's paginators clamp bad values silently.
 
-The rows come from a fetch function (pets.selectors.pet_page) as tuples whose
-first column is the id: no queryset is compiled, no model instance is built.
+`KeysetPagination` is DRF's paginator for the list view; the functions below are
+what it is made of, and what listPets' hot path (pets.api.hotpath) reuses so that
+both write the same page and the same link.
 """
 
 from __future__ import annotations
@@ -17,12 +18,13 @@ from urllib.parse import urlencode
 
 from django.conf import settings
 from django.core import signing
+from django.http import QueryDict
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter
 from rest_framework.exceptions import ValidationError
 from rest_framework.pagination import BasePagination
-
-from petstore.api.renderers import rendered_response
+from rest_framework.request import Request
+from rest_framework.response import Response
 
 LIMIT_DEFAULT = 20
 LIMIT_MIN = 1
@@ -30,29 +32,8 @@ LIMIT_MAX = 100
 _CURSOR_SALT = "pets.list.cursor"
 _DIGITS = re.compile(r"[0-9]{1,4}")
 _ID = re.compile(r"[0-9]{1,19}")
-# The parameters a next link sets itself; every other one is carried over as sent.
-_PAGING_PARAMS = ("cursor", "limit")
-# A query parameter a URL can carry as is: unreserved and sub-delimiter characters, and %XX.
-_URL_SAFE = re.compile(r"[A-Za-z0-9\-._~!$'()*+,;=:@/?%]*")
-
-
-def _carried_params(request) -> list[str]:
-    """The query's parameters other than the paging ones, for the next link.
-
-    As the client sent them when they are URL-safe (nearly always): re-encoding
-    them with urlencode was ~10 % of a list request. Otherwise (raw spaces or
-    non-ASCII bytes, which test clients and some proxies let through) they are
-    re-encoded from the parsed values, last value per name, as UTF-8.
-    """
-    parts = [
-        part
-        for part in request.META.get("QUERY_STRING", "").split("&")
-        if part and part.partition("=")[0] not in _PAGING_PARAMS
-    ]
-    if all(_URL_SAFE.fullmatch(part) for part in parts):
-        return parts
-    params = request.GET.items()
-    return [urlencode({name: value}) for name, value in params if name not in _PAGING_PARAMS]
+# The parameters a next link sets itself; every other one is carried over.
+PAGING_PARAMS = ("cursor", "limit")
 
 
 @functools.lru_cache(maxsize=4)
@@ -90,34 +71,43 @@ def parse_limit(raw: str | None) -> int:
     return int(raw)
 
 
+def carried_params(query: QueryDict) -> list[str]:
+    """The query's other parameters for the next link, re-encoded from the parsed
+    values: the last value of each name, in the order the names first appear."""
+    return [urlencode({name: value}) for name, value in query.items() if name not in PAGING_PARAMS]
+
+
+def next_link(url: str, carried: list[str], *, limit: int, last_id: int) -> str:
+    """The `Link` header value to the page after `last_id`. Ours come last, so they win
+    over a differently spelled duplicate (`%63ursor=`): the last value counts. A signed
+    cursor is URL-safe base64 and ':' as it is."""
+    query = [*carried, f"limit={limit}", f"cursor={encode_cursor(last_id)}"]
+    return f'<{url}?{"&".join(query)}>; rel="next"'
+
+
 class KeysetPagination(BasePagination):
-    def paginate_rows(self, request, fetch) -> list[tuple]:
-        """The page: `fetch(after=<last id of the previous page or None>, size=...)`
-        returns up to `size` rows in id order, the id first."""
+    def paginate_queryset(self, queryset, request: Request, view=None) -> list:
+        """The page of `queryset` (ordered by id) after the cursor, `limit` long."""
         self.request = request
-        # GET: DRF's query_params, and what a Django request (pets.fastpath) has too.
-        self.limit = parse_limit(request.GET.get("limit"))
-        cursor = request.GET.get("cursor")
-        after = decode_cursor(cursor) if cursor is not None else None
-        rows = fetch(after=after, size=self.limit + 1)  # one more: is there a next page?
+        self.limit = parse_limit(request.query_params.get("limit"))
+        cursor = request.query_params.get("cursor")
+        if cursor is not None:
+            queryset = queryset.filter(id__gt=decode_cursor(cursor))
+        rows = list(queryset[: self.limit + 1])  # one more: is there a next page?
         self.has_next = len(rows) > self.limit
         self.page = rows[: self.limit]
         return self.page
 
-    def next_link(self) -> str | None:
+    def get_paginated_response(self, data) -> Response:
         if not self.has_next:
-            return None
-        # Ours come last, so they win over a differently spelled duplicate (%63ursor=...):
-        # the last value counts. A signed cursor is URL-safe base64 and ':' as it is.
-        query = _carried_params(self.request)
-        query.append(f"limit={self.limit}")
-        query.append(f"cursor={encode_cursor(self.page[-1][0])}")  # the id of the last row
-        url = self.request.build_absolute_uri(self.request.path)
-        return f'<{url}?{"&".join(query)}>; rel="next"'
-
-    def get_paginated_response(self, data):
-        link = self.next_link()
-        return rendered_response(self.request, data, headers={"Link": link} if link else None)
+            return Response(data)
+        link = next_link(
+            self.request.build_absolute_uri(self.request.path),
+            carried_params(self.request.query_params),
+            limit=self.limit,
+            last_id=self.page[-1].pk,
+        )
+        return Response(data, headers={"Link": link})
 
     def get_paginated_response_schema(self, schema):
         return schema  # the body stays a bare array of Pet

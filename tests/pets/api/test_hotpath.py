@@ -1,0 +1,257 @@
+"""listPets' hot path (pets.api.hotpath) answers exactly what DRF's generic list answers.
+
+Each scenario is played twice on the same data, once with API_LIST_FAST_PATH on and
+once off, from a clean rate-limit state and at the same frozen instant; status,
+headers (but the per-request id and date) and body bytes must be identical. The
+requests the hot path is meant to answer must have been answered by it, and with
+the switch off by DRF alone.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+import time_machine
+from django.core.cache import cache
+from rest_framework.response import Response
+from rest_framework.test import APIClient
+
+from pets.models import PetStatus
+from pets.services import api_key_issue, api_key_revoke
+from petstore.api.pagination import encode_cursor
+from tests.pets.helpers import bearer
+
+pytestmark = pytest.mark.django_db
+
+ADDRESS = "198.51.100.20"  # TEST-NET-2, this module's own rate-limit budget
+PER_REQUEST = {"Date", "X-Request-ID"}
+NO_HEADER = None  # a header value that means "not sent"
+
+
+def answered_by_drf(response) -> bool:
+    # DRF answers with its Response; the hot path with a plain one (but for errors,
+    # which it hands to DRF's exception handling).
+    return isinstance(response, Response)
+
+
+def play(settings, key, requests: list[tuple[str, dict]], *, fast: bool) -> list[tuple]:
+    """Status, headers and body of each request, played in order with alice's key
+    unless a request names its own `HTTP_AUTHORIZATION` (NO_HEADER: none sent)."""
+    settings.API_LIST_FAST_PATH = fast
+    cache.delete_many([f"throttle_api_key_{key.api_key.prefix}", f"throttle_api_address_{ADDRESS}"])
+    client = APIClient(REMOTE_ADDR=ADDRESS)
+    answers = []
+    with time_machine.travel(datetime(2027, 3, 1, 12, 0, tzinfo=UTC), tick=False):
+        for path, extra in requests:
+            headers = {**bearer(key.plaintext), **extra}
+            headers = {name: value for name, value in headers.items() if value is not NO_HEADER}
+            response = client.get(path, **headers)
+            kept = {k: v for k, v in response.headers.items() if k not in PER_REQUEST}
+            answers.append((response.status_code, kept, response.content, response))
+    return answers
+
+
+def assert_same(settings, key, requests, *, hot: bool | None = None) -> list[tuple]:
+    """Both paths give the same answers. `hot`: whether the hot path must have
+    answered every request itself (None: not checked)."""
+    fast = play(settings, key, requests, fast=True)
+    drf = play(settings, key, requests, fast=False)
+    for request, a, b in zip(requests, fast, drf, strict=True):
+        assert a[:3] == b[:3], request
+        assert answered_by_drf(b[3]), request
+        if hot is not None:
+            assert answered_by_drf(a[3]) is not hot, request
+    return fast
+
+
+@pytest.fixture
+def pets(make_pet, cats):
+    return [
+        make_pet(
+            f"P{i} ✓ \u2028" if i == 3 else f"P{i}",
+            status=(PetStatus.SOLD if i % 2 else PetStatus.AVAILABLE),
+            category=cats if i % 3 == 0 else None,
+        )
+        for i in range(7)
+    ]
+
+
+@pytest.fixture
+def no_rate_limits(settings):
+    settings.API_RATE_LIMIT = settings.API_ADDRESS_RATE_LIMIT = ""
+
+
+def link_of(answer) -> str | None:
+    link = answer[1].get("Link")
+    return link[1 : link.index(">")] if link else None
+
+
+def test_every_page_of_every_filter_is_answered_alike_by_the_hot_path(
+    settings, alice_key, pets, no_rate_limits
+):
+    starts = [
+        "/v1/pets",
+        "/v1/pets?limit=1",
+        "/v1/pets?limit=2",
+        "/v1/pets?limit=3&status=sold",
+        "/v1/pets?status=available&limit=2",
+        "/v1/pets?status=pending",
+        "/v1/pets?limit=100",  # the only page: no Link
+        f"/v1/pets?cursor={encode_cursor(pets[-1].pk)}",  # after the last pet: []
+    ]
+    for start in starts:
+        url, pages = start, 0
+        while url:  # follow the next links through both paths, page by page
+            (answer,) = assert_same(settings, alice_key, [(url, {})], hot=True)
+            url, pages = link_of(answer), pages + 1
+            assert pages <= len(pets) + 1
+    assert link_of(assert_same(settings, alice_key, [("/v1/pets?limit=100", {})])[0]) is None
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "limit=0",
+        "limit=101",
+        "limit=abc",
+        "limit=",
+        "limit=%205",
+        "status=adopted",
+        "status=",
+        "status=SOLD",
+        "status=sold&status=adopted",  # the last value counts, as for a form
+        "cursor=forged",
+        "cursor=",
+        "cursor=" + "6" + "x" * 20,
+        "status=adopted&limit=0&cursor=forged",  # the filter first, then limit, then cursor
+        "limit=0&cursor=forged",
+    ],
+)
+def test_invalid_parameters_get_the_same_error(settings, alice_key, pets, query):
+    # The hot path hands every error to DRF's exception handling: both answer with
+    # DRF's Response, so which path ran is not told apart here.
+    (answer,) = assert_same(settings, alice_key, [(f"/v1/pets?{query}", {})])
+    assert answer[0] == 400
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "extra=a%2Fb",  # an escape: urlencode's own spelling, re-encoded all the same
+        "extra=a/b",  # a character urlencode escapes
+        "extra=a b",  # a raw space (test clients let it through)
+        "extra=a+b",
+        "extra=%C3%A9t%C3%A9",
+        "extra=\u00e9t\u00e9",  # raw non-ASCII
+        "extra=%41",  # an escape urlencode would not write
+        "extra=1&extra=2",  # a duplicate: the last value, once
+        "extra=1&status=sold&extra=2",
+        "status=sold&status=available",
+        "limit=5&limit=1",
+        "flag",  # no '=': carried as `flag=`
+        "=x",
+        "a=1&&b=2",
+        "a=1;b=2",
+        "%63ursor=forged",  # a differently spelled cursor is the cursor
+        "limit=1&%6Cimit=2",
+        "format=json&page=2&q=~tilde_.-",
+    ],
+)
+def test_odd_query_strings_get_the_same_answer_and_next_link(
+    settings, alice_key, pets, no_rate_limits, query
+):
+    answers = assert_same(settings, alice_key, [(f"/v1/pets?limit=1&{query}", {})])
+    first = link_of(answers[0])
+    if first:  # and the page after it, through the link itself
+        assert_same(settings, alice_key, [(first, {})])
+        spelled = first.replace("cursor=", "%63ursor=", 1)  # a duplicate that loses
+        assert_same(settings, alice_key, [(f"{spelled}&cursor=forged", {})])
+
+
+@pytest.mark.parametrize(
+    "authorization",
+    [
+        NO_HEADER,
+        "",
+        "Bearer",
+        "Bearer ",
+        "Bearer pst_0000",  # malformed
+        "Bearer a b",
+        "Bearer pst_00000000_wrong",  # unknown
+        "Basic YWxpY2U6eA==",
+        "bearer pst_00000000_wrong",
+    ],
+)
+def test_missing_or_refused_credentials_get_the_same_401(settings, alice_key, authorization):
+    (answer,) = assert_same(
+        settings, alice_key, [("/v1/pets", {"HTTP_AUTHORIZATION": authorization})]
+    )
+    assert answer[0] == 401
+
+
+def test_a_revoked_key_gets_the_same_401(settings, alice, pets):
+    key = api_key_issue(user=alice)
+    api_key_revoke(api_key=key.api_key)
+    (answer,) = assert_same(settings, key, [("/v1/pets", {})])
+    assert answer[0] == 401
+
+
+def test_another_users_key_sees_the_same_list(settings, alice_key, bob_key, pets):
+    assert_same(settings, alice_key, [("/v1/pets?limit=2", bearer(bob_key.plaintext))], hot=True)
+
+
+@pytest.mark.parametrize(
+    ("accept", "status", "hot"),
+    [
+        (NO_HEADER, 200, True),
+        ("*/*", 200, True),
+        ("application/json", 200, True),
+        ("application/json; indent=2", 200, False),  # DRF's renderer indents
+        ("application/*", 200, False),
+        ("text/html, application/json;q=0.5", 200, False),
+        ("text/html", 406, False),
+        ("application/xml", 406, False),
+    ],
+)
+def test_every_accept_gets_the_same_answer(settings, alice_key, pets, accept, status, hot):
+    (answer,) = assert_same(
+        settings, alice_key, [("/v1/pets?limit=2", {"HTTP_ACCEPT": accept})], hot=hot
+    )
+    assert answer[0] == status
+
+
+def test_the_key_rate_limit_answers_the_same_429(settings, alice_key, pets):
+    settings.API_RATE_LIMIT = "2/min"
+    settings.API_ADDRESS_RATE_LIMIT = ""
+    answers = assert_same(settings, alice_key, [("/v1/pets", {})] * 3)
+    assert [answer[0] for answer in answers] == [200, 200, 429]
+    assert answers[2][1]["Retry-After"]
+
+
+def test_the_address_rate_limit_answers_the_same_429(settings, alice_key, bob_key, pets):
+    settings.API_RATE_LIMIT = ""
+    settings.API_ADDRESS_RATE_LIMIT = "2/min"
+    requests = [("/v1/pets", {}), ("/v1/pets", bearer(bob_key.plaintext))] * 2
+    answers = assert_same(settings, alice_key, requests)
+    assert [answer[0] for answer in answers] == [200, 200, 429, 429]
+
+
+def test_a_request_refused_by_one_limit_is_counted_once_by_the_other(settings, alice_key, pets):
+    # DRF asks every throttle and counts the request in each one that allows it; the
+    # hot path must not count it a second time before DRF answers the 429.
+    settings.API_RATE_LIMIT = "100/min"
+    settings.API_ADDRESS_RATE_LIMIT = "1/min"
+    for fast in (True, False):
+        answers = play(settings, alice_key, [("/v1/pets", {})] * 2, fast=fast)
+        assert [answer[0] for answer in answers] == [200, 429]
+        history = cache.get(f"throttle_api_key_{alice_key.api_key.prefix}")
+        assert len(history) == 2, fast
+
+
+def test_other_methods_are_drfs_whatever_the_switch(settings, alice_key):
+    settings.API_LIST_FAST_PATH = True
+    client = APIClient()
+    response = client.options("/v1/pets", **bearer(alice_key.plaintext))
+    assert answered_by_drf(response)
+    assert response.status_code == 200
