@@ -32,6 +32,7 @@ import psutil
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.environment import ENV, create_database  # noqa: E402
 from bench.processes import spawn, terminate  # noqa: E402
 
 SIZES = (1_000, 10_000)
@@ -358,8 +359,6 @@ def _sweep_rows(env: dict, sizes: tuple[int, ...]) -> list[str]:
 
 
 if __name__ == "__main__":
-    from bench.run import ENV, create_database
-
     create_database()
     sizes = tuple(int(arg) for arg in sys.argv[1:]) or SIZES
     for line in sweep_rows(ENV, sizes):

@@ -23,32 +23,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.environment import ENV, create_database  # noqa: E402
 from bench.load import Side, paired, side_by_side, spread  # noqa: E402
 from bench.processes import terminate  # noqa: E402
 from petstore.env import env_bool  # noqa: E402
 
-PG_ADMIN_URL = os.environ.get("BENCH_PG_ADMIN_URL", "postgres://postgres@127.0.0.1:5432/postgres")
-DB_NAME = os.environ.get("BENCH_DB", "bench")
 PORT = int(os.environ.get("BENCH_PORT", "8077"))
 BASE = f"http://127.0.0.1:{PORT}"
 PETS = int(os.environ.get("BENCH_PETS", "1000000"))
 
-ENV = {
-    **os.environ,
-    "DJANGO_SETTINGS_MODULE": "bench.settings",
-    "DATABASE_URL": f"postgres://postgres@127.0.0.1:5432/{DB_NAME}",
-    "REDIS_URL": os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/8"),
-    "CELERY_BROKER_URL": os.environ.get("BENCH_BROKER_URL", "redis://127.0.0.1:6379/9"),
-    "SECRET_KEY": "bench-only-not-secret",
-    "DEBUG": "0",
-    "ALLOWED_HOSTS": "127.0.0.1,localhost",
-    "SECURE_SSL_REDIRECT": "0",
-    "DB_CONN_MAX_AGE": "600",
-    "LOG_LEVEL": "WARNING",
-    # The rate limit would cap the load itself; the benchmark measures the code path.
-    "API_RATE_LIMIT": "",
-    "API_ADDRESS_RATE_LIMIT": "",
-}
 # Sized for 2 cores: cores + 1 sync workers (the work is ~80 % Python CPU, ~20 % waiting
 # for PostgreSQL). Sync, not gthread with one thread: a gthread worker keeps accepting
 # connections while its only thread is busy (gunicorn #2191, #3433), so a run's 8
@@ -72,15 +55,6 @@ def manage(*args: str) -> str:
         capture_output=True, text=True,
     )  # fmt: skip
     return out.stdout
-
-
-def create_database() -> None:
-    import psycopg
-
-    with psycopg.connect(PG_ADMIN_URL, autocommit=True) as conn:
-        exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (DB_NAME,)).fetchone()
-        if not exists:
-            conn.execute(f'CREATE DATABASE "{DB_NAME}"')
 
 
 def seed() -> str:

@@ -9,7 +9,7 @@ import threading
 import pytest
 
 from domains.dns import lookups as dns
-from tests.domains.conftest import TARGET
+from tests.fixtures.domains import TARGET
 from tests.processes import wait_for
 from tests.reliability.hostile_dns import HostileDNS
 
