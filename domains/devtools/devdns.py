@@ -20,6 +20,7 @@ import socketserver
 import struct
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from pathlib import Path
 
@@ -63,6 +64,9 @@ class Records:
         # of _data per query, so a server holding 10,000 names answers as fast as one with 3.
         self._existing: set[dns.name.Name] = set()
         self.blackholed: set[dns.name.Name] = set()
+        # The latest questions asked, as (name, type) text: tests assert what was (not)
+        # asked; bounded, since `make run`'s server runs for days.
+        self.queries: deque[tuple[str, str]] = deque(maxlen=10_000)
         self.servfailing: set[dns.name.Name] = set()
         self._psl = PublicSuffixList()
 
@@ -126,6 +130,7 @@ class Records:
             self._existing.clear()
             self.blackholed.clear()
             self.servfailing.clear()
+            self.queries.clear()
 
     def blackhole(self, name: str) -> None:
         """Never answer queries for this name: clients time out."""
@@ -163,6 +168,7 @@ class Records:
             return response
         question = query.question[0]
         qname, qtype = question.name, question.rdtype
+        self.queries.append((qname.to_text(omit_final_dot=True), dns.rdatatype.to_text(qtype)))
         if qname in self.blackholed:
             return None
         if qname in self.servfailing:
@@ -334,6 +340,10 @@ class DNSServer:
 
     def clear(self) -> None:
         self.records.clear()
+
+    @property
+    def queries(self) -> deque[tuple[str, str]]:
+        return self.records.queries
 
     @property
     def address(self) -> str:

@@ -1,0 +1,106 @@
+"""What the owner reads as a domain moves through its lifecycle: one voice for the badge
+and the sentence beside it, what Remove will change, a lost name, and no DNS question
+asked while a page is shown."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.test import Client
+from django.utils import timezone
+
+from domains.services.domains import domain_add
+from domains.services.redirects import redirect_save
+from domains.services.verification import domain_check
+from tests.fixtures.domains import TARGET, go_live
+
+pytestmark = pytest.mark.django_db
+P = "/dashboard/projects/shop/"
+D = P + "domains/www.example.test/"
+
+
+def test_a_page_view_asks_the_dns_nothing(alice_client, www, dns_server, time_machine):
+    dns_server.add("www.example.test", "CNAME", TARGET + ".")
+    domain_check(domain_id=www.pk)
+    time_machine.move_to(timezone.now() + timedelta(minutes=31))  # troubleshooting shows
+    dns_server.queries.clear()
+    for path in (D, D + "status.json", P + "domains/", D + "remove/"):
+        assert alice_client.get(path).status_code == 200
+    assert 'id="troubleshooting"' in alice_client.get(D).content.decode()
+    assert list(dns_server.queries) == []
+
+
+def test_a_failing_live_domain_says_when_it_stops_serving(alice_client, www, dns_server):
+    dns_server.add("www.example.test", "CNAME", TARGET + ".")
+    domain_check(domain_id=www.pk)
+    dns_server.remove("www.example.test")
+    domain_check(domain_id=www.pk)
+    page = alice_client.get(D).content.decode()
+    assert 'data-state="failing"' in page and ">Failing<" in page
+    assert "Still served, but its DNS record stopped pointing here" in page
+    assert "It stops serving on" in page
+    assert "Live with a certificate." not in page
+    status = alice_client.get(D + "status.json").json()
+    assert status["badge"] == "failing" and status["stops_serving_at"]
+
+
+def test_during_a_check_the_status_says_so(alice_client, www):
+    alice_client.post(D + "verify/")
+    status = alice_client.get(D + "status.json").json()
+    assert status["check_in_progress"] is True
+    assert status["state_help"].startswith("Checking the DNS records now")
+
+
+def test_remove_lists_what_it_will_change_and_activity_records_it(alice_client, shop, www, alice):
+    old = domain_add(project=shop, hostname="old.example.test", actor=alice)
+    go_live(www)
+    redirect_save(project=shop, from_domain=old, to_domain=www, actor=alice)
+    shop.primary_domain = www
+    shop.save(update_fields=["primary_domain"])
+    page = alice_client.get(D + "remove/").content.decode()
+    effects = page[page.index('id="remove-effects"') :]
+    assert "clears the primary domain" in effects
+    assert "old.example.test → www.example.test" in effects
+    assert "Redirect instead" not in page  # the primary cannot redirect away
+    alice_client.post(D + "remove/", {"remove": "1"})
+    actions = set(shop.events.values_list("action", flat=True))
+    assert {"removed", "redirect_deleted", "primary_cleared"} <= actions
+    activity = alice_client.get(P + "domains/").content.decode()
+    assert "Primary domain cleared" in activity and "Deleted a redirect" in activity
+
+
+def test_a_redirect_from_a_pending_domain_says_when_it_starts(alice_client, shop, www, alice):
+    pending = domain_add(project=shop, hostname="new.example.test", actor=alice)
+    redirect_save(project=shop, from_domain=pending, to_domain=go_live(www), actor=alice)
+    page = alice_client.get(P + "domains/").content.decode()
+    assert "starts working once new.example.test verifies" in page
+
+
+def test_activity_speaks_plain_words(alice_client, www, dns_server):
+    dns_server.add("www.example.test", "CNAME", "elsewhere.example.net.")
+    domain_check(domain_id=www.pk)
+    page = alice_client.get(D).content.decode()
+    activity = page[page.index('<table class="events">') :]
+    assert "Check failed" in activity
+    assert "The CNAME points to elsewhere.example.net" in activity
+    assert "wrong_target" not in activity
+
+
+def test_the_losing_project_is_told_it_lost_the_name(dns_server, shop, bobs, alice, bob):
+    dns_server.add("www.example.test", "CNAME", TARGET + ".")
+    theirs = domain_check(
+        domain_id=domain_add(project=bobs, hostname="www.example.test", actor=bob).pk
+    ).domain
+    mine = domain_add(project=shop, hostname="www.example.test", actor=alice)
+    dns_server.add("_petstore-verification.www.example.test", "TXT", f'"{mine.verification_token}"')
+    domain_check(domain_id=mine.pk)
+    bobs_view = Client()
+    bobs_view.force_login(bob)
+    page = bobs_view.get(
+        f"/dashboard/projects/{bobs.slug}/domains/www.example.test/"
+    ).content.decode()
+    assert ">Taken by another project<" in page
+    assert "another project proved control of this name with a TXT record" in page
+    assert "Lost the name to another project" in page
+    assert theirs.verification_token in page  # his own TXT record, to take it back

@@ -1,0 +1,95 @@
+"""A domain whose DNS leaves stops serving after its grace period, however often Verify is
+pressed, and its certificate is not renewed."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from domains import tasks
+from domains.choices import State
+from domains.models import Certificate, Domain, DomainEvent
+from domains.services import certificates
+from domains.services.domains import domain_request_check
+from domains.services.verification import domain_check
+from tests.fixtures.domains import TARGET
+
+pytestmark = pytest.mark.django_db
+T0 = datetime(2026, 11, 2, 12, 0, tzinfo=UTC)
+
+
+@pytest.fixture
+def active(dns_server, www, time_machine):
+    time_machine.move_to(T0, tick=False)
+    dns_server.add("www.example.test", "CNAME", TARGET + ".")
+    tasks.enqueue(domain_check(domain_id=www.pk).next_steps)
+    certificates.certificate_issue(domain_id=www.pk)
+    www.refresh_from_db()
+    assert www.state == State.ACTIVE
+    return www
+
+
+def test_reverify_every_40_hours_does_not_keep_a_dangling_domain_alive(
+    client, dns_server, active, alice, time_machine
+):
+    dns_server.remove("www.example.test")  # the owner left; the CNAME is gone
+    for hours in (1, 41, 81):
+        time_machine.move_to(T0 + timedelta(hours=hours), tick=False)
+        domain = Domain.objects.get(pk=active.pk)
+        domain_request_check(domain=domain, actor=alice, cooldown=False)
+        domain = domain_check(domain_id=domain.pk).domain
+        assert domain is not None
+        if hours < 49:
+            assert domain.state == State.ACTIVE  # within the grace period: still served
+            assert domain.failing_since == T0 + timedelta(hours=1)  # Verify did not reset it
+            assert client.get("/", HTTP_HOST="www.example.test").status_code == 200
+    assert domain.state == State.MISCONFIGURED
+    assert client.get("/", HTTP_HOST="www.example.test").status_code == 404
+    [stopped] = DomainEvent.objects.filter(domain=domain, action="stopped_serving")
+    assert "was not fixed within 48 hours" in stopped.message
+
+
+def test_the_sweep_stops_it_on_time_without_anybody_pressing_anything(
+    dns_server, active, time_machine
+):
+    dns_server.remove("www.example.test")
+    time_machine.move_to(T0 + timedelta(hours=6), tick=False)  # the scheduled re-check
+    domain = domain_check(domain_id=active.pk).domain
+    assert domain.state == State.ACTIVE
+    # The last check of the grace period lands on its end.
+    assert domain.next_check_at <= T0 + timedelta(hours=54)
+    time_machine.move_to(T0 + timedelta(hours=54), tick=False)
+    assert domain_check(domain_id=active.pk).domain.state == State.MISCONFIGURED
+
+
+def test_a_passing_check_within_the_grace_period_clears_it(dns_server, active, time_machine):
+    dns_server.remove("www.example.test")
+    time_machine.move_to(T0 + timedelta(hours=6), tick=False)
+    assert domain_check(domain_id=active.pk).domain.failing_since is not None
+    dns_server.add("www.example.test", "CNAME", TARGET + ".")
+    time_machine.move_to(T0 + timedelta(hours=7), tick=False)
+    domain = domain_check(domain_id=active.pk).domain
+    assert domain.failing_since is None and domain.state == State.ACTIVE
+
+
+def test_a_temporary_dns_failure_starts_no_grace_period(dns_server, active, time_machine):
+    dns_server.blackhole("www.example.test")
+    # The clock runs: dnspython measures its lifetime on it.
+    time_machine.move_to(T0 + timedelta(hours=6), tick=True)
+    domain = domain_check(domain_id=active.pk).domain
+    assert domain.check_code == "dns_timeout"
+    assert domain.failing_since is None and domain.state == State.ACTIVE
+
+
+def test_a_stopped_domain_is_not_renewed(dns_server, active, time_machine):
+    dns_server.remove("www.example.test")
+    time_machine.move_to(T0 + timedelta(hours=1), tick=False)
+    domain_check(domain_id=active.pk)
+    time_machine.move_to(T0 + timedelta(hours=50), tick=False)
+    domain_check(domain_id=active.pk)
+    first = Certificate.objects.get(domain=active)
+    time_machine.move_to(first.not_after - timedelta(days=1), tick=False)
+    assert certificates.certificates_due_for_renewal() == []
+    assert certificates.certificate_renew(domain_id=active.pk) is None
+    assert Certificate.objects.filter(domain=active).count() == 1

@@ -1,0 +1,75 @@
+"""What keeps one project from holding names for long or many, and Verify from hammering
+the DNS: claims expire, plans have quotas, Verify has a cooldown."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.core.exceptions import ValidationError
+from django.core.management import call_command
+from django.utils import timezone
+
+from domains import tasks
+from domains.choices import PLAN_DOMAIN_QUOTA, Plan
+from domains.models import Domain, DomainEvent
+from domains.services import scheduling
+from domains.services.domains import domain_add, domain_request_check
+from domains.services.projects import project_create
+from tests.fixtures.domains import go_live
+
+pytestmark = pytest.mark.django_db
+
+
+def test_a_claim_that_never_verified_expires_after_seven_days(shop, alice, time_machine):
+    stale = domain_add(project=shop, hostname="stale.example.test", actor=alice)
+    proven = go_live(domain_add(project=shop, hostname="www.example.test", actor=alice))
+    time_machine.move_to(timezone.now() + timedelta(days=6, hours=23))
+    scheduling.sweep()
+    assert Domain.objects.filter(pk=stale.pk).exists()
+    time_machine.move_to(timezone.now() + timedelta(hours=2))
+    scheduling.sweep()
+    assert not Domain.objects.filter(pk=stale.pk).exists()
+    assert Domain.objects.filter(pk=proven.pk).exists()
+    [expired] = DomainEvent.objects.filter(action="expired")
+    assert (
+        expired.hostname == "stale.example.test" and "never verified in 7 days" in expired.message
+    )
+
+
+def test_a_plan_carries_a_domain_quota(shop, alice):
+    quota = PLAN_DOMAIN_QUOTA[Plan.PRO]
+    for i in range(quota):
+        domain_add(project=shop, hostname=f"d{i}.example.test", actor=alice)
+    with pytest.raises(ValidationError) as refused:
+        domain_add(project=shop, hostname="one-more.example.test", actor=alice)
+    assert refused.value.code == "quota_reached"
+    assert f"This project has {quota} custom domains" in refused.value.messages[0]
+    with pytest.raises(Exception, match="the most the Pro plan allows"):
+        call_command("adddomain", "shop", "one-more.example.test")
+
+
+def test_verify_never_queues_a_second_check_and_has_a_cooldown(
+    www, alice, django_capture_on_commit_callbacks, time_machine, settings
+):
+    settings.DOMAINS_VERIFY_COOLDOWN = 30
+    with django_capture_on_commit_callbacks(execute=False) as queued:
+        tasks.request_check(domain=www, actor=alice)
+    assert len(queued) == 1
+    with pytest.raises(ValidationError) as refused:
+        tasks.request_check(domain=Domain.objects.get(pk=www.pk), actor=alice)
+    assert refused.value.code == "check_in_progress"
+    # The check has run (recorded) a moment later: still too soon for another.
+    Domain.objects.filter(pk=www.pk).update(checked_at=timezone.now() + timedelta(seconds=1))
+    time_machine.move_to(timezone.now() + timedelta(seconds=5))
+    with pytest.raises(ValidationError) as refused:
+        domain_request_check(domain=Domain.objects.get(pk=www.pk), actor=alice)
+    assert refused.value.code == "cooldown"
+    time_machine.move_to(timezone.now() + timedelta(seconds=30))
+    domain_request_check(domain=Domain.objects.get(pk=www.pk), actor=alice)
+
+
+def test_reserved_slugs_never_name_a_project(alice):
+    for slug in ("www", "api", "admin", "dashboard", "domains", "mail"):
+        with pytest.raises(ValidationError):
+            project_create(slug=slug, owner=alice, plan="pro")
