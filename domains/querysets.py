@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Self
+from typing import Self
 
 from django.contrib.auth.models import User
 from django.db import models
@@ -11,17 +11,13 @@ from django.utils import timezone
 
 from domains.choices import LIVE_STATES, CertState, State
 
-if TYPE_CHECKING:  # the models module builds its managers from these querysets
-    # Used by the quoted type arguments of the base classes, which ruff does not read.
-    from domains.models import Certificate, Domain, Project  # noqa: F401
 
-
-class ProjectQuerySet(models.QuerySet["Project"]):
+class ProjectQuerySet(models.QuerySet):
     def for_owner(self, user: User) -> Self:
         return self.filter(owner=user)
 
 
-class DomainQuerySet(models.QuerySet["Domain"]):
+class DomainQuerySet(models.QuerySet):
     def for_owner(self, user: User) -> Self:
         return self.filter(project__owner=user)
 
@@ -55,7 +51,7 @@ class DomainQuerySet(models.QuerySet["Domain"]):
         return self.filter(state=State.VERIFIED).exclude(cert_state=CertState.BLOCKED)
 
 
-class CertificateQuerySet(models.QuerySet["Certificate"]):
+class CertificateQuerySet(models.QuerySet):
     def current(self, now: datetime | None = None) -> Self:
         now = now or timezone.now()
         return self.filter(not_before__lte=now, not_after__gt=now)

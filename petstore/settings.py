@@ -300,8 +300,8 @@ DOMAINS_CERT_RENEW_BEFORE_DAYS = env_int("DOMAINS_CERT_RENEW_BEFORE_DAYS", 30)
 DOMAINS_GRACE_HOURS = env_int("DOMAINS_GRACE_HOURS", 48)
 # A claim that never verified is dropped after this many days.
 DOMAINS_CLAIM_EXPIRY_DAYS = env_int("DOMAINS_CLAIM_EXPIRY_DAYS", 7)
-# Seconds between two Verify / Re-verify of one domain.
-DOMAINS_VERIFY_COOLDOWN = env_int("DOMAINS_VERIFY_COOLDOWN", 30)
+# Seconds between two Verify / Re-verify of one domain (a queued check is never doubled).
+DOMAINS_VERIFY_COOLDOWN = env_int("DOMAINS_VERIFY_COOLDOWN", 5)
 CELERY_BEAT_SCHEDULE.update(
     {
         # Picks every domain whose check is due, including ones whose enqueue was lost.

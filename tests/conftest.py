@@ -63,6 +63,9 @@ def plain_http(settings):
     settings.SECURE_SSL_REDIRECT = False
     settings.SESSION_COOKIE_SECURE = False
     settings.CSRF_COOKIE_SECURE = False
+    # Browsers refuse a __Host- cookie that is not Secure: the plain names, as in development.
+    settings.SESSION_COOKIE_NAME = "sessionid"
+    settings.CSRF_COOKIE_NAME = "csrftoken"
 
 
 @pytest.fixture

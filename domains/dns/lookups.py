@@ -20,8 +20,10 @@ measured in docs/decisions/domain-sweep.md.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable
+from collections.abc import Coroutine, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 import dns.asyncbackend
 import dns.asyncresolver
@@ -36,6 +38,8 @@ from dns.rdtypes.ANY.CNAME import CNAME
 from dns.rdtypes.ANY.DNAME import DNAME
 from dns.rdtypes.IN.A import A
 from dns.rdtypes.IN.AAAA import AAAA
+
+_T = TypeVar("_T")
 
 OK = "ok"
 NODATA = "nodata"
@@ -109,7 +113,18 @@ def lookup_many(questions: Iterable[tuple[str, str]]) -> dict[tuple[str, str], L
     unique = list(dict.fromkeys(questions))
     if not unique:
         return {}
-    return asyncio.run(_ask_all(get_resolver(), unique))
+    return _run(_ask_all(get_resolver(), unique))
+
+
+def _run(coroutine: Coroutine[Any, Any, _T]) -> _T:
+    """Run to completion from synchronous code: in this thread, or, where this thread
+    already runs an event loop (an async caller, a browser driver), in a thread of its own."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coroutine)
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
 
 
 async def _ask_all(

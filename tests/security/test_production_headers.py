@@ -7,6 +7,7 @@ import pytest
 from django.test import Client
 
 from domains.dashboard import views
+from petstore import settings as production_settings
 from petstore.http.csp import DEFAULT_HEADER
 from tests.fixtures.people import PASSWORD
 
@@ -22,6 +23,9 @@ EXPECTED_CSP = (
 def production(settings):
     assert settings.DEBUG is False
     settings.SESSION_COOKIE_SECURE = settings.CSRF_COOKIE_SECURE = True
+    # The names production settings compute (this process runs with DEBUG off).
+    settings.SESSION_COOKIE_NAME = production_settings.SESSION_COOKIE_NAME
+    settings.CSRF_COOKIE_NAME = production_settings.CSRF_COOKIE_NAME
     settings.SECURE_HSTS_SECONDS = 31536000
     settings.SECURE_HSTS_INCLUDE_SUBDOMAINS = True
     return settings

@@ -35,11 +35,13 @@ def test_sign_in_page_leads_to_the_owners_projects(shop, live_dashboard, page, s
 @pytest.mark.needs_postgres
 @pytest.mark.needs_redis
 def test_owner_takes_a_subdomain_from_add_domain_to_a_certificate_and_removes_one(
-    page, live_dashboard, dns_server, celery_worker, shop, screenshot
+    page, live_dashboard, dns_server, celery_worker, shop, screenshot, settings
 ):
     from playwright.sync_api import expect
 
+    settings.DOMAINS_VERIFY_COOLDOWN = 0  # the owner fixes each record and verifies at once
     port = live_dashboard.url.rsplit(":", 1)[1]
+    settings.HTTP_PORT = int(port)  # the port redirects name: the platform's own
     sign_in(page, live_dashboard, "alice", PASSWORD)
     page.get_by_role("link", name="Shop", exact=True).click()
 
@@ -145,3 +147,44 @@ def test_no_certificate_after_30_minutes_shows_the_steps_and_re_verify(
     expect(steps.locator("li").nth(1)).to_contain_text("they block it")
     expect(steps.get_by_role("button", name="Re-verify")).to_be_visible()
     screenshot(page, "07-troubleshooting")
+
+
+@pytest.mark.needs_postgres
+@pytest.mark.needs_redis
+def test_two_owners_claim_one_name_and_the_txt_proof_decides(
+    page, live_dashboard, dns_server, celery_worker, shop, bobs, bob, screenshot, settings
+):
+    """bob's project serves www.example.test on the CNAME alone; alice, who controls the
+    DNS, adds it too, publishes her claim's TXT record and verifies: the name moves to her,
+    and bob's page says he lost it."""
+    from playwright.sync_api import expect
+
+    settings.DOMAINS_VERIFY_COOLDOWN = 0
+    dns_server.add("www.example.test", "CNAME", TARGET + ".")
+    bobs_claim = domain_add(project=bobs, hostname="www.example.test", actor=bob)
+    assert domain_check(domain_id=bobs_claim.pk).domain.is_live
+
+    sign_in(page, live_dashboard, "alice", PASSWORD)
+    page.get_by_role("link", name="Shop", exact=True).click()
+    page.get_by_label("Domain or subdomain").fill("www.example.test")
+    page.get_by_role("button", name="Add domain").click()
+    records = page.locator("table.records")
+    expect(records).to_contain_text("TXT")
+    expect(records).to_contain_text("_petstore-verification.www")
+    token = Domain.objects.get(project=shop, hostname="www.example.test").verification_token
+    expect(records).to_contain_text(token)
+    screenshot(page, "08-contested-txt")
+
+    dns_server.add("_petstore-verification.www.example.test", "TXT", f'"{token}"')
+    page.get_by_role("button", name="Verify", exact=True).click()
+    expect(page.locator("h1 + .badge")).to_have_text("Active", timeout=30_000)
+
+    bobs_view = page.context.browser.new_context().new_page()
+    sign_in(bobs_view, live_dashboard, "bob", PASSWORD)
+    bobs_view.goto(
+        live_dashboard.url + f"/dashboard/projects/{bobs.slug}/domains/www.example.test/"
+    )
+    expect(bobs_view.locator("h1 + .badge")).to_have_text("Taken by another project")
+    expect(bobs_view.get_by_text("another project proved control of this name")).to_be_visible()
+    expect(bobs_view.locator("table.events")).to_contain_text("Lost the name to another project")
+    screenshot(bobs_view, "09-lost-to-a-proof")

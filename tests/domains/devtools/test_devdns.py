@@ -165,21 +165,19 @@ def test_the_devdns_command_serves_its_zone_directory(tmp_path):
     import socket
     import subprocess
     import sys
-    from pathlib import Path
 
-    from tests.processes import wait_for
+    from tests.processes import ROOT, wait_for
 
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     log = tmp_path / "devdns.log"
     env = {**os.environ, "SECRET_KEY": "x", "DEBUG": "1", "PETSTORE_VAR_DIR": str(tmp_path)}
-    root = Path(__file__).resolve().parents[2]
     with open(log, "wb") as out:
         process = subprocess.Popen(
             [sys.executable, "manage.py", "devdns", "--port", str(port),
              "--zones", str(tmp_path / "zones")],
-            cwd=root, env=env, stdout=out, stderr=subprocess.STDOUT,
+            cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT,
         )  # fmt: skip
     try:
         wait_for(lambda: b"devdns: serving" in log.read_bytes(), timeout=30, what="devdns")

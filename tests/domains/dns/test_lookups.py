@@ -1,4 +1,4 @@
-"""Many DNS questions at once (`dns.lookup_many`, the sweep's batches) against the real
+"""Many DNS questions at once (`lookups.lookup_many`, the sweep's batches) against the real
 loopback server: each gets the Lookup it gets when asked alone, whatever else is in
 flight, and no more than `MAX_IN_FLIGHT` are asked at once."""
 
@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from domains.dns import lookups as dns
+from domains.dns import lookups
 from tests.fixtures.domains import TARGET
 from tests.processes import wait_for
 from tests.reliability.hostile_dns import HostileDNS
@@ -32,7 +32,7 @@ QUESTIONS = [(name, rdtype) for name in NAMES for rdtype in ("CNAME", "A", "AAAA
 QUESTIONS.insert(7, ("slow.example.test", "A"))  # never answered: a timeout (one lifetime)
 
 
-def seen(lookup: dns.Lookup) -> tuple:
+def seen(lookup: lookups.Lookup) -> tuple:
     return lookup.name, lookup.rdtype, lookup.status, lookup.values, lookup.final
 
 
@@ -47,21 +47,21 @@ def zone(dns_server):
 
 @pytest.mark.parametrize("in_flight", [2, 100])
 def test_asked_together_each_question_gets_what_it_gets_asked_alone(zone, monkeypatch, in_flight):
-    alone = {question: seen(dns.lookup(*question)) for question in QUESTIONS}
-    monkeypatch.setattr(dns, "MAX_IN_FLIGHT", in_flight)
+    alone = {question: seen(lookups.lookup(*question)) for question in QUESTIONS}
+    monkeypatch.setattr(lookups, "MAX_IN_FLIGHT", in_flight)
 
-    together = dns.lookup_many(QUESTIONS + QUESTIONS[:5])  # asked twice: answered once
+    together = lookups.lookup_many(QUESTIONS + QUESTIONS[:5])  # asked twice: answered once
 
     assert {question: seen(found) for question, found in together.items()} == alone
     statuses = {question: found.status for question, found in together.items()}
-    assert statuses[("ok.example.test", "A")] == dns.OK
+    assert statuses[("ok.example.test", "A")] == lookups.OK
     assert together[("ok.example.test", "A")].values == ()  # reached through the CNAME
     assert together[("ok.example.test", "A")].final == ("192.0.2.80",)
-    assert statuses[("a-beside.example.test", "A")] == dns.OK
-    assert statuses[("txt-only.example.test", "CNAME")] == dns.NODATA
-    assert statuses[("missing.example.test", "A")] == dns.NXDOMAIN
-    assert statuses[("slow.example.test", "A")] == dns.TIMEOUT
-    assert statuses[("broken.example.test", "AAAA")] == dns.SERVFAIL
+    assert statuses[("a-beside.example.test", "A")] == lookups.OK
+    assert statuses[("txt-only.example.test", "CNAME")] == lookups.NODATA
+    assert statuses[("missing.example.test", "A")] == lookups.NXDOMAIN
+    assert statuses[("slow.example.test", "A")] == lookups.TIMEOUT
+    assert statuses[("broken.example.test", "AAAA")] == lookups.SERVFAIL
 
 
 def test_no_more_than_max_in_flight_questions_are_asked_at_once(dns_server, settings, monkeypatch):
@@ -69,12 +69,12 @@ def test_no_more_than_max_in_flight_questions_are_asked_at_once(dns_server, sett
     try:
         settings.DOMAINS_DNS_NAMESERVERS = [hostile.address]
         settings.DOMAINS_DNS_TIMEOUT = settings.DOMAINS_DNS_LIFETIME = 10.0
-        monkeypatch.setattr(dns, "MAX_IN_FLIGHT", 3)
+        monkeypatch.setattr(lookups, "MAX_IN_FLIGHT", 3)
         dns_server.add("www.example.test", "CNAME", TARGET + ".")
         hostile.mode = "hold"  # the server keeps every question unanswered
         questions = [("www.example.test", rdtype) for rdtype in ("CNAME", "A", "AAAA", "TXT", "MX")]
         found = {}
-        asking = threading.Thread(target=lambda: found.update(dns.lookup_many(questions)))
+        asking = threading.Thread(target=lambda: found.update(lookups.lookup_many(questions)))
         asking.start()
 
         wait_for(lambda: len(hostile.queries) >= 3, timeout=5, what="three questions held")
@@ -89,9 +89,20 @@ def test_no_more_than_max_in_flight_questions_are_asked_at_once(dns_server, sett
     assert held == 3
     assert [name for _, name in hostile.queries] == ["www.example.test."] * 5
     assert {question: found[question].status for question in questions} == {
-        ("www.example.test", "CNAME"): dns.OK,
-        ("www.example.test", "A"): dns.OK,
-        ("www.example.test", "AAAA"): dns.OK,
-        ("www.example.test", "TXT"): dns.NODATA,
-        ("www.example.test", "MX"): dns.NODATA,
+        ("www.example.test", "CNAME"): lookups.OK,
+        ("www.example.test", "A"): lookups.OK,
+        ("www.example.test", "AAAA"): lookups.OK,
+        ("www.example.test", "TXT"): lookups.NODATA,
+        ("www.example.test", "MX"): lookups.NODATA,
     }
+
+
+def test_a_caller_already_inside_an_event_loop_gets_its_answer(zone):
+    """An async caller (or a browser driver's loop in this thread) still gets the answer."""
+    import asyncio
+
+    async def ask_from_a_running_loop() -> lookups.Lookup:
+        return lookups.lookup("ok.example.test", "CNAME")
+
+    answer = asyncio.run(ask_from_a_running_loop())
+    assert answer.status == lookups.OK and answer.values == (TARGET,)
