@@ -57,9 +57,25 @@ def test_deploy_check_is_clean_with_production_settings():
         SECRET_KEY=secrets.token_urlsafe(50),
         ALLOWED_HOSTS="api.example.com",
         SECURE_SSL_REDIRECT="1",
+        NUM_PROXIES="1",
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "no issues" in result.stdout
+
+
+def test_deploy_check_warns_behind_a_trusted_proxy_that_num_proxies_does_not_count():
+    result = _manage(
+        "check",
+        "--deploy",
+        "--fail-level",
+        "WARNING",
+        SECRET_KEY=secrets.token_urlsafe(50),
+        ALLOWED_HOSTS="api.example.com",
+        NUM_PROXIES="0",
+    )
+    assert result.returncode != 0
+    assert "petstore.W001" in result.stderr + result.stdout
+    assert "NUM_PROXIES" in result.stderr + result.stdout
 
 
 @pytest.mark.django_db
