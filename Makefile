@@ -15,8 +15,9 @@ $(STAMP): pyproject.toml
 	@rm -f $(VENV)/.installed-* && touch $(STAMP)
 
 # The service on embedded defaults (SQLite, filesystem broker) with its worker and beat.
-# var/local.env (DEBUG=1) makes every later `manage.py` command in this checkout use the
-# same development settings; delete it to get production defaults back.
+# Its development settings (var/local.env, DEBUG=1) apply only where PETSTORE_ENV_FILE
+# names them: here, and in a terminal that exports it (README, First steps).
+run: export PETSTORE_ENV_FILE := var/local.env
 run: $(STAMP) var/local.env
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py loaddemo

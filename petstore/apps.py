@@ -9,6 +9,7 @@ class PetstoreConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from petstore import taskfailures
+        # Importing the module registers its system checks.
+        from petstore import checks, taskfailures  # noqa: F401
 
         taskfailures.connect()

@@ -7,6 +7,7 @@ stops the process at start-up instead of running with a silent default.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
 
@@ -55,21 +56,25 @@ def env_list(name: str, default: str = "") -> list[str]:
     return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
 
 
-def load_env_file(path: str) -> None:
+def load_env_file(path: str, *, base_dir: Path) -> None:
     """Read KEY=VALUE lines (blank lines and # comments skipped) into os.environ.
 
-    Variables already set in the environment win. `make run` writes one such file,
-    var/local.env, so that every later `manage.py` command in this checkout runs
-    with the same development settings; production has none.
+    Variables already set in the environment win. An empty path reads nothing; a
+    relative one is taken from base_dir, so `PETSTORE_ENV_FILE=var/local.env` means the
+    same file from any directory. A path that names no file stops the process: a typo
+    must not silently drop the development settings.
     """
-    if not path or not os.path.isfile(path):
+    if not path:
         return
-    with open(path, encoding="utf-8") as handle:
+    file = base_dir / path
+    if not file.is_file():
+        raise ImproperlyConfigured(f"PETSTORE_ENV_FILE={path}: no such file ({file})")
+    with file.open(encoding="utf-8") as handle:
         for number, line in enumerate(handle, 1):
             line = line.strip()
             if not line or line.startswith("#"):
                 continue
             name, sep, value = line.partition("=")
             if not sep or not name.strip():
-                raise ImproperlyConfigured(f"{path}:{number}: expected NAME=value, got {line!r}")
+                raise ImproperlyConfigured(f"{file}:{number}: expected NAME=value, got {line!r}")
             os.environ.setdefault(name.strip(), value.strip())

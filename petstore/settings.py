@@ -16,9 +16,10 @@ from django.core.exceptions import ImproperlyConfigured
 from petstore.env import env_bool, env_float, env_int, env_list, env_str, load_env_file
 
 BASE_DIR = Path(__file__).resolve().parent.parent
-# Development settings of this checkout (written by `make run`); the environment wins.
-# The test suite turns it off (PETSTORE_ENV_FILE= in pyproject's pytest env).
-load_env_file(env_str("PETSTORE_ENV_FILE", str(BASE_DIR / "var" / "local.env")))
+# A file of development settings, read only when PETSTORE_ENV_FILE names one (`make run`
+# passes var/local.env); the environment wins. Production names none, so a checkout where
+# `make run` was used never lends its DEBUG=1 to gunicorn or Celery.
+load_env_file(env_str("PETSTORE_ENV_FILE"), base_dir=BASE_DIR)
 VAR_DIR = Path(env_str("PETSTORE_VAR_DIR", str(BASE_DIR / "var")))
 VAR_DIR.mkdir(parents=True, exist_ok=True)
 
@@ -30,7 +31,10 @@ DEBUG = env_bool("DEBUG", False)
 SECRET_KEY = env_str("SECRET_KEY")
 if not SECRET_KEY:
     if not DEBUG:
-        raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is off")
+        raise ImproperlyConfigured(
+            "SECRET_KEY must be set when DEBUG is off "
+            "(development: PETSTORE_ENV_FILE=var/local.env, written by `make run`)"
+        )
     SECRET_KEY = "dev-only-insecure-key-do-not-use-in-production"  # noqa: S105
 
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "*" if DEBUG else "")
@@ -54,6 +58,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "petstore.http.requestid.RequestIDMiddleware",
+    # /healthz and /readyz on any Host (a load balancer probes by IP), before host checks.
+    "petstore.http.health.ProbeMiddleware",
     # Next: answers platform subdomains and custom domains by their raw Host header.
     "domains.routing.middleware.HostRoutingMiddleware",
     "django.middleware.security.SecurityMiddleware",

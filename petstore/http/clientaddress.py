@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import functools
+import logging
+
 from django.conf import settings
 from django.http import HttpRequest
+
+log = logging.getLogger(__name__)
 
 
 def client_address(request: HttpRequest) -> str:
@@ -13,4 +18,18 @@ def client_address(request: HttpRequest) -> str:
     if forwarded and proxies:
         hops = [hop.strip() for hop in forwarded.split(",")]
         return hops[-min(proxies, len(hops))]
+    if forwarded:
+        warn_forwarded_without_proxies()
     return request.META.get("REMOTE_ADDR", "")
+
+
+@functools.cache
+def warn_forwarded_without_proxies() -> None:
+    """Once per process: a proxy is in front (it added X-Forwarded-For) but NUM_PROXIES
+    counts none, so every client shares the proxy's address and its limits. Only a request
+    can show this; `manage.py check --deploy` warns about the setting alone."""
+    log.warning(
+        "A request arrived with X-Forwarded-For but NUM_PROXIES=0: every client is counted "
+        "at the proxy's address, so one client's failed sign-ins and API rate limit lock "
+        "out all of them. Set NUM_PROXIES to the number of proxies in front of the app."
+    )

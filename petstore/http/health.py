@@ -1,9 +1,17 @@
-"""Liveness and readiness probes for load balancers and orchestrators."""
+"""Liveness and readiness probes for load balancers and orchestrators.
+
+A load balancer probes a target by its IP address (`Host: 10.1.2.3:8000`) over plain
+HTTP, which neither the host routing nor ALLOWED_HOSTS accept. ProbeMiddleware sits
+before both and answers exactly the two probe paths on any Host; every other path on
+such a Host is still refused.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from django.db import connection
-from django.http import JsonResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.http import require_GET
 
 from petstore.celery import app as celery_app
@@ -41,3 +49,17 @@ def readyz(request):
     return JsonResponse(
         {"status": "ok" if ready else "unavailable", "checks": checks}, status=200 if ready else 503
     )
+
+
+PROBES: dict[str, Callable[[HttpRequest], HttpResponse]] = {"/healthz": healthz, "/readyz": readyz}
+
+
+class ProbeMiddleware:
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        probe = PROBES.get(request.path_info)
+        if probe is not None:
+            return probe(request)
+        return self.get_response(request)

@@ -57,9 +57,25 @@ def test_deploy_check_is_clean_with_production_settings():
         SECRET_KEY=secrets.token_urlsafe(50),
         ALLOWED_HOSTS="api.example.com",
         SECURE_SSL_REDIRECT="1",
+        NUM_PROXIES="1",
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "no issues" in result.stdout
+
+
+def test_deploy_check_warns_behind_a_trusted_proxy_that_num_proxies_does_not_count():
+    result = _manage(
+        "check",
+        "--deploy",
+        "--fail-level",
+        "WARNING",
+        SECRET_KEY=secrets.token_urlsafe(50),
+        ALLOWED_HOSTS="api.example.com",
+        NUM_PROXIES="0",
+    )
+    assert result.returncode != 0
+    assert "petstore.W001" in result.stderr + result.stdout
+    assert "NUM_PROXIES" in result.stderr + result.stdout
 
 
 @pytest.mark.django_db
@@ -73,3 +89,44 @@ def test_static_files_are_served_without_debug(client, settings):
     response = client.get(bundle)
     assert response.status_code == 200
     assert b"SwaggerUI" in b"".join(response.streaming_content)
+
+
+def _debug_with(**env: str) -> subprocess.CompletedProcess:
+    base = {k: v for k, v in os.environ.items() if k not in {"SECRET_KEY", "DEBUG"}}
+    base.pop("PETSTORE_ENV_FILE", None)
+    code = "import django; django.setup(); from django.conf import settings; print(settings.DEBUG)"
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        env={**base, "DJANGO_SETTINGS_MODULE": "petstore.settings", **env},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_development_settings_apply_only_where_petstore_env_file_names_them(tmp_path):
+    local_env = tmp_path / "local.env"
+    local_env.write_text("# written by make run\nDEBUG=1\n")
+    named = _debug_with(PETSTORE_ENV_FILE=str(local_env))
+    assert named.stdout.strip() == "True", named.stderr
+    unnamed = _debug_with(SECRET_KEY="x")
+    assert unnamed.stdout.strip() == "False", unnamed.stderr
+
+
+def test_the_environment_wins_over_the_env_file(tmp_path):
+    local_env = tmp_path / "local.env"
+    local_env.write_text("DEBUG=1\n")
+    result = _debug_with(PETSTORE_ENV_FILE=str(local_env), DEBUG="0", SECRET_KEY="x")
+    assert result.stdout.strip() == "False", result.stderr
+
+
+def test_an_env_file_name_that_is_no_file_stops_the_process():
+    result = _debug_with(PETSTORE_ENV_FILE="var/no-such.env")
+    assert result.returncode != 0
+    assert "PETSTORE_ENV_FILE=var/no-such.env: no such file" in result.stderr
+
+
+def test_without_a_secret_the_error_says_where_development_settings_are():
+    result = _debug_with()
+    assert "PETSTORE_ENV_FILE=var/local.env" in result.stderr

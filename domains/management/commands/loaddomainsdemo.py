@@ -59,7 +59,10 @@ class Command(BaseCommand):
 
     def handle(self, *args, force: bool = False, **options):
         if not settings.DEBUG and not force:
-            raise CommandError("loaddomainsdemo is for development (DEBUG=1); use --force.")
+            raise CommandError(
+                "loaddomainsdemo is for development (DEBUG=1: PETSTORE_ENV_FILE=var/local.env); "
+                "use --force."
+            )
         user, password = self._owner()
         shop = self._project("demo-shop", "Demo shop", Plan.PRO, user)
         if shop.latest_deploy is None:

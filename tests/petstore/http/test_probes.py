@@ -31,3 +31,25 @@ def test_readyz_is_503_when_the_broker_is_unreachable(client, monkeypatch):
     assert body["status"] == "unavailable"
     assert body["checks"]["database"] == "ok"
     assert body["checks"]["broker"].startswith("error")
+
+
+@pytest.mark.django_db
+def test_probes_answer_a_load_balancer_that_names_the_target_by_ip(client, settings):
+    """A load balancer sends its target's address as the Host, over plain HTTP, to a
+    production process whose ALLOWED_HOSTS names only the public host."""
+    settings.ALLOWED_HOSTS = ["api.petstore.example"]
+    settings.SECURE_SSL_REDIRECT = True
+    ready = client.get("/readyz", headers={"host": "10.1.2.3:8000"})
+    assert ready.status_code == 200
+    assert ready.json()["status"] == "ok"
+    alive = client.get("/healthz", headers={"host": "10.1.2.3:8000"})
+    assert alive.status_code == 200
+
+
+@pytest.mark.django_db
+def test_an_ip_host_still_gets_nothing_but_the_probes(client, settings):
+    settings.ALLOWED_HOSTS = ["api.petstore.example"]
+    for path in ("/v1/pets", "/readyz/", "/healthz/x", "/admin/", "/dashboard/"):
+        response = client.get(path, headers={"host": "10.1.2.3:8000"})
+        assert response.status_code == 404, path
+        assert response.content.startswith(b"No project is published at 10.1.2.3"), path

@@ -1,0 +1,98 @@
+"""The deploy files a deployer starts with: compose.yaml's services and their order, the
+Dockerfile and Procfile.production. Docker cannot run here, so their structure is checked."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+import yaml
+
+from tests.petstore.test_configuration_documented import code_variables, env_example_variables
+from tests.processes import ROOT
+
+APP_SERVICES = ("release", "web", "worker", "beat")
+
+
+@pytest.fixture(scope="module")
+def compose() -> dict:
+    return yaml.safe_load((ROOT / "compose.yaml").read_text())
+
+
+def test_compose_runs_web_worker_beat_postgresql_and_redis(compose):
+    services = compose["services"]
+    assert set(services) == {"db", "redis", *APP_SERVICES}
+    assert services["db"]["image"].startswith("postgres:")
+    assert services["redis"]["image"].startswith("redis:")
+    for name in APP_SERVICES:
+        assert services[name]["build"] == ".", name
+    commands = {name: services[name]["command"] for name in APP_SERVICES}
+    assert commands["release"] == ["python", "manage.py", "migrate", "--noinput"]
+    assert commands["web"][:2] == ["gunicorn", "petstore.wsgi"]
+    assert commands["worker"][:4] == ["celery", "-A", "petstore", "worker"]
+    assert commands["beat"][:4] == ["celery", "-A", "petstore", "beat"]
+    assert services["web"]["ports"] == ["8000:8000"]
+
+
+def test_every_app_service_reads_env_file_and_uses_compose_own_database_and_redis(compose):
+    listed, _ = env_example_variables()
+    for name in APP_SERVICES:
+        service = compose["services"][name]
+        assert service["env_file"] == ".env", name
+        environment = service["environment"]
+        assert environment["DATABASE_URL"].endswith("@db:5432/petstore"), name
+        assert environment["REDIS_URL"].startswith("redis://redis:6379/"), name
+        assert environment["CELERY_BROKER_URL"].startswith("redis://redis:6379/"), name
+        assert set(environment) <= code_variables() & listed, name
+
+
+def test_the_web_worker_and_beat_start_after_migrate_on_healthy_services(compose):
+    services = compose["services"]
+    for name in ("db", "redis", "web"):
+        assert services[name]["healthcheck"]["test"][0] == "CMD", name
+    assert "/readyz" in " ".join(services["web"]["healthcheck"]["test"])
+    for name in ("web", "worker", "beat"):
+        depends = services[name]["depends_on"]
+        assert depends["release"] == {"condition": "service_completed_successfully"}, name
+        assert depends["db"] == {"condition": "service_healthy"}, name
+        assert depends["redis"] == {"condition": "service_healthy"}, name
+    release = services["release"]
+    assert release["restart"] == "no"
+    assert set(release["depends_on"]) == {"db", "redis"}
+
+
+def test_the_platform_ca_survives_a_container_restart(compose):
+    services = compose["services"]
+    for name in ("web", "worker"):
+        assert "ca:/app/var/ca" in services[name]["volumes"], name
+    assert {"postgres", "ca"} <= set(compose["volumes"])
+
+
+def test_dockerfile_is_slim_non_root_runtime_only_and_serves_with_gunicorn():
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    instructions = [line for line in dockerfile.splitlines() if line and line[0] not in "# "]
+    assert instructions[0] == "FROM python:3.11-slim"
+    assert "RUN pip install -e ." in instructions  # no [extras]: runtime dependencies only
+    assert "collectstatic --noinput" in dockerfile
+    users = [line for line in instructions if line.startswith("USER ")]
+    assert users == ["USER petstore"]
+    assert instructions.index("USER petstore") < next(
+        i for i, line in enumerate(instructions) if line.startswith("CMD ")
+    )
+    assert re.search(r'^CMD \["gunicorn", "petstore.wsgi"', dockerfile, re.MULTILINE)
+
+
+def test_dockerignore_keeps_secrets_and_local_state_out_of_the_image():
+    ignored = set((ROOT / ".dockerignore").read_text().split())
+    assert {".env", ".git", ".venv", "var"} <= ignored
+
+
+def test_production_procfile_migrates_on_release_and_runs_web_worker_beat():
+    lines = dict(
+        line.split(": ", 1) for line in (ROOT / "Procfile.production").read_text().splitlines()
+    )
+    assert lines["release"] == "python manage.py migrate --noinput"
+    assert lines["web"].startswith("gunicorn petstore.wsgi ")
+    assert "$PORT" in lines["web"]
+    assert lines["worker"].startswith("celery -A petstore worker")
+    assert lines["beat"].startswith("celery -A petstore beat")

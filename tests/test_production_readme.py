@@ -1,0 +1,185 @@
+"""The README's production block, followed literally.
+
+In a copy of this work tree that has the `var/local.env` (DEBUG=1) `make run` leaves behind,
+with a fresh PostgreSQL database and a Redis of its own: `.env` is written from `.env.example`
+with this test's database, Redis, secret and port, then every `sh` block of the README's
+"Production layout" section runs, in order, in one shell. The processes it starts must serve
+with DEBUG off, the README's createPet must be a 201 and /readyz with an IP Host a 200.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import secrets
+import shutil
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import psycopg
+import pytest
+import requests
+from django.db import connection
+from psycopg import sql
+
+from tests.processes import ROOT, OwnRedis, free_port
+
+pytestmark = [pytest.mark.needs_postgres, pytest.mark.timeout(900)]
+
+# What a deployer's shell has; nothing of this test run's settings leaks in.
+PASSED_THROUGH = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "PYENV_ROOT")
+
+
+def production_blocks(readme: str) -> list[str]:
+    section = readme.split("\n## Production layout\n", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"^```sh\n(.*?)^```$", section, re.MULTILINE | re.DOTALL)
+
+
+def copy_work_tree(destination: Path) -> None:
+    """The files of this work tree as git sees them, committed or not (no .venv, no var)."""
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=ROOT,
+        capture_output=True,
+        check=True,
+    ).stdout.decode()
+    for name in filter(None, listed.split("\0")):
+        source = ROOT / name
+        if source.is_file():
+            target = destination / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target)
+
+
+def env_file_from_example(example: str, values: dict[str, str]) -> str:
+    """.env.example with this test's values on the lines that set them."""
+    lines = []
+    for line in example.splitlines():
+        name = line.partition("=")[0]
+        lines.append(f"{name}={values[name]}" if name in values and "=" in line else line)
+    text = "\n".join(lines) + "\n"
+    for name in values:
+        assert re.search(rf"^{name}=", text, re.MULTILINE), f".env.example does not set {name}"
+    return text
+
+
+@pytest.fixture
+def fresh_database():
+    server = connection.settings_dict
+    params = {
+        "host": server["HOST"] or "127.0.0.1",
+        "port": server["PORT"] or 5432,
+        "user": server["USER"],
+        "password": server["PASSWORD"] or None,
+    }
+    name = f"petstore_readme_{os.getpid()}"
+    with psycopg.connect(dbname="postgres", autocommit=True, **params) as admin:
+        admin.execute(sql.SQL("DROP DATABASE IF EXISTS {}").format(sql.Identifier(name)))
+        admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    auth = params["user"] + (f":{params['password']}" if params["password"] else "")
+    yield f"postgres://{auth}@{params['host']}:{params['port']}/{name}"
+    with psycopg.connect(dbname="postgres", autocommit=True, **params) as admin:
+        admin.execute(
+            sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
+        )
+
+
+@pytest.fixture
+def redis_server(tmp_path):
+    server = OwnRedis(tmp_path).start()
+    yield server
+    server.kill()
+
+
+def test_the_readme_production_block_serves_with_debug_off(tmp_path, fresh_database, redis_server):
+    checkout = tmp_path / "checkout"
+    copy_work_tree(checkout)
+    # What `make run` leaves in a checkout: development settings, which production must ignore.
+    (checkout / "var").mkdir(exist_ok=True)
+    (checkout / "var" / "local.env").write_text("DEBUG=1\n")
+
+    port = free_port()
+    (checkout / ".env").write_text(
+        env_file_from_example(
+            (checkout / ".env.example").read_text(),
+            {
+                "SECRET_KEY": secrets.token_urlsafe(50),
+                "DATABASE_URL": fresh_database,
+                "REDIS_URL": redis_server.url(0),
+                "CELERY_BROKER_URL": redis_server.url(1),
+                "PORT": str(port),
+            },
+        )
+    )
+    blocks = production_blocks((checkout / "README.md").read_text())
+    assert len(blocks) == 2, "the Production layout section: the commands, then the smoke test"
+    script = checkout / "production.sh"
+    script.write_text("set -e\n" + "\n".join(blocks))
+
+    environment = {name: os.environ[name] for name in PASSED_THROUGH if name in os.environ}
+    environment.update({k: v for k, v in os.environ.items() if k.startswith("PIP_")})
+    out, err = checkout / "stdout.txt", checkout / "stderr.txt"
+    with out.open("wb") as stdout, err.open("wb") as stderr:
+        shell = subprocess.Popen(
+            ["bash", str(script)],
+            cwd=checkout,
+            env=environment,
+            stdout=stdout,
+            stderr=stderr,
+            start_new_session=True,  # the shell and the processes it leaves running
+        )
+    try:
+        returncode = shell.wait(timeout=600)
+        output = out.read_text()
+        assert returncode == 0, output + err.read_text()[-5000:]
+
+        # The two responses `curl -si` printed, in order: createPet, then /readyz.
+        responses = re.findall(
+            r"HTTP/1\.1 (\d{3}) [^\n]*\n.*?\n\n(.*?)(?=HTTP/1\.1 \d{3} |\Z)", output, re.DOTALL
+        )
+        assert [status for status, _ in responses] == ["201", "200"], output
+        assert '"name":"Rex"' in responses[0][1]
+        assert '"status": "ok"' in responses[1][1]
+
+        # The web processes the block started serve production pages, not DEBUG's.
+        missing = requests.get(
+            f"http://127.0.0.1:{port}/no-such-page",
+            headers={"Host": "app.petstore.example", "X-Forwarded-Proto": "https"},
+            timeout=10,
+        )
+        assert missing.status_code == 404
+        assert "URLconf" not in missing.text
+        assert "DEBUG = True" not in missing.text
+        plain = requests.get(
+            f"http://127.0.0.1:{port}/v1/pets",
+            headers={"Host": "app.petstore.example"},
+            allow_redirects=False,
+            timeout=10,
+        )
+        assert plain.status_code == 301  # production's HTTPS redirect
+        assert plain.headers["Location"] == "https://app.petstore.example/v1/pets"
+    finally:
+        try:
+            os.killpg(shell.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+        else:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                shell.wait(timeout=1)
+            _wait_for_group_to_end(shell.pid)
+
+
+def _wait_for_group_to_end(group: int, timeout: float = 20.0) -> None:
+    """gunicorn and Celery stop on SIGTERM; whatever has not stopped in time is killed."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(group, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.2)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(group, signal.SIGKILL)
