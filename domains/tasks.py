@@ -16,6 +16,7 @@ from django.contrib.auth.models import User
 
 from domains.choices import TEMPORARY_CHECK_CODES
 from domains.models import Domain
+from domains.pki import Pending
 from domains.services import certificates, scheduling, verification
 from domains.services.domains import domain_request_check
 from domains.services.nextsteps import NextSteps
@@ -28,6 +29,11 @@ MAX_RETRIES = 5
 
 def _retry_countdown(retries: int) -> int:
     return 10 * 3**retries
+
+
+def _ca_countdown(pending: Pending, retries: int) -> float:
+    """The backoff, never sooner than the CA's own Retry-After (RFC 8555 §6.6)."""
+    return max(pending.retry_after, _retry_countdown(retries))
 
 
 def enqueue(steps: NextSteps) -> None:
@@ -79,19 +85,24 @@ def issue_certificate(self: QueueTask[Any, Any], domain_id: int) -> None:
         certificates.certificate_issue(domain_id=domain_id)
     except certificates.TemporaryDNSError as exc:
         raise self.retry(exc=exc, countdown=_retry_countdown(self.request.retries)) from exc
+    except Pending as exc:
+        raise self.retry(exc=exc, countdown=_ca_countdown(exc, self.request.retries)) from exc
 
 
 @queue_task(bind=True, acks_late=True, max_retries=MAX_RETRIES, ignore_result=True)
 def issue_certificates(self: QueueTask[Any, Any], domain_ids: list[int]) -> None:
     """Issuance for a batch of domains verified together; retry only the temporary failures."""
-    temporary = []
+    temporary, countdown = [], float(_retry_countdown(self.request.retries))
     for domain_id in domain_ids:
         try:
             certificates.certificate_issue(domain_id=domain_id)
         except certificates.TemporaryDNSError:
             temporary.append(domain_id)
+        except Pending as exc:
+            temporary.append(domain_id)
+            countdown = max(countdown, _ca_countdown(exc, self.request.retries))
     if temporary and self.request.retries < MAX_RETRIES:
-        raise self.retry(args=(temporary,), countdown=_retry_countdown(self.request.retries))
+        raise self.retry(args=(temporary,), countdown=countdown)
 
 
 @queue_task(bind=True, acks_late=True, max_retries=MAX_RETRIES, ignore_result=True)
@@ -100,6 +111,8 @@ def renew_certificate(self: QueueTask[Any, Any], domain_id: int) -> None:
         certificates.certificate_renew(domain_id=domain_id)
     except certificates.TemporaryDNSError as exc:
         raise self.retry(exc=exc, countdown=_retry_countdown(self.request.retries)) from exc
+    except Pending as exc:
+        raise self.retry(exc=exc, countdown=_ca_countdown(exc, self.request.retries)) from exc
 
 
 @queue_task(acks_late=True, ignore_result=True)

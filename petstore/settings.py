@@ -301,13 +301,33 @@ DOMAINS_VERIFY_WINDOW = env_int("DOMAINS_VERIFY_WINDOW", 48)  # hours
 DOMAINS_CA_DIR = Path(env_str("DOMAINS_CA_DIR", str(VAR_DIR / "ca")))
 DOMAINS_RECHECK_INTERVAL = env_int("DOMAINS_RECHECK_INTERVAL", 6)  # hours, verified domains
 DOMAINS_CERT_VALIDITY_DAYS = env_int("DOMAINS_CERT_VALIDITY_DAYS", 90)
-DOMAINS_CERT_RENEW_BEFORE_DAYS = env_int("DOMAINS_CERT_RENEW_BEFORE_DAYS", 30)
 # A live domain whose checks fail keeps serving this long after its first failed check.
 DOMAINS_GRACE_HOURS = env_int("DOMAINS_GRACE_HOURS", 48)
 # A claim that never verified is dropped after this many days.
 DOMAINS_CLAIM_EXPIRY_DAYS = env_int("DOMAINS_CLAIM_EXPIRY_DAYS", 7)
 # Seconds between two Verify / Re-verify of one domain (a queued check is never doubled).
 DOMAINS_VERIFY_COOLDOWN = env_int("DOMAINS_VERIFY_COOLDOWN", 5)
+
+# --- Certificates -------------------------------------------------------------
+
+# Which certificate authority issues: `local` (the platform's own CA under DOMAINS_CA_DIR)
+# or `acme` (an RFC 8555 CA such as Let's Encrypt, at DOMAINS_ACME_DIRECTORY).
+DOMAINS_CA = env_str("DOMAINS_CA", "local")
+if DOMAINS_CA not in {"local", "acme"}:
+    raise ImproperlyConfigured(f"DOMAINS_CA must be local or acme, not {DOMAINS_CA!r}")
+DOMAINS_ACME_DIRECTORY = env_str(
+    "DOMAINS_ACME_DIRECTORY", "https://acme-v02.api.letsencrypt.org/directory"
+)
+DOMAINS_ACME_EMAIL = env_str("DOMAINS_ACME_EMAIL", "")
+# A CA file to trust the directory's HTTPS (a test CA); empty: the system's.
+DOMAINS_ACME_CA_BUNDLE = env_str("DOMAINS_ACME_CA_BUNDLE", "")
+# Seals private keys at rest (certificates' and the ACME account's); never SECRET_KEY.
+DOMAINS_KEY_ENCRYPTION_KEY = env_str("DOMAINS_KEY_ENCRYPTION_KEY")
+if not DOMAINS_KEY_ENCRYPTION_KEY:
+    if not DEBUG:
+        raise ImproperlyConfigured("DOMAINS_KEY_ENCRYPTION_KEY must be set when DEBUG is off")
+    DOMAINS_KEY_ENCRYPTION_KEY = "dev-only-insecure-key-encryption-key"  # noqa: S105
+
 CELERY_BEAT_SCHEDULE.update(
     {
         # Picks every domain whose check is due, including ones whose enqueue was lost.

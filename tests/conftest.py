@@ -22,6 +22,7 @@ pytest_plugins = [
     "tests.fixtures.domains",
     "tests.fixtures.worker",
     "tests.fixtures.browser",
+    "tests.fixtures.pebble",
 ]
 
 REQUIRE_SERVICES = os.environ.get("REQUIRE_SERVICES", "").lower() in {"1", "true", "yes"}
@@ -53,6 +54,16 @@ def _chromium_missing() -> str | None:
     # Debian's `chromium` package; .ci/run installs it when it is missing.
     if not os.access(CHROMIUM, os.X_OK):
         return f"needs Chromium at {CHROMIUM}: apt-get install -y chromium"
+    return None
+
+
+PEBBLE = "/usr/bin/pebble"
+
+
+def _pebble_missing() -> str | None:
+    # Debian's `pebble` package (Let's Encrypt's test CA); .ci/run installs it when missing.
+    if not os.access(PEBBLE, os.X_OK):
+        return f"needs Pebble at {PEBBLE}: apt-get install -y pebble"
     return None
 
 
@@ -95,6 +106,7 @@ _CHECKS = {
     "needs_postgres": _postgres_missing,
     "needs_redis": _redis_missing,
     "browser": _chromium_missing,
+    "acme": _pebble_missing,
 }
 
 

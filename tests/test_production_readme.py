@@ -107,6 +107,7 @@ def test_the_readme_production_block_serves_with_debug_off(tmp_path, fresh_datab
             (checkout / ".env.example").read_text(),
             {
                 "SECRET_KEY": secrets.token_urlsafe(50),
+                "DOMAINS_KEY_ENCRYPTION_KEY": secrets.token_urlsafe(50),
                 "DATABASE_URL": fresh_database,
                 "REDIS_URL": redis_server.url(0),
                 "CELERY_BROKER_URL": redis_server.url(1),

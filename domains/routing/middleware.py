@@ -4,7 +4,8 @@ This middleware sits before Django's host validation and reads the raw Host head
 itself, so custom domains need not be listed in ALLOWED_HOSTS. Hosts that are the
 app's own (localhost, 127.0.0.1, testserver, literal ALLOWED_HOSTS entries, the bare
 PLATFORM_DOMAIN) pass through to the normal URLconf; every other host is answered
-here from domains.routing.resolver: a project's page, a redirect, or 404.
+here from domains.routing.resolver: a project's page, a redirect, or 404. ACME
+HTTP-01 challenges (domains/routing/challenges.py) come first of all.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from django.http import (
     HttpResponseNotFound,
 )
 
+from domains.routing import challenges
 from domains.routing.resolver import Page, Redirect, resolve
 
 _OWN_HOSTS = frozenset({"localhost", "127.0.0.1", "::1", "testserver"})
@@ -101,6 +103,9 @@ class HostRoutingMiddleware:
                 "Bad Request: the Host header must be a host name with an optional port.\n",
                 content_type="text/plain; charset=utf-8",
             )
+        challenge = challenges.answer(host, request.path)
+        if challenge is not None:
+            return challenge
         if _is_own_host(host):
             return self.get_response(request)
         return answer(request, host)

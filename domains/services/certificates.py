@@ -1,6 +1,10 @@
 """Certificate flows: request after verification, issue after a CAA check, renew.
 
 These are the plain functions behind domains/tasks.py; tests call them directly.
+They speak to the certificate authority only through domains.pki's interface
+(local CA or ACME, by DOMAINS_CA). A CA that is not done raises `pki.Pending`
+(the task retries after its Retry-After); one that refuses leaves its reason on
+the domain, like a CAA block.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from domains.choices import Action, CertState, CheckCode, State
 from domains.dns import diagnosis
 from domains.dns.diagnosis import CheckResult
 from domains.models import Certificate, Domain, Project
+from domains.pki import keys
 from domains.services.events import record_event
 from domains.services.lifecycle import transition, update
 
@@ -65,29 +70,47 @@ def certificate_issue(*, domain_id: int) -> Certificate | None:
         return domain.certificate if domain else None
     result = _caa(domain)
     if not result.ok:
-        if transition(
-            domain,
-            State.VERIFIED,
-            cert_state=CertState.BLOCKED,
-            cert_code=result.code,
-            cert_message=result.message,
-            cert_requested_at=None,
-        ):
-            record_event(
-                project=domain.project,
-                domain=domain,
-                action=Action.CERTIFICATE_BLOCKED,
-                message=result.message,
-            )
+        _block(domain, result.code, result.message)
+        return None
+    authority = pki.authority()
+    try:
+        authority.prepare(domain)
+    except pki.Refused as refused:
+        _block(domain, pki.REFUSED_CODE, str(refused))
         return None
     with transaction.atomic():
         # The row lock makes a second, concurrent run wait and then see `active`.
         locked = Domain.objects.select_for_update().get(pk=domain_id)
         if locked.state != State.ISSUING:
             return locked.certificate
+        try:
+            issued = authority.issue(locked)
+        except pki.Refused as refused:
+            _block(locked, pki.REFUSED_CODE, str(refused), project=domain.project)
+            return None
         transition(locked, State.ACTIVE, cert_state=CertState.ISSUED)
-        certificate = _store(locked, project=domain.project, action=Action.CERTIFICATE_ISSUED)
+        certificate = _store(
+            locked, issued, project=domain.project, action=Action.CERTIFICATE_ISSUED
+        )
     return certificate
+
+
+def _block(domain: Domain, code: str, message: str, *, project: Project | None = None) -> None:
+    """Issuing -> verified with the reason no certificate could be issued."""
+    if transition(
+        domain,
+        State.VERIFIED,
+        cert_state=CertState.BLOCKED,
+        cert_code=code,
+        cert_message=message,
+        cert_requested_at=None,
+    ):
+        record_event(
+            project=project or domain.project,
+            domain=domain,
+            action=Action.CERTIFICATE_BLOCKED,
+            message=message,
+        )
 
 
 def _caa(domain: Domain) -> CheckResult:
@@ -98,9 +121,8 @@ def _caa(domain: Domain) -> CheckResult:
     return result
 
 
-def _store(domain: Domain, *, project: Project, action: Action) -> Certificate:
-    """Issue with the CA, store the certificate and record `action` (inside the row lock)."""
-    issued = pki.issue(domain.hostname, now=timezone.now())
+def _store(domain: Domain, issued: pki.Issued, *, project: Project, action: Action) -> Certificate:
+    """Store what the CA issued, its key sealed, and record `action` (inside the row lock)."""
     certificate = Certificate.objects.create(
         domain=domain,
         serial=issued.serial,
@@ -108,7 +130,8 @@ def _store(domain: Domain, *, project: Project, action: Action) -> Certificate:
         not_after=issued.not_after,
         san=issued.san,
         pem=issued.pem,
-        key_pem=issued.key_pem,
+        key_pem=keys.seal(issued.key_pem),
+        issuer=issued.issuer,
     )
     record_event(
         project=project,
@@ -117,10 +140,6 @@ def _store(domain: Domain, *, project: Project, action: Action) -> Certificate:
         message=f"Serial {certificate.serial}, valid until {certificate.not_after:%Y-%m-%d}",
     )
     return certificate
-
-
-def renew_before() -> timedelta:
-    return timedelta(days=settings.DOMAINS_CERT_RENEW_BEFORE_DAYS)
 
 
 # A certificate is renewed only for a domain whose DNS passed a check this recently.
@@ -149,13 +168,13 @@ def certificate_renew(*, domain_id: int) -> Certificate | None:
         return None
     result = _caa(domain)
     if not result.ok:
-        update(domain, cert_code=result.code, cert_message=f"Renewal blocked: {result.message}")
-        record_event(
-            project=domain.project,
-            domain=domain,
-            action=Action.RENEWAL_BLOCKED,
-            message=result.message,
-        )
+        _renewal_blocked(domain, result.code, result.message)
+        return None
+    authority = pki.authority()
+    try:
+        authority.prepare(domain)
+    except pki.Refused as refused:
+        _renewal_blocked(domain, pki.REFUSED_CODE, str(refused))
         return None
     with transaction.atomic():
         locked = Domain.objects.select_for_update().get(pk=domain_id)
@@ -163,9 +182,29 @@ def certificate_renew(*, domain_id: int) -> Certificate | None:
             return None
         if not _recently_verified(locked):
             return None
+        try:
+            issued = authority.issue(locked)
+        except pki.Refused as refused:
+            _renewal_blocked(locked, pki.REFUSED_CODE, str(refused), project=domain.project)
+            return None
         update(locked, cert_code="", cert_message="")
-        certificate = _store(locked, project=domain.project, action=Action.CERTIFICATE_RENEWED)
+        certificate = _store(
+            locked, issued, project=domain.project, action=Action.CERTIFICATE_RENEWED
+        )
     return certificate
+
+
+def _renewal_blocked(
+    domain: Domain, code: str, message: str, *, project: Project | None = None
+) -> None:
+    """The current certificate stays; the reason the next one could not be issued is kept."""
+    update(domain, cert_code=code, cert_message=f"Renewal blocked: {message}")
+    record_event(
+        project=project or domain.project,
+        domain=domain,
+        action=Action.RENEWAL_BLOCKED,
+        message=message,
+    )
 
 
 def _recently_verified(domain: Domain) -> bool:
@@ -179,17 +218,16 @@ def _recently_verified(domain: Domain) -> bool:
 
 def _needs_renewal(domain: Domain) -> bool:
     latest = domain.certificates.order_by("-not_after").first()
-    return latest is None or latest.not_after <= timezone.now() + renew_before()
+    return latest is None or latest.renew_after <= timezone.now()
 
 
 def certificates_due_for_renewal() -> list[int]:
-    """Active domains whose latest certificate (if any) ends within the renewal margin."""
-    threshold = timezone.now() + renew_before()
+    """Active domains whose latest certificate (if any) has reached its renewal time."""
     latest = Domain.objects.filter(state=State.ACTIVE).annotate(
-        latest=Max("certificates__not_after")
+        renew_after=Max("certificates__renew_after")
     )
     return list(
-        latest.filter(Q(latest__isnull=True) | Q(latest__lte=threshold)).values_list(
+        latest.filter(Q(renew_after__isnull=True) | Q(renew_after__lte=timezone.now())).values_list(
             "pk", flat=True
         )
     )

@@ -124,6 +124,7 @@ def test_domainstatus_prints_state_check_and_certificate_as_json(
         "serial": certificate.serial,
         "not_after": certificate.not_after.isoformat(),
         "san": "www.example.test",
+        "issuer": "ca.petstore.localhost local CA",
     }
 
 

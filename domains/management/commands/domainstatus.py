@@ -42,6 +42,7 @@ def claim_status(domain: Domain) -> dict[str, Any]:
             "serial": certificate.serial if certificate else None,
             "not_after": _iso(certificate.not_after) if certificate else None,
             "san": certificate.san if certificate else None,
+            "issuer": certificate.issuer if certificate else None,
         },
         "dns_records": domain.dns_records(contested=is_contested(domain)),
     }

@@ -1,20 +1,14 @@
 """The platform's own local certificate authority, and issuing with it (`cryptography`).
 
 The CA key and certificate live under DOMAINS_CA_DIR and are created on first
-use. Creation is race-safe across processes (web, several workers): an
-exclusive flock on `ca.lock` serialises creators, files are written to a
-temporary name and renamed into place, and whoever finds them already there
-loads them instead.
+use, race-safely across processes (domains/pki/files.py, lock `ca.lock`). It
+signs at once: `prepare` has nothing to do.
 """
 
 from __future__ import annotations
 
-import fcntl
-import os
-import tempfile
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
@@ -22,33 +16,15 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 from django.conf import settings
 
+from domains.pki import files, keys
+from domains.pki.authority import Issued, issued_from_pem
+
+if TYPE_CHECKING:
+    from domains.models import Domain
+
 CA_VALIDITY = timedelta(days=3650)
 KEY_FILE = "ca-key.pem"
 CERT_FILE = "ca-cert.pem"
-
-
-@dataclass(frozen=True)
-class Issued:
-    serial: str
-    not_before: datetime
-    not_after: datetime
-    san: str
-    pem: str
-    key_pem: str
-
-
-def _write_atomically(path: Path, data: bytes, mode: int) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        os.fchmod(fd, mode)
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def _key_usage(*, signs_certificates: bool) -> x509.KeyUsage:
@@ -66,8 +42,9 @@ def _key_usage(*, signs_certificates: bool) -> x509.KeyUsage:
     )
 
 
-def _create_ca(directory: Path) -> None:
-    key = ec.generate_private_key(ec.SECP256R1())
+def _create_ca() -> None:
+    directory = files.directory()
+    key = keys.new_key()
     name = x509.Name(
         [
             x509.NameAttribute(NameOID.ORGANIZATION_NAME, "Petstore platform"),
@@ -88,28 +65,16 @@ def _create_ca(directory: Path) -> None:
         .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
         .sign(key, hashes.SHA256())
     )
-    key_pem = key.private_bytes(
-        serialization.Encoding.PEM,
-        serialization.PrivateFormat.PKCS8,
-        serialization.NoEncryption(),
-    )
     # Key first: a reader that sees the certificate can always find its key.
-    _write_atomically(directory / KEY_FILE, key_pem, 0o600)
-    _write_atomically(directory / CERT_FILE, cert.public_bytes(serialization.Encoding.PEM), 0o644)
+    files.write_atomically(directory / KEY_FILE, keys.pem(key).encode(), 0o600)
+    cert_pem = cert.public_bytes(serialization.Encoding.PEM)
+    files.write_atomically(directory / CERT_FILE, cert_pem, 0o644)
 
 
 def load_or_create_ca() -> tuple[ec.EllipticCurvePrivateKey, x509.Certificate]:
-    directory = Path(settings.DOMAINS_CA_DIR)
-    directory.mkdir(parents=True, exist_ok=True)
+    directory = files.directory()
     cert_path, key_path = directory / CERT_FILE, directory / KEY_FILE
-    if not cert_path.exists():
-        with open(directory / "ca.lock", "a") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            try:
-                if not cert_path.exists():  # someone may have created it while we waited
-                    _create_ca(directory)
-            finally:
-                fcntl.flock(lock, fcntl.LOCK_UN)
+    files.create_once(cert_path, "ca.lock", _create_ca)
     key = serialization.load_pem_private_key(key_path.read_bytes(), password=None)
     if not isinstance(key, ec.EllipticCurvePrivateKey):
         raise TypeError(f"{key_path} does not hold an EC private key; remove the CA to recreate it")
@@ -120,7 +85,7 @@ def load_or_create_ca() -> tuple[ec.EllipticCurvePrivateKey, x509.Certificate]:
 def issue(hostname: str, *, now: datetime | None = None) -> Issued:
     """A leaf certificate for `hostname`, valid DOMAINS_CERT_VALIDITY_DAYS, signed by the CA."""
     ca_key, ca_cert = load_or_create_ca()
-    key = ec.generate_private_key(ec.SECP256R1())
+    key = keys.new_key()
     now = (now or datetime.now(UTC)).replace(microsecond=0)
     not_after = now + timedelta(days=settings.DOMAINS_CERT_VALIDITY_DAYS)
     cert = (
@@ -141,15 +106,17 @@ def issue(hostname: str, *, now: datetime | None = None) -> Issued:
         )
         .sign(ca_key, hashes.SHA256())
     )
-    return Issued(
-        serial=format(cert.serial_number, "x"),
-        not_before=cert.not_valid_before_utc,
-        not_after=cert.not_valid_after_utc,
-        san=hostname,
-        pem=cert.public_bytes(serialization.Encoding.PEM).decode(),
-        key_pem=key.private_bytes(
-            serialization.Encoding.PEM,
-            serialization.PrivateFormat.PKCS8,
-            serialization.NoEncryption(),
-        ).decode(),
-    )
+    return issued_from_pem(cert.public_bytes(serialization.Encoding.PEM).decode(), keys.pem(key))
+
+
+class LocalAuthority:
+    """The platform's own CA: CAA must allow DOMAINS_CA_IDENTIFIER."""
+
+    def caa_identity(self) -> str:
+        return settings.DOMAINS_CA_IDENTIFIER
+
+    def prepare(self, domain: Domain) -> None:
+        return None
+
+    def issue(self, domain: Domain) -> Issued:
+        return issue(domain.hostname)

@@ -1,0 +1,28 @@
+"""Certificate authorities behind one interface (domains/pki/authority.py), chosen by
+DOMAINS_CA: `local` (domains/pki/local.py, the platform's own CA) or `acme`
+(domains/pki/acme.py, any RFC 8555 CA). Private keys at rest: domains/pki/keys.py.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+
+from domains.pki.acme import AcmeAuthority
+from domains.pki.authority import REFUSED_CODE, Authority, Issued, Pending, Refused
+from domains.pki.local import LocalAuthority, load_or_create_ca
+
+__all__ = [
+    "REFUSED_CODE",
+    "Authority",
+    "Issued",
+    "Pending",
+    "Refused",
+    "authority",
+    "load_or_create_ca",
+]
+
+AUTHORITIES: dict[str, type[Authority]] = {"local": LocalAuthority, "acme": AcmeAuthority}
+
+
+def authority() -> Authority:
+    return AUTHORITIES[settings.DOMAINS_CA]()

@@ -1,0 +1,250 @@
+"""Certificates from an ACME certificate authority (RFC 8555), with the `acme` client.
+
+One account per platform: its key is created on first use under DOMAINS_CA_DIR
+(`acme-account-key`, mode 0600, sealed like every private key) and registered
+again on each run, which an ACME server answers with the existing account.
+
+A domain has at most one order under way (`AcmeOrder`), created under the
+domain's row lock, so two runs never place two. `prepare` answers its HTTP-01
+challenges (the rows the host routing serves) and waits a little for the CA to
+validate them; `issue` finalizes the order, or collects the certificate of an
+order finalized by a run that died, and forgets the order. A CA that is not done
+yet, or that limits our rate (429), is `Pending` with its Retry-After; an
+invalid authorization or order is `Refused` with the CA's own detail.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime, timedelta
+from typing import Any
+
+import requests
+from acme import challenges, client, crypto_util, errors, messages
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from django.conf import settings
+from django.db import transaction
+from josepy import ES256, JWKEC
+
+from domains.models import AcmeChallenge, AcmeOrder, Domain
+from domains.pki import files, keys
+from domains.pki.authority import Issued, Pending, Refused, issued_from_pem
+
+ACCOUNT_KEY_FILE = "acme-account-key"
+# How long one run waits for the CA to validate or to sign before it hands back to the
+# task's retry (a worker must not be held for minutes by a slow CA).
+WAIT = timedelta(seconds=30)
+# Seconds before asking again when the CA named no Retry-After.
+DEFAULT_RETRY_AFTER = 10
+USER_AGENT = "petstore-domains"
+
+
+def _create_account_key() -> None:
+    sealed = keys.seal(keys.pem(keys.new_key()))
+    files.write_atomically(files.directory() / ACCOUNT_KEY_FILE, sealed.encode(), 0o600)
+
+
+def account_key() -> ec.EllipticCurvePrivateKey:
+    path = files.directory() / ACCOUNT_KEY_FILE
+    files.create_once(path, "acme-account.lock", _create_account_key)
+    key = serialization.load_pem_private_key(keys.unseal(path.read_text()).encode(), None)
+    if not isinstance(key, ec.EllipticCurvePrivateKey):
+        raise TypeError(f"{path} does not hold an EC private key; remove it to recreate it")
+    return key
+
+
+class RateLimits:
+    """Remembers the Retry-After of the CA's last refusal: the `acme` client raises the
+    problem document and drops the response that carried the header."""
+
+    def __init__(self) -> None:
+        self.last: requests.Response | None = None
+
+    def __call__(self, response: requests.Response, *args: Any, **kwargs: Any) -> None:
+        if response.status_code in (429, 503):
+            self.last = response
+
+    def retry_after(self) -> float:
+        if self.last is None:
+            return DEFAULT_RETRY_AFTER
+        when = client.ClientV2.retry_after(self.last, DEFAULT_RETRY_AFTER)
+        return max((when - datetime.now()).total_seconds(), 1.0)
+
+
+def _connect(limits: RateLimits) -> client.ClientV2:
+    bundle = settings.DOMAINS_ACME_CA_BUNDLE
+    net = client.ClientNetwork(
+        JWKEC(key=account_key()), alg=ES256, user_agent=USER_AGENT, verify_ssl=True
+    )
+    if bundle:
+        # requests takes a CA file where the client's signature says bool.
+        net.verify_ssl = bundle  # type: ignore[assignment]
+    net.session.hooks["response"].append(limits)
+    acme = client.ClientV2(client.ClientV2.get_directory(settings.DOMAINS_ACME_DIRECTORY, net), net)
+    registration = messages.NewRegistration.from_data(
+        email=settings.DOMAINS_ACME_EMAIL or None, terms_of_service_agreed=True
+    )
+    try:
+        acme.new_account(registration)
+    except errors.ConflictError as existing:
+        net.account = messages.RegistrationResource(
+            uri=existing.location, body=messages.Registration()
+        )
+    return acme
+
+
+def _get(acme: client.ClientV2, url: str) -> requests.Response:
+    """POST-as-GET (RFC 8555 §6.3): how an ACME client reads an order or authorization."""
+    return acme.net.post(url, None, new_nonce_url=acme.directory["newNonce"])
+
+
+def _problem(error: Any) -> str:
+    detail = getattr(error, "detail", None) or str(error)
+    return f'"{detail}"'
+
+
+class AcmeAuthority:
+    def caa_identity(self) -> str:
+        # An ACME directory need not publish its CAA identity (Pebble does not): a setting.
+        return settings.DOMAINS_CA_IDENTIFIER
+
+    def prepare(self, domain: Domain) -> None:
+        with connected() as acme:
+            order = self._order(acme, domain)
+            body = messages.Order.from_json(_get(acme, order.url).json())
+            if body.status == messages.STATUS_INVALID:
+                self._refuse(domain, self._reason(acme, body))
+            if body.status != messages.STATUS_PENDING:
+                return
+            for url in body.authorizations:
+                self._answer(acme, domain, url)
+            deadline = datetime.now() + WAIT
+            try:
+                acme.poll_authorizations(messages.OrderResource(body=body, uri=order.url), deadline)
+            except errors.ValidationError as failed:
+                details = [
+                    f"{authz.body.identifier.value}: {_problem(challenge.error)}"
+                    for authz in failed.failed_authzrs
+                    for challenge in authz.body.challenges
+                    if challenge.error is not None
+                ]
+                self._refuse(domain, "; ".join(details))
+            except errors.TimeoutError as slow:
+                raise Pending(
+                    "The certificate authority has not validated the domain yet.",
+                    retry_after=DEFAULT_RETRY_AFTER,
+                ) from slow
+
+    def issue(self, domain: Domain) -> Issued:
+        order = AcmeOrder.objects.filter(domain=domain).first()
+        if order is None:
+            raise Pending("No ACME order yet.", retry_after=1)
+        with connected() as acme:
+            body = messages.Order.from_json(_get(acme, order.url).json())
+            resource = messages.OrderResource(
+                body=body, uri=order.url, csr_pem=order.csr_pem.encode()
+            )
+            deadline = datetime.now() + WAIT
+            try:
+                if body.status == messages.STATUS_READY:
+                    resource = acme.finalize_order(resource, deadline)
+                elif body.status in (messages.STATUS_PROCESSING, messages.STATUS_VALID):
+                    # A run that died after finalizing: collect that order's certificate.
+                    resource = acme.poll_finalization(resource, deadline)
+                elif body.status == messages.STATUS_INVALID:
+                    self._refuse(domain, self._reason(acme, body))
+                else:
+                    raise Pending(
+                        "The certificate authority has not validated the domain yet.",
+                        retry_after=DEFAULT_RETRY_AFTER,
+                    )
+            except errors.IssuanceError as refused:
+                self._refuse(domain, _problem(refused.error))
+            except errors.TimeoutError as slow:
+                raise Pending(
+                    "The certificate authority has not signed yet.",
+                    retry_after=DEFAULT_RETRY_AFTER,
+                ) from slow
+        issued = issued_from_pem(resource.fullchain_pem, keys.unseal(order.key_pem))
+        self._forget(domain)
+        return issued
+
+    def _order(self, acme: client.ClientV2, domain: Domain) -> AcmeOrder:
+        """The domain's order under way, placed now if there is none."""
+        with transaction.atomic():
+            Domain.objects.select_for_update().filter(pk=domain.pk).first()
+            order = AcmeOrder.objects.filter(domain=domain).first()
+            if order is not None:
+                return order
+            key = keys.new_key()
+            csr_pem = crypto_util.make_csr(keys.pem(key).encode(), [domain.hostname])
+            placed = acme.new_order(csr_pem)
+            return AcmeOrder.objects.create(
+                domain=domain,
+                url=placed.uri,
+                csr_pem=csr_pem.decode(),
+                key_pem=keys.seal(keys.pem(key)),
+            )
+
+    def _answer(self, acme: client.ClientV2, domain: Domain, url: str) -> None:
+        authorization = messages.Authorization.from_json(_get(acme, url).json())
+        if authorization.status != messages.STATUS_PENDING:
+            return
+        for challenge in authorization.challenges:
+            if not isinstance(challenge.chall, challenges.HTTP01):
+                continue
+            response, validation = challenge.response_and_validation(acme.net.key)
+            # Committed before the CA is told: any web process must be able to answer.
+            AcmeChallenge.objects.update_or_create(
+                token=challenge.chall.encode("token"),
+                defaults={"domain": domain, "key_authorization": validation},
+            )
+            if challenge.status == messages.STATUS_PENDING:
+                acme.answer_challenge(challenge, response)
+            return
+        self._refuse(domain, "the certificate authority offered no HTTP-01 challenge")
+
+    def _reason(self, acme: client.ClientV2, body: messages.Order) -> str:
+        details = []
+        for url in body.authorizations:
+            authorization = messages.Authorization.from_json(_get(acme, url).json())
+            details += [
+                _problem(challenge.error)
+                for challenge in authorization.challenges
+                if challenge.error is not None
+            ]
+        if body.error is not None:
+            details.append(_problem(body.error))
+        return "; ".join(details) or "the order became invalid and the CA gave no detail"
+
+    def _refuse(self, domain: Domain, reason: str) -> None:
+        """Forget the order (the next attempt places a new one) and say why."""
+        self._forget(domain)
+        raise Refused(f"The certificate authority refused the order: {reason}")
+
+    def _forget(self, domain: Domain) -> None:
+        AcmeChallenge.objects.filter(domain=domain).delete()
+        AcmeOrder.objects.filter(domain=domain).delete()
+
+
+@contextmanager
+def connected() -> Iterator[client.ClientV2]:
+    """A client with the platform's account; a rate limit (429) or an unreachable CA
+    becomes `Pending`, with the CA's Retry-After when it gave one."""
+    limits = RateLimits()
+    try:
+        yield _connect(limits)
+    except messages.Error as error:
+        if error.code != "rateLimited":
+            raise
+        raise Pending(
+            f"The certificate authority limits our rate: {_problem(error)}",
+            retry_after=limits.retry_after(),
+        ) from error
+    except requests.RequestException as error:
+        raise Pending(
+            f"The certificate authority is unreachable: {error}",
+            retry_after=DEFAULT_RETRY_AFTER,
+        ) from error

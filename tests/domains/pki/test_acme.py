@@ -1,0 +1,160 @@
+"""Certificates from a real ACME server (Pebble): order, HTTP-01 answered by the platform
+itself, a certificate whose issuer is Pebble's, renewal, resuming an interrupted order,
+and the reasons no certificate is issued (CAA, an invalid authorization)."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+from io import StringIO
+
+import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives.serialization import load_pem_private_key
+from django.core.management import call_command
+from django.db import transaction
+from django.utils import timezone
+
+from domains import pki
+from domains.choices import CertState, State
+from domains.models import AcmeChallenge, AcmeOrder, Certificate, Domain
+from domains.pki import keys
+from domains.services import certificates
+from domains.services.domains import domain_add
+from domains.services.verification import domain_check
+from tests.fixtures.domains import TARGET
+
+pytestmark = pytest.mark.acme
+
+
+@pytest.fixture
+def verified(pebble, dns_server, shop, alice):
+    """www.example.test verified, pointing (through the platform's target) at 127.0.0.1,
+    where the live server that Pebble validates against runs."""
+    dns_server.remove(TARGET)
+    dns_server.add(TARGET, "A", "127.0.0.1")
+    dns_server.add("www.example.test", "CNAME", TARGET + ".")
+    domain = domain_add(project=shop, hostname="www.example.test", actor=alice)
+    domain_check(domain_id=domain.pk)
+    domain.refresh_from_db()
+    assert domain.state == State.ISSUING
+    return domain
+
+
+def leaf(certificate: Certificate) -> x509.Certificate:
+    return x509.load_pem_x509_certificates(certificate.pem.encode())[0]
+
+
+def test_a_verified_domain_gets_a_certificate_from_the_acme_ca(verified, pebble):
+    certificate = certificates.certificate_issue(domain_id=verified.pk)
+
+    verified.refresh_from_db()
+    assert verified.state == State.ACTIVE
+    assert verified.cert_state == CertState.ISSUED
+    cert = leaf(certificate)
+    intermediate = pebble.intermediate()
+    cert.verify_directly_issued_by(intermediate)
+    assert certificate.issuer.startswith("Pebble Intermediate CA")
+    san = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    assert san.get_values_for_type(x509.DNSName) == ["www.example.test"]
+    assert certificate.serial == format(cert.serial_number, "x")
+    # The order is done: no challenge is answered any more, no order is left.
+    assert not AcmeChallenge.objects.exists()
+    assert not AcmeOrder.objects.exists()
+    # Renewal is planned from this certificate's validity (Pebble's: 5 years), not 90 days.
+    lifetime = certificate.not_after - certificate.not_before
+    assert lifetime > timedelta(days=365)
+    assert certificate.renew_after == certificate.not_before + lifetime * 2 / 3
+    # The private key is sealed at rest and is the certificate's own.
+    assert keys.is_sealed(certificate.key_pem)
+    opened = load_pem_private_key(keys.unseal(certificate.key_pem).encode(), None)
+    assert opened.public_key() == cert.public_key()
+    # domainstatus names the issuer.
+    out = StringIO()
+    call_command("domainstatus", "www.example.test", stdout=out)
+    assert json.loads(out.getvalue())["certificate"]["issuer"] == certificate.issuer
+
+
+def test_the_challenge_is_answered_on_the_domain_whatever_the_port(verified, client):
+    pki.authority().prepare(Domain.objects.get(pk=verified.pk))  # validated by Pebble
+    challenge = AcmeChallenge.objects.get(domain=verified)
+    path = f"/.well-known/acme-challenge/{challenge.token}"
+    answered = client.get(path, HTTP_HOST="www.example.test:5002")
+    assert answered.status_code == 200
+    assert answered.content.decode() == challenge.key_authorization
+    assert client.get(path, HTTP_HOST="other.example.test").status_code == 404
+
+
+def test_renewal_gets_a_new_certificate_from_the_acme_ca(verified):
+    first = certificates.certificate_issue(domain_id=verified.pk)
+    assert certificates.certificates_due_for_renewal() == []
+    Certificate.objects.filter(pk=first.pk).update(renew_after=timezone.now())
+    assert certificates.certificates_due_for_renewal() == [verified.pk]
+
+    renewed = certificates.certificate_renew(domain_id=verified.pk)
+
+    assert renewed is not None and renewed.serial != first.serial
+    assert renewed.issuer.startswith("Pebble Intermediate CA")
+    assert Domain.objects.get(pk=verified.pk).certificate == renewed
+    assert certificates.certificate_renew(domain_id=verified.pk) is None
+
+
+class WorkerDied(Exception):
+    pass
+
+
+def test_a_run_that_dies_after_the_ca_signed_ends_with_that_one_certificate(verified):
+    """The CA finalized the order and signed, then the worker died before its commit: the
+    next run resumes that order and stores its certificate, not a second one."""
+    authority = pki.authority()
+    authority.prepare(Domain.objects.get(pk=verified.pk))
+    order = AcmeOrder.objects.get(domain=verified)
+    with pytest.raises(WorkerDied), transaction.atomic():
+        signed = authority.issue(Domain.objects.select_for_update().get(pk=verified.pk))
+        raise WorkerDied
+    assert AcmeOrder.objects.get(domain=verified).url == order.url  # rolled back with it
+
+    stored = certificates.certificate_issue(domain_id=verified.pk)
+    again = certificates.certificate_issue(domain_id=verified.pk)
+
+    assert stored.serial == signed.serial
+    assert again == stored
+    assert Certificate.objects.filter(domain=verified).count() == 1
+
+
+def test_a_second_run_resumes_the_order_instead_of_placing_another(verified):
+    authority = pki.authority()
+    authority.prepare(Domain.objects.get(pk=verified.pk))
+    first = AcmeOrder.objects.get(domain=verified).url
+    authority.prepare(Domain.objects.get(pk=verified.pk))
+    assert list(AcmeOrder.objects.values_list("url", flat=True)) == [first]
+    assert certificates.certificate_issue(domain_id=verified.pk) is not None
+    assert Certificate.objects.filter(domain=verified).count() == 1
+
+
+def test_caa_naming_another_ca_blocks_the_order_with_its_reason(verified, dns_server):
+    dns_server.add("example.test", "CAA", '0 issue "letsencrypt.org"')
+
+    assert certificates.certificate_issue(domain_id=verified.pk) is None
+
+    verified.refresh_from_db()
+    assert verified.state == State.VERIFIED
+    assert verified.cert_state == CertState.BLOCKED
+    assert 'example.test CAA 0 issue "letsencrypt.org"' in verified.cert_message
+    assert not AcmeOrder.objects.exists()  # no order was placed
+
+
+def test_an_invalid_authorization_is_the_domains_problem_in_the_cas_words(verified, dns_server):
+    # The name now points where nothing answers: Pebble cannot fetch the challenge.
+    dns_server.remove(TARGET)
+    dns_server.add(TARGET, "A", "127.0.0.9")
+
+    assert certificates.certificate_issue(domain_id=verified.pk) is None
+
+    verified.refresh_from_db()
+    assert verified.state == State.VERIFIED
+    assert verified.cert_state == CertState.BLOCKED
+    assert verified.cert_code == pki.REFUSED_CODE
+    assert verified.cert_message.startswith("The certificate authority refused the order: ")
+    assert "127.0.0.9" in verified.cert_message  # Pebble's own detail, quoted
+    assert not AcmeOrder.objects.exists()  # the next attempt places a new order
