@@ -4,25 +4,42 @@
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV   := .venv
 BIN    := $(VENV)/bin
-STAMP  := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
+PIP    := $(BIN)/pip --quiet --disable-pip-version-check
 PORT   ?= 8000
+# The lock tool, pinned: `make lock` writes requirements/*.txt from pyproject.toml.
+UV     := uv==0.13.9
+SETS   := run test lint bench
 
-.PHONY: run test lint bench soak clean
+.PHONY: run test lint bench soak lock clean
 
-$(STAMP): pyproject.toml
+# One install set per target, each from its lock: requirements/<set>.txt pins every
+# package with its hashes (the runtime dependencies plus the set's extra). A set is
+# installed again when its lock or pyproject.toml changes; production installs only
+# the runtime dependencies (pyproject's `dependencies`).
+stamp = $(VENV)/.installed-$(1)-$(shell cat requirements/$(1).txt pyproject.toml | cksum | cut -d' ' -f1)
+
+define install_set
+$(call stamp,$(1)): requirements/$(1).txt pyproject.toml
 	@test -d $(VENV) || $(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --disable-pip-version-check -e ".[dev]"
-	@rm -f $(VENV)/.installed-* && touch $(STAMP)
+	$(PIP) install --require-hashes -r requirements/$(1).txt
+	$(PIP) install --no-deps -e .
+	@rm -f $(VENV)/.installed-$(1)-* && touch $$@
+endef
+$(foreach set,$(SETS),$(eval $(call install_set,$(set))))
 
-# The service on embedded defaults (SQLite, filesystem broker) with its worker and beat.
-# Its development settings (var/local.env, DEBUG=1) apply only where PETSTORE_ENV_FILE
-# names them: here, and in a terminal that exports it (README, First steps).
-run: export PETSTORE_ENV_FILE := var/local.env
-run: $(STAMP) var/local.env
-	$(BIN)/python manage.py migrate --noinput
-	$(BIN)/python manage.py loaddemo
-	PORT=$(PORT) $(BIN)/python manage.py loaddomainsdemo
-	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/honcho --procfile petstore/Procfile --app-root . start --port $(PORT)
+# The development settings file of this checkout, passed explicitly to `make run`'s
+# processes. HTTP_PORT is the port the web process serves: honcho gives every other
+# process a PORT of its own (8100, 8200, ...).
+RUN_ENV := PORT=$(PORT) HTTP_PORT=$(PORT) PETSTORE_ENV_FILE=$(CURDIR)/var/local.env
+
+# The service on embedded defaults (SQLite, filesystem broker, file cache) as production
+# serves it (gunicorn, petstore/Procfile), with its worker, beat and the dev DNS server.
+# It stops at once, in one line, if its web or DNS port is taken.
+run: $(call stamp,run) var/local.env
+	@$(RUN_ENV) $(BIN)/python -m petstore.devserver check
+	$(RUN_ENV) $(BIN)/python manage.py migrate --noinput
+	$(RUN_ENV) $(BIN)/python manage.py loaddemo >/dev/null
+	$(RUN_ENV) PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/honcho --procfile petstore/Procfile --app-root . start
 
 var/local.env:
 	@mkdir -p var
@@ -30,17 +47,17 @@ var/local.env:
 
 # The whole suite. Without DATABASE_URL/REDIS_URL it runs on SQLite and skips
 # only the tests that need a server, saying why; .ci/run points it at both.
-test: $(STAMP)
+test: $(call stamp,test)
 	$(BIN)/pytest $(PYTEST_ARGS)
 
 # Benchmarks against their floors on the local PostgreSQL and Redis; writes bench/results.md.
-bench: $(STAMP)
+bench: $(call stamp,bench)
 	@command -v wrk >/dev/null || (apt-get update -qq && apt-get install -y -qq wrk)
 	$(BIN)/python bench/run.py $(BENCH_ARGS)
 
 # A bounded soak on loopback (about 2 minutes; SOAK_SECONDS, SOAK_RATE): gunicorn, a real
 # worker and the loopback DNS server on PostgreSQL `soak` and Redis 12/13; writes docs/soak.md.
-soak: $(STAMP)
+soak: $(call stamp,bench)
 	$(BIN)/python bench/soak.py
 
 # The gates before a commit (also in .pre-commit-config.yaml) and in CI: lint, format,
@@ -49,12 +66,24 @@ soak: $(STAMP)
 # this checkout's var/local.env.
 LINT_ENV := SECRET_KEY=lint DEBUG=1 PETSTORE_ENV_FILE=
 
-lint: $(STAMP)
+lint: $(call stamp,lint)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(LINT_ENV) $(BIN)/mypy
 	$(LINT_ENV) $(BIN)/python manage.py check
 	$(LINT_ENV) $(BIN)/python manage.py makemigrations --check --dry-run
+
+# Rewrite the locks after a change to pyproject.toml: the full set first, then each
+# install set within it, so that every set pins the same versions.
+UV_COMPILE = $(BIN)/uv pip compile --quiet --universal --python-version 3.11 --generate-hashes
+
+lock:
+	@test -d $(VENV) || $(PYTHON) -m venv $(VENV)
+	$(PIP) install $(UV)
+	$(UV_COMPILE) --all-extras -o requirements/dev.txt pyproject.toml
+	for set in $(SETS); do \
+	  $(UV_COMPILE) --extra $$set -c requirements/dev.txt -o requirements/$$set.txt pyproject.toml || exit 1; \
+	done
 
 clean:
 	rm -rf $(VENV) var
