@@ -43,6 +43,7 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
+    "axes",  # failed sign-ins: petstore/http/signin.py
     "rest_framework",
     "django_filters",
     "drf_spectacular",
@@ -67,6 +68,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last: turns a locked-out sign-in into the form with its message (a 429).
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "petstore.urls"
@@ -131,10 +134,28 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 LOGIN_URL = "login"
-# Failed sign-ins allowed per (address, username) and per address within the window (seconds).
+# Failed sign-ins (petstore/http/signin.py, django-axes), on the dashboard's and the admin's
+# form: allowed per (username, address), per address and per username (from any address),
+# counted within SIGNIN_WINDOW seconds of the latest failure.
 SIGNIN_MAX_ATTEMPTS = env_int("SIGNIN_MAX_ATTEMPTS", 5)
 SIGNIN_MAX_ATTEMPTS_PER_ADDRESS = env_int("SIGNIN_MAX_ATTEMPTS_PER_ADDRESS", 20)
+SIGNIN_MAX_ATTEMPTS_PER_USERNAME = env_int("SIGNIN_MAX_ATTEMPTS_PER_USERNAME", 50)
 SIGNIN_WINDOW = env_int("SIGNIN_WINDOW", 15 * 60)
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",  # first: refuses a locked-out client
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_HANDLER = "petstore.http.signin.SignInLimits"
+# The three counts, in the order of SignInLimits' limits.
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"], "ip_address", "username"]
+# Read from the SIGNIN_ settings at each sign-in, not copied here once.
+AXES_FAILURE_LIMIT = "petstore.http.signin.failure_limit"
+AXES_COOLOFF_TIME = "petstore.http.signin.window"
+AXES_RESET_ON_SUCCESS = True  # SignInLimits: that user at that address only
+AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
+AXES_CLIENT_IP_CALLABLE = "petstore.http.clientaddress.client_address"
+AXES_USERNAME_CALLABLE = "petstore.http.signin.username"
+AXES_LOCKOUT_CALLABLE = "petstore.http.signin.lockout_response"
 # Reverse proxies in front of the app whose X-Forwarded-For is trusted (0: use REMOTE_ADDR).
 NUM_PROXIES = env_int("NUM_PROXIES", 0)
 LOGIN_REDIRECT_URL = "/dashboard/"
