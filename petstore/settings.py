@@ -336,13 +336,18 @@ CELERY_BEAT_SCHEDULE.update(
 
 # --- Logging ----------------------------------------------------------------
 
-# LOG_FORMAT=json gives one JSON object a line (production); plain text otherwise.
+# LOG_FORMAT=json gives one JSON object a line (production); plain text otherwise. The web
+# process and the Celery worker (petstore/celery.py) both log through this; every line
+# carries the request id of the request it serves, or of the request that queued its task.
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "filters": {"request_id": {"()": "petstore.http.requestid.RequestIDFilter"}},
     "formatters": {
-        "plain": {"format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s"},
+        "plain": {
+            "class": "petstore.http.logjson.PlainFormatter",
+            "format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s",
+        },
         "json": {"()": "petstore.http.logjson.JSONFormatter"},
     },
     "handlers": {
