@@ -29,10 +29,7 @@ def test_a_newline_in_a_path_cannot_forge_a_log_line(
     refusals = [line for line in lines if "Refused GET /v1/pets/1" in line]
     assert len(refusals) == 1
     assert not any(line.startswith("FORGED") for line in lines)
-    if log_format == "json":
-        message = json.loads(refusals[0])["message"]
-    else:
-        message = refusals[0]
+    message = json.loads(refusals[0])["message"] if log_format == "json" else refusals[0]
     assert "/v1/pets/1\\nFORGED\\r\\x1b[31m\\x85x: 401 unauthorized" in message
 
 
