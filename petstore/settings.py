@@ -169,8 +169,19 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATIC_ROOT = VAR_DIR / "static"
 STATIC_ROOT.mkdir(exist_ok=True)
-# Served by WhiteNoise in every mode; `collectstatic` is optional (finders are used too).
-WHITENOISE_USE_FINDERS = True
+# Served by WhiteNoise. In production from `collectstatic`'s output: names carry a hash of
+# the content (cached for a year) and gzip/brotli copies sit beside them; without a
+# collectstatic run the pages cannot name their files and fail. Under DEBUG (`make run`)
+# straight from the apps (finders), under their plain names, so nothing needs collecting.
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {
+        "BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"
+        if DEBUG
+        else "whitenoise.storage.CompressedManifestStaticFilesStorage"
+    },
+}
+WHITENOISE_USE_FINDERS = DEBUG
 
 # --- Security (production values unless DEBUG) ------------------------------
 
@@ -197,7 +208,10 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DATA_UPLOAD_MAX_MEMORY_SIZE", 64 * 1024)
 
 # --- API --------------------------------------------------------------------
 
-API_BASE_URL = env_str("API_BASE_URL", "http://localhost:8000/v1")
+# The OpenAPI document's first server; under DEBUG (`make run`) on the port it serves on.
+API_BASE_URL = env_str(
+    "API_BASE_URL", f"http://localhost:{env_int('PORT', 8000) if DEBUG else 8000}/v1"
+)
 API_STAGING_BASE_URL = env_str("API_STAGING_BASE_URL", "https://staging.petstore.example/v1")
 
 # Requests per API key (DRF rate syntax, e.g. "600/min"); empty turns it off.
@@ -249,7 +263,6 @@ SPECTACULAR_SETTINGS = {
     "SERVE_PERMISSIONS": ["rest_framework.permissions.AllowAny"],
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
-    "REDOC_DIST": "SIDECAR",
     "SERVE_INCLUDE_SCHEMA": False,
 }
 

@@ -22,6 +22,7 @@ pytest_plugins = [
     "tests.fixtures.domains",
     "tests.fixtures.worker",
     "tests.fixtures.browser",
+    "tests.fixtures.static",
 ]
 
 REQUIRE_SERVICES = os.environ.get("REQUIRE_SERVICES", "").lower() in {"1", "true", "yes"}
