@@ -47,6 +47,7 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
+    "axes",  # failed sign-ins: petstore/http/signin.py
     "rest_framework",
     "django_filters",
     "drf_spectacular",
@@ -73,6 +74,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last: turns a locked-out sign-in into the form with its message (a 429).
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "petstore.urls"
@@ -137,10 +140,28 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 LOGIN_URL = "login"
-# Failed sign-ins allowed per (address, username) and per address within the window (seconds).
+# Failed sign-ins (petstore/http/signin.py, django-axes), on the dashboard's and the admin's
+# form: allowed per (username, address), per address and per username (from any address),
+# counted within SIGNIN_WINDOW seconds of the latest failure.
 SIGNIN_MAX_ATTEMPTS = env_int("SIGNIN_MAX_ATTEMPTS", 5)
 SIGNIN_MAX_ATTEMPTS_PER_ADDRESS = env_int("SIGNIN_MAX_ATTEMPTS_PER_ADDRESS", 20)
+SIGNIN_MAX_ATTEMPTS_PER_USERNAME = env_int("SIGNIN_MAX_ATTEMPTS_PER_USERNAME", 50)
 SIGNIN_WINDOW = env_int("SIGNIN_WINDOW", 15 * 60)
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",  # first: refuses a locked-out client
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_HANDLER = "petstore.http.signin.SignInLimits"
+# The three counts, in the order of SignInLimits' limits.
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"], "ip_address", "username"]
+# Read from the SIGNIN_ settings at each sign-in, not copied here once.
+AXES_FAILURE_LIMIT = "petstore.http.signin.failure_limit"
+AXES_COOLOFF_TIME = "petstore.http.signin.window"
+AXES_RESET_ON_SUCCESS = True  # SignInLimits: that user at that address only
+AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
+AXES_CLIENT_IP_CALLABLE = "petstore.http.clientaddress.client_address"
+AXES_USERNAME_CALLABLE = "petstore.http.signin.username"
+AXES_LOCKOUT_CALLABLE = "petstore.http.signin.lockout_response"
 # Reverse proxies in front of the app whose X-Forwarded-For is trusted (0: use REMOTE_ADDR).
 NUM_PROXIES = env_int("NUM_PROXIES", 0)
 LOGIN_REDIRECT_URL = "/dashboard/"
@@ -154,8 +175,19 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATIC_ROOT = VAR_DIR / "static"
 STATIC_ROOT.mkdir(exist_ok=True)
-# Served by WhiteNoise in every mode; `collectstatic` is optional (finders are used too).
-WHITENOISE_USE_FINDERS = True
+# Served by WhiteNoise. In production from `collectstatic`'s output: names carry a hash of
+# the content (cached for a year) and gzip/brotli copies sit beside them; without a
+# collectstatic run the pages cannot name their files and fail. Under DEBUG (`make run`)
+# straight from the apps (finders), under their plain names, so nothing needs collecting.
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {
+        "BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"
+        if DEBUG
+        else "whitenoise.storage.CompressedManifestStaticFilesStorage"
+    },
+}
+WHITENOISE_USE_FINDERS = DEBUG
 
 # --- Security (production values unless DEBUG) ------------------------------
 
@@ -182,7 +214,10 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DATA_UPLOAD_MAX_MEMORY_SIZE", 64 * 1024)
 
 # --- API --------------------------------------------------------------------
 
-API_BASE_URL = env_str("API_BASE_URL", "http://localhost:8000/v1")
+# The OpenAPI document's first server; under DEBUG (`make run`) on the port it serves on.
+API_BASE_URL = env_str(
+    "API_BASE_URL", f"http://localhost:{env_int('PORT', 8000) if DEBUG else 8000}/v1"
+)
 API_STAGING_BASE_URL = env_str("API_STAGING_BASE_URL", "https://staging.petstore.example/v1")
 
 # Requests per API key (DRF rate syntax, e.g. "600/min"); empty turns it off.
@@ -234,7 +269,6 @@ SPECTACULAR_SETTINGS = {
     "SERVE_PERMISSIONS": ["rest_framework.permissions.AllowAny"],
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
-    "REDOC_DIST": "SIDECAR",
     "SERVE_INCLUDE_SCHEMA": False,
 }
 
@@ -341,13 +375,18 @@ CELERY_BEAT_SCHEDULE.update(
 
 # --- Logging ----------------------------------------------------------------
 
-# LOG_FORMAT=json gives one JSON object a line (production); plain text otherwise.
+# LOG_FORMAT=json gives one JSON object a line (production); plain text otherwise. The web
+# process and the Celery worker (petstore/celery.py) both log through this; every line
+# carries the request id of the request it serves, or of the request that queued its task.
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "filters": {"request_id": {"()": "petstore.http.requestid.RequestIDFilter"}},
     "formatters": {
-        "plain": {"format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s"},
+        "plain": {
+            "class": "petstore.http.logjson.PlainFormatter",
+            "format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s",
+        },
         "json": {"()": "petstore.http.logjson.JSONFormatter"},
     },
     "handlers": {

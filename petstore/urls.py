@@ -2,14 +2,13 @@ from django.contrib import admin
 from django.urls import include, path
 
 from petstore.http.health import healthz, readyz
-from petstore.http.signin import ThrottledLoginView
 
 urlpatterns = [
     path("healthz", healthz, name="healthz"),
     path("readyz", readyz, name="readyz"),
     path("v1/", include("pets.api.urls")),
     path("admin/", admin.site.urls),
-    path("accounts/login/", ThrottledLoginView.as_view(), name="login"),
+    # Sign-in limits on this form and the admin's: django-axes (petstore/http/signin.py).
     path("accounts/", include("django.contrib.auth.urls")),
     path("", include("domains.urls")),
 ]

@@ -23,6 +23,7 @@ pytest_plugins = [
     "tests.fixtures.worker",
     "tests.fixtures.browser",
     "tests.fixtures.pebble",
+    "tests.fixtures.static",
 ]
 
 REQUIRE_SERVICES = os.environ.get("REQUIRE_SERVICES", "").lower() in {"1", "true", "yes"}

@@ -1,75 +1,90 @@
-"""Sign-in with a limit on failed attempts.
+"""Limits on failed sign-ins, on every login form (the dashboard's and the admin's).
 
-Failed attempts are counted in the shared cache per client address and per
-(address, username); past the limit the form answers 429 with a message on the
-form until the window passes. A successful sign-in clears the per-user count.
+django-axes records each failed attempt in the database (visible to staff in
+the admin under "Axes") and refuses further sign-ins once a count reaches its
+limit, whatever the password. Three counts, each with its own limit, within
+SIGNIN_WINDOW seconds of the latest failure:
 
-When the cache (Redis) cannot be reached the limit fails open, as the API's
-rate limits do: owners can still sign in (passwords are still checked), and a
-warning is logged. Refusing every sign-in would turn a cache outage into a
-dashboard outage.
+- per (username, address), SIGNIN_MAX_ATTEMPTS: someone guessing one account;
+- per address, SIGNIN_MAX_ATTEMPTS_PER_ADDRESS: one client trying many accounts;
+- per username, SIGNIN_MAX_ATTEMPTS_PER_USERNAME: many addresses guessing one account.
+
+Axes compares one number with one limit, so `SignInLimits.get_failures` reports
+the tightest count on the scale of SIGNIN_MAX_ATTEMPTS (its AXES_FAILURE_LIMIT).
+Attempts made while locked out are not counted (AXES_RESET_COOL_OFF_ON_FAILURE_
+DURING_LOCKOUT off), so one client can add at most SIGNIN_MAX_ATTEMPTS to an
+account's count: locking an owner out takes many addresses, not one stranger.
+The address is petstore.http.clientaddress.client_address (NUM_PROXIES).
+
+The counts live in the database, not the cache: a Redis outage changes nothing here.
 """
 
 from __future__ import annotations
 
-import logging
+from datetime import timedelta
 
+from axes.handlers.database import AxesDatabaseHandler
+from axes.models import AccessAttempt
 from django.conf import settings
-from django.contrib.auth.views import LoginView
-from django.core.cache import cache
-
-from petstore.http.clientaddress import client_address
-
-log = logging.getLogger(__name__)
+from django.db.models import Sum
+from django.http import HttpRequest, HttpResponse
+from django.template.response import TemplateResponse
 
 
-def _cache_call(action, *args, **kwargs):
-    """Run a cache operation; on a cache outage log it and return None (fail open)."""
-    try:
-        return action(*args, **kwargs)
-    except Exception as exc:  # noqa: BLE001 - any backend error (connection refused, timeout)
-        log.warning("Sign-in limit not applied, cache unavailable: %s", type(exc).__name__)
-        return None
+def _limits() -> list[int]:
+    """One limit per count, in the order of settings.AXES_LOCKOUT_PARAMETERS."""
+    return [
+        settings.SIGNIN_MAX_ATTEMPTS,
+        settings.SIGNIN_MAX_ATTEMPTS_PER_ADDRESS,
+        settings.SIGNIN_MAX_ATTEMPTS_PER_USERNAME,
+    ]
 
 
-class ThrottledLoginView(LoginView):
-    def _keys(self) -> list[str]:
-        address = client_address(self.request)
-        username = self.request.POST.get("username", "").strip().lower()[:150]
-        return [f"signin:addr:{address}", f"signin:user:{address}:{username}"]
+def failure_limit(request: HttpRequest, credentials: dict | None) -> int:
+    return settings.SIGNIN_MAX_ATTEMPTS
 
-    def _blocked(self) -> bool:
-        address_key, user_key = self._keys()
-        counts = _cache_call(cache.get_many, [address_key, user_key]) or {}
-        return (
-            counts.get(address_key, 0) >= settings.SIGNIN_MAX_ATTEMPTS_PER_ADDRESS
-            or counts.get(user_key, 0) >= settings.SIGNIN_MAX_ATTEMPTS
-        )
 
-    def post(self, request, *args, **kwargs):
-        if self._blocked():
-            form = self.get_form()
-            minutes = max(1, settings.SIGNIN_WINDOW // 60)
-            form.add_error(
-                None,
-                f"Too many failed sign-in attempts. Wait {minutes} minutes and try again.",
-            )
-            return self.render_to_response(self.get_context_data(form=form), status=429)
-        return super().post(request, *args, **kwargs)
+def window(request: HttpRequest | None) -> timedelta:
+    return timedelta(seconds=settings.SIGNIN_WINDOW)
 
-    def form_invalid(self, form):
-        for key in self._keys():
-            _cache_call(self._count_failure, key)
-        return super().form_invalid(form)
 
-    def form_valid(self, form):
-        _cache_call(cache.delete, self._keys()[1])
-        return super().form_valid(form)
+def username(request: HttpRequest, credentials: dict | None) -> str:
+    """The name the counts use: as typed, trimmed and lower-cased ("Alice " is alice)."""
+    raw = (credentials or {}).get("username") or request.POST.get("username", "")
+    return str(raw).strip().lower()[:150]
 
-    @staticmethod
-    def _count_failure(key: str) -> None:
-        cache.add(key, 0, timeout=settings.SIGNIN_WINDOW)
-        try:
-            cache.incr(key)
-        except ValueError:  # expired between add and incr
-            cache.set(key, 1, timeout=settings.SIGNIN_WINDOW)
+
+class SignInLimits(AxesDatabaseHandler):
+    def get_failures(self, request, credentials: dict | None = None) -> int:
+        """SIGNIN_MAX_ATTEMPTS minus the attempts left on the count closest to its limit."""
+        counts = [
+            attempts.aggregate(total=Sum("failures_since_start"))["total"] or 0
+            for attempts in self.get_user_attempts(request, credentials)
+        ]
+        left = min(limit - count for limit, count in zip(_limits(), counts, strict=True))
+        return settings.SIGNIN_MAX_ATTEMPTS - left
+
+    def reset_user_attempts(self, request, credentials: dict | None = None) -> int:
+        """A successful sign-in clears that user's failures from that address only:
+        clearing the address's or the username's whole count would let someone who
+        owns one account wipe the failures they made guessing others."""
+        deleted, _ = AccessAttempt.objects.filter(
+            username=username(request, credentials), ip_address=request.axes_ip_address
+        ).delete()
+        return deleted
+
+
+def lockout_response(
+    request: HttpRequest, original_response: HttpResponse | None, credentials: dict | None
+) -> HttpResponse:
+    """The sign-in form again (dashboard or admin), its message saying why, with a 429."""
+    minutes = max(1, settings.SIGNIN_WINDOW // 60)
+    message = f"Too many failed sign-in attempts. Wait {minutes} minutes and try again."
+    context = getattr(original_response, "context_data", None)
+    if not isinstance(original_response, TemplateResponse) or not context or "form" not in context:
+        return HttpResponse(message, status=429, content_type="text/plain; charset=utf-8")
+    form = context["form"]
+    form.errors.clear()  # not "wrong password": the password was never checked
+    form.add_error(None, message)
+    # Rendered now: Axes' middleware runs after the template responses are rendered.
+    return TemplateResponse(request, original_response.template_name, context, status=429).render()

@@ -60,8 +60,9 @@ def test_surrounding_whitespace_is_trimmed_from_the_name(api, dogs):
 
 @pytest.mark.parametrize(
     "name",
-    [5, 5.5, True, None, ["Rex"], {"n": "Rex"}, "", "   ", "x" * 101, "a\x00b", "\ud800"],
-    ids=["int", "float", "bool", "null", "list", "object", "empty", "blank", "101", "nul", "surr"],
+    # A lone surrogate is refused earlier, by the parser (tests/security/test_lone_surrogates.py).
+    [5, 5.5, True, None, ["Rex"], {"n": "Rex"}, "", "   ", "x" * 101, "a\x00b"],
+    ids=["int", "float", "bool", "null", "list", "object", "empty", "blank", "101", "nul"],
 )
 def test_an_invalid_name_is_a_400_naming_name(api, dogs, name):
     body = assert_error(
