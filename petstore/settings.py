@@ -162,6 +162,8 @@ AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
 AXES_CLIENT_IP_CALLABLE = "petstore.http.clientaddress.client_address"
 AXES_USERNAME_CALLABLE = "petstore.http.signin.username"
 AXES_LOCKOUT_CALLABLE = "petstore.http.signin.lockout_response"
+# No start-up banner in every process, and attempt log lines name only what is counted.
+AXES_VERBOSE = False
 # Reverse proxies in front of the app whose X-Forwarded-For is trusted (0: use REMOTE_ADDR).
 NUM_PROXIES = env_int("NUM_PROXIES", 0)
 LOGIN_REDIRECT_URL = "/dashboard/"
