@@ -139,7 +139,11 @@ def hints() -> int:
     call_command("loaddomainsdemo")  # idempotent: prints the demo owner's sign-in
     print(f"  Dashboard: {base}/dashboard/   API docs: {base}/v1/docs/")
     print("  API key for the curl below (printed once, on the last line):")
-    print("    KEY=$(.venv/bin/python manage.py createapikey alice | tail -1)")
+    # The development settings travel with the command: a new terminal has none.
+    print(
+        "    KEY=$(PETSTORE_ENV_FILE=var/local.env .venv/bin/python manage.py createapikey alice"
+        " | tail -1)"
+    )
     print(
         f"    curl -H \"Authorization: Bearer $KEY\" -H 'Content-Type: application/json' "
         f'-d \'{{"name":"Rex","categoryId":1}}\' {base}/v1/pets'
