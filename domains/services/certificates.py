@@ -160,7 +160,6 @@ def certificate_renew(*, domain_id: int) -> Certificate | None:
         if domain.cert_message != message:
             update(domain, cert_code=domain.check_code, cert_message=message)
             record_event(
-                project=domain.project,
                 domain=domain,
                 action=Action.RENEWAL_BLOCKED,
                 message=message,

@@ -12,10 +12,15 @@ that does not prove it too; a rival's mere claim never takes a live domain offli
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 from domains.dns.hostnames import registrable_domain
 from domains.models import Domain, ProvenHostname
+
+# While proofs_in_bulk() is active, record_proof() collects instead of inserting.
+_collected: ContextVar[list[ProvenHostname] | None] = ContextVar("proofs", default=None)
 
 
 def contested_claims(claims: Iterable[tuple[str, int]]) -> set[tuple[str, int]]:
@@ -58,10 +63,29 @@ def rival_claims(domain: Domain) -> list[Domain]:
 
 def record_proof(domain: Domain, *, by_txt: bool) -> None:
     """The domain's project proved control of its name (the claim went live)."""
-    ProvenHostname.objects.create(
+    proof = ProvenHostname(
         hostname=domain.hostname,
         registrable_domain=registrable_domain(domain.hostname),
         project_id=domain.project_id,
         owner_id=domain.project.owner_id,
         by_txt=by_txt,
     )
+    collected = _collected.get()
+    if collected is None:
+        proof.save()
+    else:
+        collected.append(proof)
+
+
+@contextmanager
+def proofs_in_bulk() -> Iterator[None]:
+    """Collect the proofs recorded inside and insert them with one INSERT at the end (a
+    sweep's batch verifies up to a hundred domains at once)."""
+    collected: list[ProvenHostname] = []
+    token = _collected.set(collected)
+    try:
+        yield
+    finally:
+        _collected.reset(token)
+    if collected:
+        ProvenHostname.objects.bulk_create(collected)

@@ -70,7 +70,6 @@ def domain_add(*, project: Project, hostname: str, actor: User | None) -> Domain
     record_event(project=project, domain=domain, action=Action.ADDED, actor=actor)
     for rival in claims.rival_claims(domain):
         record_event(
-            project=rival.project,
             domain=rival,
             action=Action.RIVAL_CLAIM,
             message=(
@@ -103,7 +102,7 @@ def domain_request_check(*, domain: Domain, actor: User | None, cooldown: bool =
     if not transition(domain, State.PENDING, **reset):
         update(domain, **reset)
     action = Action.REVERIFY_REQUESTED if domain.verified_at else Action.VERIFY_REQUESTED
-    record_event(project=domain.project, domain=domain, action=action, actor=actor)
+    record_event(domain=domain, action=action, actor=actor)
     return domain
 
 

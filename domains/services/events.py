@@ -16,13 +16,19 @@ _collected: ContextVar[list[DomainEvent] | None] = ContextVar("domain_events", d
 
 def record_event(
     *,
-    project: Project,
+    project: Project | None = None,
     domain: Domain | None = None,
     hostname: str = "",
     action: str,
     message: str = "",
     actor: User | None = None,
 ) -> DomainEvent:
+    """One Activity line: of `domain` (its project's), or of `project` about a host name
+    that has no row any more (Remove, expiry)."""
+    if project is None:
+        if domain is None:
+            raise ValueError("an event names a domain or a project")
+        project = domain.project
     event = DomainEvent(
         project=project,
         domain=domain,

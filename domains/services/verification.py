@@ -145,7 +145,7 @@ def _record_results(results: dict[int, Checked]) -> Recorded:
 
 def _record_together(results: dict[int, Checked]) -> Recorded:
     recorded = Recorded()
-    with transaction.atomic(), events_in_bulk():
+    with transaction.atomic(), events_in_bulk(), claims.proofs_in_bulk():
         locked = (
             Domain.objects.select_for_update(of=("self",))
             .select_related("project")
@@ -172,8 +172,10 @@ def _claim(domain: Domain, checked: Checked) -> CheckResult:
     live claim of another project unless that one's token is in the TXT record too.
     """
     result = checked.result
-    proven = domain.verification_token in result.txt
-    if checked.contested and not proven:
+    if not checked.contested:
+        # Nobody else claims the name (a claim added since is caught by the constraint).
+        return result
+    if domain.verification_token not in result.txt:
         return _ownership_required(domain, result)
     holder = (
         Domain.objects.select_for_update(of=("self",))
@@ -184,8 +186,6 @@ def _claim(domain: Domain, checked: Checked) -> CheckResult:
     )
     if holder is None:
         return result
-    if not proven:
-        return _ownership_required(domain, result)
     if holder.verification_token in result.txt:
         return replace(
             result,
@@ -223,9 +223,8 @@ def _take_from(holder: Domain, winner: Domain) -> None:
         "project's TXT record and choose Re-verify."
     )
     if transition(holder, State.LOST, check_message=message, next_check_at=None):
-        record_event(project=holder.project, domain=holder, action=Action.LOST, message=message)
+        record_event(domain=holder, action=Action.LOST, message=message)
         record_event(
-            project=winner.project,
             domain=winner,
             action=Action.TOOK_OVER,
             message=f"{winner.hostname_unicode} was live for another project until now.",
@@ -265,13 +264,13 @@ def _record_success(domain: Domain, result: CheckResult, next_steps: NextSteps) 
             return
         if moved:
             claims.record_proof(domain, by_txt=domain.verification_token in result.txt)
-            record_event(project=domain.project, domain=domain, action=Action.VERIFIED)
+            record_event(domain=domain, action=Action.VERIFIED)
             next_steps.issue.append(domain.pk)
             return
         domain.refresh_from_db(fields=["state"])
     update(domain, **fields)
     if was_failing and domain.is_live:
-        record_event(project=domain.project, domain=domain, action=Action.VERIFIES_AGAIN)
+        record_event(domain=domain, action=Action.VERIFIES_AGAIN)
     if domain.state == State.VERIFIED and domain.cert_state != CertState.ISSUED:
         # A Re-verify after a CAA block (or a lost request) asks for the certificate again.
         if certificates.certificate_request(domain=domain):
@@ -317,7 +316,6 @@ def _record_live_failure(domain: Domain, result: CheckResult) -> None:
         )
         if transition(domain, State.MISCONFIGURED, next_check_at=None, **fields):
             record_event(
-                project=domain.project,
                 domain=domain,
                 action=Action.STOPPED_SERVING,
                 message=fields["check_message"],
@@ -328,7 +326,6 @@ def _record_live_failure(domain: Domain, result: CheckResult) -> None:
     update(domain, **fields)
     if first:
         record_event(
-            project=domain.project,
             domain=domain,
             action=Action.STOPPED_VERIFYING,
             message=(
@@ -354,7 +351,6 @@ def _record_claim_failure(domain: Domain, result: CheckResult) -> None:
         )
         if transition(domain, State.FAILED, next_check_at=None, **fields):
             record_event(
-                project=domain.project,
                 domain=domain,
                 action=Action.FAILED,
                 message=fields["check_message"],
@@ -369,7 +365,6 @@ def _record_claim_failure(domain: Domain, result: CheckResult) -> None:
     update(domain, **fields)
     if previous_code != result.code:
         record_event(
-            project=domain.project,
             domain=domain,
             action=Action.CHECK_FAILED,
             message=result.message,
