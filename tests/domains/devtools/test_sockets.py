@@ -23,7 +23,8 @@ class _Racing:
     def __init__(self, clashes: int) -> None:
         self.clashes = clashes
         self.udp: socket.socket | None = None
-        self.taken: list[socket.socket] = []
+        self.taken_ports: list[int] = []
+        self.rivals: list[socket.socket] = []
 
     def __getattr__(self, name: str):
         return getattr(socket, name)
@@ -32,15 +33,21 @@ class _Racing:
         sock = socket.socket(family, kind)
         if kind == socket.SOCK_DGRAM:
             self.udp = sock
-        elif self.udp is not None and len(self.taken) < self.clashes:
+        elif self.udp is not None and len(self.taken_ports) < self.clashes:
+            port = self.udp.getsockname()[1]
             rival = socket.socket(family, socket.SOCK_STREAM)
-            rival.bind(("127.0.0.1", self.udp.getsockname()[1]))
-            rival.listen(1)
-            self.taken.append(rival)
+            try:
+                rival.bind(("127.0.0.1", port))
+                rival.listen(1)
+            except OSError:
+                rival.close()  # another process holds it already: the same clash
+            else:
+                self.rivals.append(rival)
+            self.taken_ports.append(port)
         return sock
 
     def close(self) -> None:
-        for rival in self.taken:
+        for rival in self.rivals:
             rival.close()
 
 
@@ -74,7 +81,7 @@ def test_with_port_0_a_taken_tcp_side_means_a_fresh_port(racing):
 
     udp, tcp = bind_udp_and_tcp("127.0.0.1")
     try:
-        taken_ports = {sock.getsockname()[1] for sock in rival.taken}
+        taken_ports = set(rival.taken_ports)
         assert len(taken_ports) == 2  # two ports lost to the rival, then a third one
         assert udp.getsockname()[1] not in taken_ports
         _serves_both(udp, tcp)
