@@ -20,7 +20,7 @@ from domains import pki
 from domains.choices import Action, CertState, CheckCode, State
 from domains.dns import diagnosis
 from domains.dns.diagnosis import CheckResult
-from domains.models import Certificate, Domain, Project
+from domains.models import Certificate, Domain
 from domains.pki import keys
 from domains.services.events import record_event
 from domains.services.lifecycle import transition, update
@@ -80,22 +80,27 @@ def certificate_issue(*, domain_id: int) -> Certificate | None:
         return None
     with transaction.atomic():
         # The row lock makes a second, concurrent run wait and then see `active`.
-        locked = Domain.objects.select_for_update().get(pk=domain_id)
+        locked = _locked(domain_id)
         if locked.state != State.ISSUING:
             return locked.certificate
         try:
             issued = authority.issue(locked)
         except pki.Refused as refused:
-            _block(locked, pki.REFUSED_CODE, str(refused), project=domain.project)
+            _block(locked, pki.REFUSED_CODE, str(refused))
             return None
         transition(locked, State.ACTIVE, cert_state=CertState.ISSUED)
-        certificate = _store(
-            locked, issued, project=domain.project, action=Action.CERTIFICATE_ISSUED
-        )
+        certificate = _store(locked, issued, action=Action.CERTIFICATE_ISSUED)
     return certificate
 
 
-def _block(domain: Domain, code: str, message: str, *, project: Project | None = None) -> None:
+def _locked(domain_id: int) -> Domain:
+    """The domain's row, locked: a second, concurrent run waits, then sees it moved on."""
+    return (
+        Domain.objects.select_for_update(of=("self",)).select_related("project").get(pk=domain_id)
+    )
+
+
+def _block(domain: Domain, code: str, message: str) -> None:
     """Issuing -> verified with the reason no certificate could be issued."""
     if transition(
         domain,
@@ -106,7 +111,6 @@ def _block(domain: Domain, code: str, message: str, *, project: Project | None =
         cert_requested_at=None,
     ):
         record_event(
-            project=project or domain.project,
             domain=domain,
             action=Action.CERTIFICATE_BLOCKED,
             message=message,
@@ -121,7 +125,7 @@ def _caa(domain: Domain) -> CheckResult:
     return result
 
 
-def _store(domain: Domain, issued: pki.Issued, *, project: Project, action: Action) -> Certificate:
+def _store(domain: Domain, issued: pki.Issued, *, action: Action) -> Certificate:
     """Store what the CA issued, its key sealed, and record `action` (inside the row lock)."""
     certificate = Certificate.objects.create(
         domain=domain,
@@ -134,7 +138,6 @@ def _store(domain: Domain, issued: pki.Issued, *, project: Project, action: Acti
         issuer=issued.issuer,
     )
     record_event(
-        project=project,
         domain=domain,
         action=action,
         message=f"Serial {certificate.serial}, valid until {certificate.not_after:%Y-%m-%d}",
@@ -149,7 +152,9 @@ RENEW_ONLY_CHECKED_WITHIN = timedelta(days=1)
 def certificate_renew(*, domain_id: int) -> Certificate | None:
     """Replace an active domain's certificate that expires within the renewal margin, if
     the domain still proves it points here (a passing check within the last day)."""
-    domain = Domain.objects.filter(pk=domain_id, state=State.ACTIVE).first()
+    domain = (
+        Domain.objects.filter(pk=domain_id, state=State.ACTIVE).select_related("project").first()
+    )
     if domain is None or not _needs_renewal(domain):
         return None
     if not _recently_verified(domain):
@@ -176,7 +181,7 @@ def certificate_renew(*, domain_id: int) -> Certificate | None:
         _renewal_blocked(domain, pki.REFUSED_CODE, str(refused))
         return None
     with transaction.atomic():
-        locked = Domain.objects.select_for_update().get(pk=domain_id)
+        locked = _locked(domain_id)
         if locked.state != State.ACTIVE or not _needs_renewal(locked):
             return None
         if not _recently_verified(locked):
@@ -184,22 +189,17 @@ def certificate_renew(*, domain_id: int) -> Certificate | None:
         try:
             issued = authority.issue(locked)
         except pki.Refused as refused:
-            _renewal_blocked(locked, pki.REFUSED_CODE, str(refused), project=domain.project)
+            _renewal_blocked(locked, pki.REFUSED_CODE, str(refused))
             return None
         update(locked, cert_code="", cert_message="")
-        certificate = _store(
-            locked, issued, project=domain.project, action=Action.CERTIFICATE_RENEWED
-        )
+        certificate = _store(locked, issued, action=Action.CERTIFICATE_RENEWED)
     return certificate
 
 
-def _renewal_blocked(
-    domain: Domain, code: str, message: str, *, project: Project | None = None
-) -> None:
+def _renewal_blocked(domain: Domain, code: str, message: str) -> None:
     """The current certificate stays; the reason the next one could not be issued is kept."""
     update(domain, cert_code=code, cert_message=f"Renewal blocked: {message}")
     record_event(
-        project=project or domain.project,
         domain=domain,
         action=Action.RENEWAL_BLOCKED,
         message=message,
