@@ -6,6 +6,8 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 PIP    := $(BIN)/pip --quiet --disable-pip-version-check
 PORT   ?= 8000
+# The TLS edge's port under `make run` (production: 443).
+HTTPS_PORT ?= 8443
 # The lock tool, pinned: `make lock` writes requirements/*.txt from pyproject.toml.
 UV     := uv==0.13.9
 SETS   := run test lint bench
@@ -30,11 +32,11 @@ $(foreach set,$(SETS),$(eval $(call install_set,$(set))))
 # The development settings file of this checkout, passed explicitly to `make run`'s
 # processes. HTTP_PORT is the port the web process serves: honcho gives every other
 # process a PORT of its own (8100, 8200, ...).
-RUN_ENV := PORT=$(PORT) HTTP_PORT=$(PORT) PETSTORE_ENV_FILE=$(CURDIR)/var/local.env
+RUN_ENV := PORT=$(PORT) HTTP_PORT=$(PORT) HTTPS_PORT=$(HTTPS_PORT) PETSTORE_ENV_FILE=$(CURDIR)/var/local.env
 
 # The service on embedded defaults (SQLite, filesystem broker, file cache) as production
-# serves it (gunicorn, petstore/Procfile), with its worker, beat and the dev DNS server.
-# It stops at once, in one line, if its web or DNS port is taken.
+# serves it (gunicorn behind the Caddy TLS edge, petstore/Procfile), with its worker, beat
+# and the dev DNS server. It stops at once, in one line, if one of its ports is taken.
 run: $(call stamp,run) var/local.env
 	@$(RUN_ENV) $(BIN)/python -m petstore.devserver check
 	$(RUN_ENV) $(BIN)/python manage.py migrate --noinput

@@ -82,6 +82,16 @@ def busy_port_message() -> str | None:
             f"make run: port {port} is in use; set PORT to a free one "
             f"(make run PORT={port + 1000 if port < 64535 else 9000})"
         )
+    for setting, host, what in (
+        ("HTTPS_PORT", "0.0.0.0", "the TLS edge"),  # noqa: S104 (Caddy's bind)
+        ("EDGE_CERTIFICATES_PORT", "127.0.0.1", "the edge's certificate endpoint"),
+    ):
+        taken = getattr(settings, setting)
+        if tcp_port_in_use(taken, host):
+            return (
+                f"make run: port {taken} ({what}) is in use; set {setting} to a free one "
+                f"(make run {setting}={taken + 1})"
+            )
     dns_port = settings.DOMAINS_DEV_DNS_PORT
     if dns_port_in_use(dns_port):
         return (

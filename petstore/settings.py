@@ -364,6 +364,17 @@ if not DOMAINS_KEY_ENCRYPTION_KEY:
         raise ImproperlyConfigured("DOMAINS_KEY_ENCRYPTION_KEY must be set when DEBUG is off")
     DOMAINS_KEY_ENCRYPTION_KEY = "dev-only-insecure-key-encryption-key"  # noqa: S105
 
+# --- The TLS edge (Caddy, domains/edge/) --------------------------------------
+
+# The web processes the edge proxies HTTPS requests to, comma-separated host:port.
+EDGE_UPSTREAMS = env_list("EDGE_UPSTREAMS", f"127.0.0.1:{HTTP_PORT}" if DEBUG else "127.0.0.1:8000")
+# The loopback-only endpoint the edge asks for a certificate during each TLS handshake.
+EDGE_CERTIFICATES_PORT = env_int("EDGE_CERTIFICATES_PORT", 8442)
+# Caddy's admin API: a unix socket of this checkout (never the default localhost:2019, so
+# two checkouts run side by side), or `host:port`.
+EDGE_DIR = VAR_DIR / "edge"
+EDGE_ADMIN = env_str("EDGE_ADMIN", f"unix/{EDGE_DIR / 'admin.sock'}")
+
 CELERY_BEAT_SCHEDULE.update(
     {
         # Picks every domain whose check is due, including ones whose enqueue was lost.

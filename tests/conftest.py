@@ -23,6 +23,7 @@ pytest_plugins = [
     "tests.fixtures.worker",
     "tests.fixtures.browser",
     "tests.fixtures.pebble",
+    "tests.fixtures.edge",
     "tests.fixtures.static",
 ]
 

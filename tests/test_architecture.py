@@ -104,6 +104,7 @@ LAYERS = [
             "domains.tasks",
             "domains.dashboard",
             "domains.routing",
+            "domains.edge",
             "domains.admin",
             "domains.management.commands",
         ),
@@ -113,6 +114,11 @@ LAYERS = [
         ("domains.models", "domains.choices", "domains.querysets", "domains.dns", "domains.pki"),
         ("domains.services", "domains.tasks", "domains.dashboard"),
         id="data-dns-and-pki-never-import-services-tasks-or-the-dashboard",
+    ),
+    pytest.param(
+        ("domains.edge",),
+        ("domains.services", "domains.tasks", "domains.dashboard", "domains.routing"),
+        id="the-edge-reads-certificates-and-nothing-more",
     ),
     pytest.param(
         ("petstore.api", "petstore.http"),

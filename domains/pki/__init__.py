@@ -9,7 +9,7 @@ from django.conf import settings
 
 from domains.pki.acme import AcmeAuthority
 from domains.pki.authority import REFUSED_CODE, Authority, Issued, Pending, Refused
-from domains.pki.local import LocalAuthority, load_or_create_ca
+from domains.pki.local import LocalAuthority, load_or_create_ca, root_certificate_path
 
 __all__ = [
     "REFUSED_CODE",
@@ -19,6 +19,7 @@ __all__ = [
     "Refused",
     "authority",
     "load_or_create_ca",
+    "root_certificate_path",
 ]
 
 AUTHORITIES: dict[str, type[Authority]] = {"local": LocalAuthority, "acme": AcmeAuthority}

@@ -8,6 +8,7 @@ signs at once: `prepare` has nothing to do.
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cryptography import x509
@@ -80,6 +81,12 @@ def load_or_create_ca() -> tuple[ec.EllipticCurvePrivateKey, x509.Certificate]:
         raise TypeError(f"{key_path} does not hold an EC private key; remove the CA to recreate it")
     cert = x509.load_pem_x509_certificate(cert_path.read_bytes())
     return key, cert
+
+
+def root_certificate_path() -> Path:
+    """The local CA's certificate: what a client trusts to verify the edge under `make run`."""
+    load_or_create_ca()
+    return files.directory() / CERT_FILE
 
 
 def issue(hostname: str, *, now: datetime | None = None) -> Issued:

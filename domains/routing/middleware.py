@@ -66,17 +66,15 @@ def _not_found(host: str) -> HttpResponse:
 
 
 def _redirect(request: HttpRequest, host: str, status: int, *, secure: bool) -> HttpResponse:
-    """To `host`, keeping path and query; https when that host has a certificate and this
-    request is (or must become) secure."""
-    https = secure and (request.is_secure() or settings.SECURE_SSL_REDIRECT)
-    scheme = "https" if https else "http"
+    """To `host`, keeping path and query; https when the edge serves that host."""
+    scheme = "https" if secure else "http"
     response = HttpResponse(status=status)
     response["Location"] = _origin(scheme, host) + request.get_full_path()
     return response
 
 
 def _page(request: HttpRequest, host: str, page: Page) -> HttpResponse:
-    if page.secure and settings.SECURE_SSL_REDIRECT and not request.is_secure():
+    if page.secure and not request.is_secure():
         return _redirect(request, host, 301, secure=True)
     response = HttpResponse(page.deploy.html, content_type="text/html; charset=utf-8")
     response["X-Content-Type-Options"] = "nosniff"

@@ -17,7 +17,8 @@ from domains.models import Deploy, Domain, Project
 
 @dataclass(frozen=True)
 class Page:
-    """Serve this deploy's page; `secure` when the host has a certificate for HTTPS."""
+    """Serve this deploy's page; `secure` when the edge serves the host over HTTPS, so a
+    plain HTTP request is sent there."""
 
     deploy: Deploy
     secure: bool
@@ -25,7 +26,7 @@ class Page:
 
 @dataclass(frozen=True)
 class Redirect:
-    """Send the client to `host`; `secure` when that host has a certificate for HTTPS."""
+    """Send the client to `host`; `secure` when the edge serves that host over HTTPS."""
 
     host: str
     status: int
@@ -52,8 +53,9 @@ def _platform_subdomain(slug: str) -> Target:
     primary = project.primary_domain
     if primary is not None and primary.state == State.ACTIVE:
         return Redirect(primary.hostname, 301, secure=True)
-    # The platform's own subdomains are covered by the platform's wildcard certificate.
-    return _page(project, secure=True)
+    # The platform's own subdomains are served over HTTPS where the platform's wildcard
+    # certificate is at the edge (production, SECURE_SSL_REDIRECT), not under `make run`.
+    return _page(project, secure=settings.SECURE_SSL_REDIRECT)
 
 
 def _custom_domain(host: str) -> Target:

@@ -15,12 +15,15 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
+from domains import pki
 from domains.choices import Plan
 from domains.models import Project
 from domains.services.projects import deploy_record, project_create
 
 USERNAME = "demo"
 ZONE = "example.test"
+# The name the walk-through adds (docs/dashboard.md) and the HTTPS hint names.
+DEMO_DOMAIN = f"shop.{ZONE}"
 DEMO_HTML = (
     "<!doctype html><title>Demo shop</title>"
     "<h1>Demo shop</h1><p>Published by the Petstore platform.</p>"
@@ -76,6 +79,19 @@ class Command(BaseCommand):
         self.stdout.write(f"  username: {USERNAME}")
         self.stdout.write(f"  password: {password}")
         self.stdout.write(f"  Dev DNS zone file: {zone_file} (see docs/dashboard.md)")
+        self._https_hint()
+
+    def _https_hint(self) -> None:
+        """How to reach the demo domain through the TLS edge, trusting the local CA."""
+        port = settings.HTTPS_PORT
+        origin = f"https://{DEMO_DOMAIN}" + ("" if port == 443 else f":{port}")
+        self.stdout.write(f"  HTTPS, once {DEMO_DOMAIN} is Active: {origin}/")
+        if settings.DOMAINS_CA == "local":
+            root = pki.root_certificate_path()
+            self.stdout.write(f"    local CA root (trust it to verify): {root}")
+            self.stdout.write(
+                f"    curl --resolve {DEMO_DOMAIN}:{port}:127.0.0.1 --cacert {root} {origin}/"
+            )
 
     def _owner(self):
         secret_file = Path(settings.VAR_DIR) / "demo-owner-password"

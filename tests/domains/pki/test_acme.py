@@ -83,6 +83,10 @@ def test_the_challenge_is_answered_on_the_domain_whatever_the_port(verified, cli
     assert answered.status_code == 200
     assert answered.content.decode() == challenge.key_authorization
     assert client.get(path, HTTP_HOST="other.example.test").status_code == 404
+    # Renewal: the domain is active and plain HTTP goes to https, challenges excepted.
+    Domain.objects.filter(pk=verified.pk).update(state=State.ACTIVE)
+    assert client.get("/", HTTP_HOST="www.example.test:5002").status_code == 301
+    assert client.get(path, HTTP_HOST="www.example.test:5002").status_code == 200
 
 
 def test_renewal_gets_a_new_certificate_from_the_acme_ca(verified):

@@ -62,7 +62,7 @@ def test_a_host_attached_nowhere_is_not_found(client, shop):
 
 
 def test_custom_domain_serves_its_projects_page(client, www):
-    response = get(client, "www.example.test", "/anything")
+    response = get(client, "www.example.test", "/anything", secure=True)
     assert response.status_code == 200
     assert response.content == b"<h1>Alice's shop</h1>"
 
@@ -82,7 +82,7 @@ def test_platform_subdomain_redirects_to_the_active_primary_keeping_path_and_que
     project_set_primary(project=shop, domain=www, actor=alice)
     response = get(client, "shop.petstore.localhost", "/menu/cats?page=2&sort=name")
     assert response.status_code == 301
-    assert response["Location"] == "http://www.example.test/menu/cats?page=2&sort=name"
+    assert response["Location"] == "https://www.example.test/menu/cats?page=2&sort=name"
 
 
 def test_primary_that_is_not_active_yet_does_not_redirect(client, shop, www, alice):
@@ -93,12 +93,15 @@ def test_primary_that_is_not_active_yet_does_not_redirect(client, shop, www, ali
 def test_redirect_entry_answers_with_its_status_and_keeps_path_and_query(
     client, shop, www, old, alice, settings
 ):
-    settings.HTTP_PORT = 8000
+    settings.HTTP_PORT, settings.HTTPS_PORT = 8000, 8443
     redirect_save(project=shop, from_domain=old, to_domain=www, status=308, actor=alice)
     response = get(client, "old.example.test:9999", "/a/b?x=1")
     assert response.status_code == 308
-    # The configured port, never the one the Host header names.
-    assert response["Location"] == "http://www.example.test:8000/a/b?x=1"
+    # The configured port, never the one the Host header names; https, as the target has
+    # its certificate at the edge.
+    assert response["Location"] == "https://www.example.test:8443/a/b?x=1"
+    live(www, State.VERIFIED)  # no certificate yet: the target is served over plain HTTP
+    assert get(client, "old.example.test", "/a")["Location"] == "http://www.example.test:8000/a"
 
 
 @pytest.mark.parametrize(
@@ -118,8 +121,9 @@ def test_a_host_header_that_is_not_a_name_and_port_is_refused(client, shop, www,
 
 
 def test_removed_domain_is_not_found_on_the_very_next_request(client, www, alice):
-    assert get(client, "www.example.test").status_code == 200
+    assert get(client, "www.example.test", secure=True).status_code == 200
     domain_remove(domain=www, actor=alice)
+    assert get(client, "www.example.test", secure=True).status_code == 404
     assert get(client, "www.example.test").status_code == 404
 
 
@@ -133,12 +137,12 @@ def test_the_apps_own_hosts_pass_through_to_the_urlconf(client, settings, shop):
 
 def test_custom_domains_need_no_allowed_hosts_entry(client, settings, www):
     settings.ALLOWED_HOSTS = ["petstore.localhost"]
-    assert get(client, "www.example.test").status_code == 200
+    assert get(client, "www.example.test", secure=True).status_code == 200
 
 
 def test_serving_a_custom_domain_takes_few_queries(client, www, django_assert_max_num_queries):
     with django_assert_max_num_queries(2):
-        assert get(client, "www.example.test").status_code == 200
+        assert get(client, "www.example.test", secure=True).status_code == 200
 
 
 def test_the_apps_own_hosts_cost_the_routing_no_query(rf, settings, django_assert_num_queries):
@@ -164,12 +168,28 @@ def test_serving_a_platform_subdomain_takes_few_queries(
         assert get(client, "shop.petstore.localhost").status_code == 200
 
 
-def test_with_ssl_redirect_an_active_domain_is_upgraded_to_https(client, settings, www):
-    settings.SECURE_SSL_REDIRECT = True
+@pytest.mark.parametrize("ssl_redirect", [False, True])
+def test_plain_http_on_a_domain_with_its_certificate_is_sent_to_https(
+    client, settings, www, ssl_redirect
+):
+    """Whatever SECURE_SSL_REDIRECT says: the edge serves every active domain over HTTPS."""
+    settings.SECURE_SSL_REDIRECT = ssl_redirect
     response = get(client, "www.example.test", "/p?q=1")
     assert response.status_code == 301
     assert response["Location"] == "https://www.example.test/p?q=1"
+    settings.HTTPS_PORT = 8443  # `make run`'s edge
+    assert get(client, "www.example.test:8000", "/p")["Location"] == (
+        "https://www.example.test:8443/p"
+    )
     assert get(client, "www.example.test", "/p", secure=True).status_code == 200
+
+
+def test_the_platforms_subdomains_go_to_https_only_with_ssl_redirect(client, settings, shop):
+    """Their certificate is the platform's wildcard, at the edge in production only."""
+    assert get(client, "shop.petstore.localhost", "/p").status_code == 200
+    settings.SECURE_SSL_REDIRECT = True
+    response = get(client, "shop.petstore.localhost", "/p")
+    assert response["Location"] == "https://shop.petstore.localhost/p"
 
 
 def test_with_ssl_redirect_a_domain_without_certificate_is_served_over_http(client, settings, www):

@@ -1,0 +1,117 @@
+"""The TLS edge over real TLS: Caddy, its loopback certificate endpoint and gunicorn, as
+`make run` starts them, each handshake carrying the SNI a browser would send."""
+
+from __future__ import annotations
+
+import json
+import ssl
+import time
+from io import StringIO
+
+import pytest
+import requests
+from cryptography.x509.oid import NameOID
+from django.core.management import call_command
+from django.utils import timezone
+
+from domains.choices import State
+from domains.models import Certificate, Domain
+from domains.services import certificates
+from domains.services.domains import domain_remove
+from tests.fixtures.domains import go_live
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+HOST = "www.example.test"
+
+
+@pytest.fixture
+def active(edge, dns_server, www) -> Domain:
+    """www.example.test with a certificate from the local CA, issued as after Verify."""
+    go_live(www, State.ISSUING)
+    assert certificates.certificate_issue(domain_id=www.pk) is not None
+    www.refresh_from_db()
+    assert www.state == State.ACTIVE
+    return www
+
+
+def domainstatus(hostname: str) -> dict:
+    out = StringIO()
+    call_command("domainstatus", hostname, stdout=out)
+    return json.loads(out.getvalue())
+
+
+def serial(certificate) -> str:
+    return format(certificate.serial_number, "x")
+
+
+def test_the_handshake_gets_the_certificate_domainstatus_shows_and_the_page(edge, active):
+    presented = edge.handshake(HOST)
+
+    shown = domainstatus(HOST)["certificate"]
+    assert serial(presented) == shown["serial"]
+    issuer = presented.issuer.get_attributes_for_oid(NameOID.COMMON_NAME)[0].value
+    assert shown["issuer"] == issuer == "ca.petstore.localhost local CA"
+    status, body = edge.get(HOST, "/menu?page=2")
+    assert (status, body) == (200, "<h1>Alice's shop</h1>")
+
+
+def test_after_remove_the_handshake_fails_within_a_second(edge, active, alice):
+    edge.handshake(HOST)
+
+    domain_remove(domain=active, actor=alice)
+    removed_at = time.monotonic()
+
+    with pytest.raises((ssl.SSLError, OSError)):
+        edge.handshake(HOST)
+    assert time.monotonic() - removed_at < 1.0
+
+
+def test_a_stopped_domain_is_not_served_over_https(edge, active):
+    Domain.objects.filter(pk=active.pk).update(state=State.FAILED)
+    with pytest.raises((ssl.SSLError, OSError)):
+        edge.handshake(HOST)
+
+
+def test_a_renewed_certificate_is_served_without_a_restart(edge, active):
+    first = serial(edge.handshake(HOST))
+    Certificate.objects.filter(domain=active).update(renew_after=timezone.now())
+
+    renewed = certificates.certificate_renew(domain_id=active.pk)
+
+    assert renewed is not None and renewed.serial != first
+    assert serial(edge.handshake(HOST)) == renewed.serial
+    assert edge.process.poll() is None  # the same edge, never restarted
+
+
+def test_a_name_with_no_live_domain_gets_no_certificate_and_the_edge_issues_none(edge, active):
+    for name in ("stranger.example.test", "example.test", "localhost"):
+        with pytest.raises((ssl.SSLError, OSError)):
+            edge.handshake(name)
+    # Caddy asked for permission to issue one itself and was refused: it never tried.
+    assert "obtaining certificate" not in edge.log()
+    assert edge.handshake(HOST)
+
+
+def test_plain_http_on_the_live_domain_goes_to_https_keeping_path_and_query(edge, active):
+    response = requests.get(
+        edge.web + "/menu?page=2", headers={"Host": HOST}, allow_redirects=False, timeout=5
+    )
+    assert response.status_code == 301
+    assert response.headers["Location"] == f"https://{HOST}:{edge.https_port}/menu?page=2"
+
+
+def test_the_web_process_sees_the_request_as_https(edge, active):
+    """No redirect loop: behind the edge the page is served, never sent to https again."""
+    status, _ = edge.get(HOST, "/")
+    assert status == 200
+
+
+def test_the_certificate_endpoint_answers_loopback_only(edge, active):
+    answer = requests.get(
+        edge.certificates + "/certificate", params={"server_name": HOST}, timeout=5
+    )
+    assert answer.status_code == 200
+    assert "PRIVATE KEY" in answer.text and answer.headers["Cache-Control"] == "no-store"
+    # Caddy may never issue a certificate itself.
+    assert requests.get(edge.certificates + "/permission", timeout=5).status_code == 403
