@@ -101,6 +101,13 @@ class CheckCode(models.TextChoices):
     PROVEN_ELSEWHERE = "proven_elsewhere", "Another project's TXT record is there too"
 
 
+class CertCode(models.TextChoices):
+    """Why no certificate could be issued when it is not the DNS (whose CheckCode, such as
+    caa_blocked, is stored in its place)."""
+
+    CA_REFUSED = "ca_refused", "The CA refused the order"
+
+
 # Temporary: retried, never reported as the owner's misconfiguration.
 TEMPORARY_CHECK_CODES = frozenset(
     {CheckCode.DNS_TIMEOUT, CheckCode.DNS_SERVFAIL, CheckCode.TARGET_UNRESOLVED}

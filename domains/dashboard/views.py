@@ -13,6 +13,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from domains import tasks
+from domains.choices import CertCode
 from domains.dashboard.forms import DomainAddForm, PrimaryForm, RedirectForm, RemoveForm
 from domains.dashboard.presenters import dns_position, domain_status_payload, project_page_context
 from domains.models import Domain, Project, Redirect
@@ -108,6 +109,7 @@ def domain_detail(request, slug, hostname):
         "records": domain.dns_records(contested=is_contested(domain)),
         "dns_position": dns_position(domain),
         "troubleshooting": troubleshooting,
+        "ca_refused": domain.cert_code == CertCode.CA_REFUSED,
         "events": domain.events.select_related("actor").order_by("-created_at", "-pk")[:50],
     }
     return render(request, "domains/domain_detail.html", context)

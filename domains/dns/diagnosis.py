@@ -236,9 +236,10 @@ def _climb(hostname: str) -> list[str]:
     return [".".join(labels[i:]) for i in range(len(labels))][:MAX_CAA_NAMES]
 
 
-def caa(hostname: str) -> CheckResult:
-    """May the platform's CA issue for `hostname`? The relevant CAA set is the nearest one."""
-    ca = lookups.normalize(settings.DOMAINS_CA_IDENTIFIER)
+def caa(hostname: str, identity: str) -> CheckResult:
+    """May the CA whose CAA identity is `identity` (the issuing authority's, e.g.
+    letsencrypt.org) issue for `hostname`? The relevant CAA set is the nearest one."""
+    ca = lookups.normalize(identity)
     expected = f'CAA 0 issue "{ca}" (or no CAA records)'
     climb = _climb(hostname)
     # Asked at once: the climb as a whole ends within one DNS lifetime.

@@ -28,6 +28,7 @@ from django.conf import settings
 from django.db import transaction
 from josepy import ES256, JWKEC
 
+from domains.choices import CertCode
 from domains.models import AcmeChallenge, AcmeOrder, Domain
 from domains.pki import files, keys
 from domains.pki.authority import Issued, Pending, Refused, issued_from_pem
@@ -222,7 +223,7 @@ class AcmeAuthority:
     def _refuse(self, domain: Domain, reason: str) -> None:
         """Forget the order (the next attempt places a new one) and say why."""
         self._forget(domain)
-        raise Refused(f"The certificate authority refused the order: {reason}")
+        raise Refused(f"{CertCode.CA_REFUSED.label}: {reason}")
 
     def _forget(self, domain: Domain) -> None:
         AcmeChallenge.objects.filter(domain=domain).delete()

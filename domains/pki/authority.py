@@ -19,9 +19,6 @@ from cryptography.x509.oid import NameOID
 if TYPE_CHECKING:
     from domains.models import Domain
 
-# The domain's cert_code when the CA refused the order (its own words are the message).
-REFUSED_CODE = "ca_refused"
-
 
 @dataclass(frozen=True)
 class Issued:
@@ -45,7 +42,8 @@ class Pending(Exception):
 
 
 class Refused(Exception):
-    """The CA will not issue; the message says why in plain words, quoting the CA."""
+    """The CA will not issue; the message says why in plain words, quoting the CA
+    ("The CA refused the order: ..."), and is shown to the owner as it is."""
 
 
 class Authority(Protocol):

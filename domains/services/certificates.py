@@ -17,7 +17,7 @@ from django.db.models import Max, Q
 from django.utils import timezone
 
 from domains import pki
-from domains.choices import Action, CertState, CheckCode, State
+from domains.choices import Action, CertCode, CertState, CheckCode, State
 from domains.dns import diagnosis
 from domains.dns.diagnosis import CheckResult
 from domains.models import Certificate, Domain
@@ -76,7 +76,7 @@ def certificate_issue(*, domain_id: int) -> Certificate | None:
     try:
         authority.prepare(domain)
     except pki.Refused as refused:
-        _block(domain, pki.REFUSED_CODE, str(refused))
+        _block(domain, CertCode.CA_REFUSED, str(refused))
         return None
     with transaction.atomic():
         # The row lock makes a second, concurrent run wait and then see `active`.
@@ -86,7 +86,7 @@ def certificate_issue(*, domain_id: int) -> Certificate | None:
         try:
             issued = authority.issue(locked)
         except pki.Refused as refused:
-            _block(locked, pki.REFUSED_CODE, str(refused))
+            _block(locked, CertCode.CA_REFUSED, str(refused))
             return None
         transition(locked, State.ACTIVE, cert_state=CertState.ISSUED)
         certificate = _store(locked, issued, action=Action.CERTIFICATE_ISSUED)
@@ -119,7 +119,7 @@ def _block(domain: Domain, code: str, message: str) -> None:
 
 def _caa(domain: Domain) -> CheckResult:
     """The CAA answer for issuing or renewing; a temporary failure raises (retry later)."""
-    result = diagnosis.caa(domain.hostname)
+    result = diagnosis.caa(domain.hostname, pki.authority().caa_identity())
     if result.temporary:
         raise TemporaryDNSError(result)
     return result
@@ -178,7 +178,7 @@ def certificate_renew(*, domain_id: int) -> Certificate | None:
     try:
         authority.prepare(domain)
     except pki.Refused as refused:
-        _renewal_blocked(domain, pki.REFUSED_CODE, str(refused))
+        _renewal_blocked(domain, CertCode.CA_REFUSED, str(refused))
         return None
     with transaction.atomic():
         locked = _locked(domain_id)
@@ -189,7 +189,7 @@ def certificate_renew(*, domain_id: int) -> Certificate | None:
         try:
             issued = authority.issue(locked)
         except pki.Refused as refused:
-            _renewal_blocked(locked, pki.REFUSED_CODE, str(refused))
+            _renewal_blocked(locked, CertCode.CA_REFUSED, str(refused))
             return None
         update(locked, cert_code="", cert_message="")
         certificate = _store(locked, issued, action=Action.CERTIFICATE_RENEWED)

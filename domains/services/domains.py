@@ -17,7 +17,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from domains.choices import PLAN_DOMAIN_QUOTA, Action, CheckCode, State
+from domains.choices import PLAN_DOMAIN_QUOTA, Action, CertCode, CheckCode, State
 from domains.dns import hostnames
 from domains.models import Domain, Project, Redirect
 from domains.services import claims
@@ -124,13 +124,18 @@ def _refuse_if_too_soon(domain: Domain, now: datetime) -> None:
 
 def domain_troubleshoot(*, domain: Domain) -> dict:
     """The spec's troubleshooting steps, from what the last checks stored (a page never
-    asks the DNS itself): does it still verify? does CAA block the certificate?"""
+    asks the DNS itself): does it still verify? does CAA block the certificate? did the
+    CA refuse the order, and why?"""
+    refused = domain.cert_code == CertCode.CA_REFUSED
     return {
         "verifies": domain.check_code == CheckCode.OK,
         "verify_message": domain.check_message,
         "checked_at": domain.checked_at,
         "caa_blocks": domain.cert_code == CheckCode.CAA_BLOCKED,
-        "caa_message": domain.cert_message,
+        "caa_message": "" if refused else domain.cert_message,
+        "ca_refused": refused,
+        # The CA's own words ("The CA refused the order: ..."), as the order left them.
+        "ca_refused_message": domain.cert_message if refused else "",
     }
 
 

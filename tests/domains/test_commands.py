@@ -158,3 +158,5 @@ def test_domainstatus_carries_the_troubleshooting_steps_after_30_minutes(
     assert status["troubleshooting"]["verifies"] is True
     assert status["troubleshooting"]["caa_blocks"] is True
     assert "letsencrypt.org" in status["troubleshooting"]["caa_message"]
+    assert status["troubleshooting"]["ca_refused"] is False
+    assert status["troubleshooting"]["ca_refused_message"] == ""

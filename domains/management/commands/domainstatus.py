@@ -51,7 +51,10 @@ def claim_status(domain: Domain) -> dict[str, Any]:
         troubleshooting = domain_troubleshoot(domain=domain)
         status["troubleshooting"] = troubleshooting | {
             "checked_at": _iso(troubleshooting["checked_at"]),
-            "next_step": "If it verifies and CAA does not block, choose Re-verify.",
+            "next_step": (
+                "If it verifies, CAA does not block and the CA did not refuse the order, "
+                "choose Re-verify."
+            ),
         }
     return status
 

@@ -9,6 +9,8 @@ from datetime import timedelta
 
 from django.utils import timezone
 
+from domains.choices import CertCode, CertState, State
+from domains.models import Domain
 from domains.services import certificates
 from domains.services.verification import domain_check
 from tests.fixtures.domains import TARGET
@@ -98,3 +100,28 @@ def test_certificate_blocked_by_caa_says_what_to_change(alice_client, www, dns_s
     assert "the certificate authority may not issue its certificate" in page
     assert "Waiting for the certificate" not in page
     assert alice_client.get(D + "status.json").json()["live"] is False
+
+
+def test_a_refused_order_is_a_troubleshooting_step_with_the_cas_reason(
+    alice_client, www, dns_server, time_machine
+):
+    dns_server.add("www.example.test", "CNAME", TARGET + ".")
+    domain_check(domain_id=www.pk)
+    reason = 'The CA refused the order: "Fetching http://www.example.test/.well-known/…: 404"'
+    # What a refused ACME order leaves on the domain (tests/domains/pki/test_acme.py).
+    Domain.objects.filter(pk=www.pk).update(
+        state=State.VERIFIED,
+        cert_state=CertState.BLOCKED,
+        cert_code=CertCode.CA_REFUSED,
+        cert_message=reason,
+    )
+    time_machine.move_to(timezone.now() + timedelta(minutes=31))
+
+    page = alice_client.get(D).content.decode()
+    steps = page[page.index('id="troubleshooting"') :]
+    assert "Check whether the CA refused the order:" in steps
+    assert '<span class="result-fail">it did</span>' in steps
+    assert "The CA refused the order: &quot;Fetching http://www.example.test/" in steps
+    assert '<span class="result-ok">not blocked</span>' in steps  # CAA is not the reason
+    certificate = page[page.index('id="certificate"') : page.index('id="troubleshooting"')]
+    assert "Make sure the domain answers here" in certificate

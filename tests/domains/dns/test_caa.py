@@ -12,17 +12,17 @@ pytestmark = pytest.mark.django_db
 
 def test_no_caa_records_allow_any_ca(dns_server):
     dns_server.add("shop.example.test", "CNAME", "elsewhere.example.test.")
-    assert diagnosis.caa("shop.example.test").code == "ok"
+    assert diagnosis.caa("shop.example.test", CA_ID).code == "ok"
 
 
 def test_caa_naming_the_platform_ca_allows(dns_server):
     dns_server.add("shop.example.test", "CAA", f'0 issue "{CA_ID}"', '0 issue "letsencrypt.org"')
-    assert diagnosis.caa("shop.example.test").code == "ok"
+    assert diagnosis.caa("shop.example.test", CA_ID).code == "ok"
 
 
 def test_caa_naming_another_ca_blocks_and_says_which_record(dns_server):
     dns_server.add("shop.example.test", "CAA", '0 issue "letsencrypt.org"')
-    result = diagnosis.caa("shop.example.test")
+    result = diagnosis.caa("shop.example.test", CA_ID)
     assert result.code == "caa_blocked"
     assert 'shop.example.test CAA 0 issue "letsencrypt.org"' in result.message
     assert CA_ID in result.message
@@ -31,7 +31,7 @@ def test_caa_naming_another_ca_blocks_and_says_which_record(dns_server):
 def test_caa_on_a_parent_is_inherited(dns_server):
     dns_server.add("example.test", "CAA", '0 issue "letsencrypt.org"')
     dns_server.add("www.shop.example.test", "A", "192.0.2.1")
-    result = diagnosis.caa("www.shop.example.test")
+    result = diagnosis.caa("www.shop.example.test", CA_ID)
     assert result.code == "caa_blocked"
     assert "example.test CAA" in result.found
 
@@ -39,28 +39,36 @@ def test_caa_on_a_parent_is_inherited(dns_server):
 def test_nearest_caa_set_wins_over_the_parent(dns_server):
     dns_server.add("example.test", "CAA", '0 issue "letsencrypt.org"')
     dns_server.add("shop.example.test", "CAA", f'0 issue "{CA_ID}; account=42"')
-    assert diagnosis.caa("shop.example.test").code == "ok"
+    assert diagnosis.caa("shop.example.test", CA_ID).code == "ok"
 
 
 def test_empty_issue_value_forbids_every_ca(dns_server):
     dns_server.add("example.test", "CAA", '0 issue ";"')
-    assert diagnosis.caa("example.test").code == "caa_blocked"
+    assert diagnosis.caa("example.test", CA_ID).code == "caa_blocked"
 
 
 def test_only_iodef_sets_no_issue_rule(dns_server):
     dns_server.add("example.test", "CAA", '0 iodef "mailto:security@example.test"')
-    assert diagnosis.caa("example.test").code == "ok"
+    assert diagnosis.caa("example.test", CA_ID).code == "ok"
 
 
 def test_unknown_critical_property_blocks(dns_server):
     dns_server.add("example.test", "CAA", '128 tbs "x"', f'0 issue "{CA_ID}"')
-    result = diagnosis.caa("example.test")
+    result = diagnosis.caa("example.test", CA_ID)
     assert result.code == "caa_blocked"
     assert "unknown critical" in result.message
 
 
 def test_caa_lookup_timeout_is_temporary_not_permission(dns_server):
     dns_server.blackhole("example.test")
-    result = diagnosis.caa("shop.example.test")
+    result = diagnosis.caa("shop.example.test", CA_ID)
     assert result.code == "dns_timeout"
     assert result.temporary
+
+
+def test_the_identity_looked_for_is_the_one_the_issuing_authority_gives(dns_server):
+    dns_server.add("shop.example.test", "CAA", '0 issue "letsencrypt.org"')
+    assert diagnosis.caa("shop.example.test", "letsencrypt.org").code == "ok"
+    blocked = diagnosis.caa("shop.example.test", CA_ID)
+    assert blocked.code == "caa_blocked"
+    assert "letsencrypt.org" in blocked.message and CA_ID in blocked.message

@@ -16,7 +16,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from domains import pki
-from domains.choices import CertState, State
+from domains.choices import CertCode, CertState, State
 from domains.models import AcmeChallenge, AcmeOrder, Certificate, Domain
 from domains.pki import keys
 from domains.services import certificates
@@ -158,7 +158,7 @@ def test_an_invalid_authorization_is_the_domains_problem_in_the_cas_words(verifi
     verified.refresh_from_db()
     assert verified.state == State.VERIFIED
     assert verified.cert_state == CertState.BLOCKED
-    assert verified.cert_code == pki.REFUSED_CODE
-    assert verified.cert_message.startswith("The certificate authority refused the order: ")
+    assert verified.cert_code == CertCode.CA_REFUSED
+    assert verified.cert_message.startswith("The CA refused the order: ")
     assert "127.0.0.9" in verified.cert_message  # Pebble's own detail, quoted
     assert not AcmeOrder.objects.exists()  # the next attempt places a new order

@@ -43,9 +43,9 @@ def test_reverify_every_40_hours_does_not_keep_a_dangling_domain_alive(
         if hours < 49:
             assert domain.state == State.ACTIVE  # within the grace period: still served
             assert domain.failing_since == T0 + timedelta(hours=1)  # Verify did not reset it
-            assert client.get("/", HTTP_HOST="www.example.test").status_code == 200
+            assert client.get("/", HTTP_HOST="www.example.test", secure=True).status_code == 200
     assert domain.state == State.MISCONFIGURED
-    assert client.get("/", HTTP_HOST="www.example.test").status_code == 404
+    assert client.get("/", HTTP_HOST="www.example.test", secure=True).status_code == 404
     [stopped] = DomainEvent.objects.filter(domain=domain, action="stopped_serving")
     assert "was not fixed within 48 hours" in stopped.message
 
