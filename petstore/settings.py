@@ -374,6 +374,15 @@ EDGE_CERTIFICATES_PORT = env_int("EDGE_CERTIFICATES_PORT", 8442)
 # two checkouts run side by side), or `host:port`.
 EDGE_DIR = VAR_DIR / "edge"
 EDGE_ADMIN = env_str("EDGE_ADMIN", f"unix/{EDGE_DIR / 'admin.sock'}")
+# Whether the edge also takes plain HTTP on HTTP_PORT (production: port 80, where ACME HTTP-01
+# challenges arrive and browsers are sent on to https). `make run`: HTTPS_PORT only, as the web
+# process itself serves HTTP on PORT.
+EDGE_HTTP = env_bool("EDGE_HTTP", not DEBUG)
+# The certificate (chain, PEM) and key files for the platform's own names: DASHBOARD_HOST and
+# PLATFORM_DOMAIN's subdomains (a wildcard), obtained by the operator (e.g. by DNS-01). Empty:
+# the edge serves custom domains only.
+EDGE_PLATFORM_CERTIFICATE = env_str("EDGE_PLATFORM_CERTIFICATE", "")
+EDGE_PLATFORM_KEY = env_str("EDGE_PLATFORM_KEY", "")
 
 CELERY_BEAT_SCHEDULE.update(
     {

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -44,10 +45,21 @@ def database_url() -> str:
     return f"postgres://{auth}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
 
 
+# Below Linux's ephemeral range (32768-60999): a port the kernel picked for us could be taken
+# by any outgoing connection before the server that is to listen on it starts.
+PORT_RANGE = (20000, 32000)
+
+
 def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+    """A port nobody listens on (every interface), for a server a test starts next."""
+    while True:
+        port = random.randint(*PORT_RANGE)  # noqa: S311 (not a secret)
+        with socket.socket() as sock:
+            try:
+                sock.bind(("0.0.0.0", port))  # noqa: S104 (only to see that it is free)
+            except OSError:
+                continue
+            return port
 
 
 def _kill_group(process: subprocess.Popen, *, graceful: float = 10.0) -> None:

@@ -18,13 +18,18 @@ from petstore.devserver import procfile_command
 from tests.processes import ROOT, free_port
 
 
-def run_check(tmp_path: Path, *, port: int, dns_port: int) -> subprocess.CompletedProcess[str]:
-    """`make run`'s first step, on this port and development DNS port."""
+def run_check(
+    tmp_path: Path, *, port: int, dns_port: int, **ports: int
+) -> subprocess.CompletedProcess[str]:
+    """`make run`'s first step, on this port and development DNS port (and the edge's
+    HTTPS_PORT and EDGE_CERTIFICATES_PORT, free ones unless given)."""
     env = os.environ.copy()
     env.update(
         {
             "PORT": str(port),
             "DOMAINS_DEV_DNS_PORT": str(dns_port),
+            "HTTPS_PORT": str(ports.get("HTTPS_PORT") or free_port()),
+            "EDGE_CERTIFICATES_PORT": str(ports.get("EDGE_CERTIFICATES_PORT") or free_port()),
             "DEBUG": "1",
             "PETSTORE_ENV_FILE": "",
             "PETSTORE_VAR_DIR": str(tmp_path / "var"),
@@ -115,3 +120,23 @@ def test_the_hints_come_from_a_process_of_their_own_and_the_worker_is_quiet():
 def test_an_unknown_process_is_named():
     with pytest.raises(KeyError, match="'nosuch'"):
         procfile_command("nosuch")
+
+
+@pytest.mark.parametrize(
+    ("setting", "what"),
+    [("HTTPS_PORT", "the TLS edge"), ("EDGE_CERTIFICATES_PORT", "the edge's certificate endpoint")],
+)
+def test_a_busy_edge_port_is_one_line_naming_its_variable(tmp_path, setting, what):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        busy = taken.getsockname()[1]
+        result = run_check(
+            tmp_path, port=free_port(), dns_port=free_udp_and_tcp_port(), **{setting: busy}
+        )
+    assert result.returncode == 1
+    [line] = result.stderr.splitlines()
+    assert line == (
+        f"make run: port {busy} ({what}) is in use; set {setting} to a free one "
+        f"(make run {setting}={busy + 1})"
+    )

@@ -1,13 +1,18 @@
 """Caddy's configuration for the edge, as JSON, from the settings.
 
-One server on HTTPS_PORT and nothing else: automatic HTTPS is off (no :80 or :443
-listeners, no redirects, no certificates of Caddy's own), HTTP/3 is off (no UDP
-listener), and the admin API sits on EDGE_ADMIN (a unix socket of the checkout by
-default). Certificates come from the loopback endpoint (domains/edge/wsgi.py)
-during each handshake; Caddy's automation policy is a catch-all with that manager
-first. Where that manager has nothing (204), Caddy would go on to issue from its own
-ACME issuers for whatever name a client sent; its on-demand permission asks the same
-endpoint, which always refuses: only the platform, after proving a domain, issues.
+HTTPS on HTTPS_PORT, and plain HTTP on HTTP_PORT where EDGE_HTTP says so
+(production), both proxied to the web processes (EDGE_UPSTREAMS), which answer
+ACME challenges and send plain HTTP on to https themselves. Caddy's own automatic
+HTTPS is off (no listeners, redirects or certificates of its own), HTTP/3 is off
+(no UDP listener), and the admin API sits on EDGE_ADMIN (a unix socket of the
+checkout by default).
+
+Certificates come from the loopback endpoint (domains/edge/wsgi.py) during each
+handshake: the automation policy is a catch-all with that manager. Where it has
+nothing (204), Caddy would go on to issue from its own ACME issuers for whatever
+name a client sent; its on-demand permission asks the same endpoint, which always
+refuses: only the platform, after proving a domain, issues. The platform's own
+names use the operator's files (EDGE_PLATFORM_CERTIFICATE), which Caddy loads.
 """
 
 from __future__ import annotations
@@ -24,38 +29,53 @@ def endpoint(path: str) -> str:
     return f"http://127.0.0.1:{settings.EDGE_CERTIFICATES_PORT}{path}"
 
 
-def config(*, data_dir: Path) -> dict[str, Any]:
-    proxy = {
+def _proxy(scheme: str) -> dict[str, Any]:
+    return {
         "handler": "reverse_proxy",
         "upstreams": [{"dial": upstream} for upstream in settings.EDGE_UPSTREAMS],
         # Caddy sets it too; said here so the web processes' trust in it is plain to see.
-        "headers": {"request": {"set": {"X-Forwarded-Proto": ["https"]}}},
+        "headers": {"request": {"set": {"X-Forwarded-Proto": [scheme]}}},
     }
+
+
+def _server(port: int, scheme: str) -> dict[str, Any]:
+    server: dict[str, Any] = {
+        "listen": [f":{port}"],
+        "protocols": ["h1", "h2"] if scheme == "https" else ["h1"],
+        "automatic_https": {"disable": True},
+        "routes": [{"handle": [_proxy(scheme)]}],
+    }
+    if scheme == "https":
+        server["tls_connection_policies"] = [{}]
+    return server
+
+
+def _tls() -> dict[str, Any]:
+    tls: dict[str, Any] = {
+        "automation": {
+            "policies": [{"get_certificate": [{"via": "http", "url": endpoint(CERTIFICATE_PATH)}]}],
+            "on_demand": {"permission": {"module": "http", "endpoint": endpoint(PERMISSION_PATH)}},
+        }
+    }
+    if settings.EDGE_PLATFORM_CERTIFICATE:
+        tls["certificates"] = {
+            "load_files": [
+                {
+                    "certificate": settings.EDGE_PLATFORM_CERTIFICATE,
+                    "key": settings.EDGE_PLATFORM_KEY,
+                }
+            ]
+        }
+    return tls
+
+
+def config(*, data_dir: Path) -> dict[str, Any]:
+    servers = {"https": _server(settings.HTTPS_PORT, "https")}
+    if settings.EDGE_HTTP:
+        servers["http"] = _server(settings.HTTP_PORT, "http")
     return {
         "admin": {"listen": settings.EDGE_ADMIN, "config": {"persist": False}},
         "logging": {"logs": {"default": {"level": "WARN"}}},
         "storage": {"module": "file_system", "root": str(data_dir)},
-        "apps": {
-            "http": {
-                "servers": {
-                    "edge": {
-                        "listen": [f":{settings.HTTPS_PORT}"],
-                        "protocols": ["h1", "h2"],
-                        "automatic_https": {"disable": True},
-                        "tls_connection_policies": [{}],
-                        "routes": [{"handle": [proxy]}],
-                    }
-                }
-            },
-            "tls": {
-                "automation": {
-                    "policies": [
-                        {"get_certificate": [{"via": "http", "url": endpoint(CERTIFICATE_PATH)}]}
-                    ],
-                    "on_demand": {
-                        "permission": {"module": "http", "endpoint": endpoint(PERMISSION_PATH)}
-                    },
-                }
-            },
-        },
+        "apps": {"http": {"servers": servers}, "tls": _tls()},
     }

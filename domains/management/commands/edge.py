@@ -29,6 +29,7 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, **options):
+        self._check_platform_files()
         edge_dir = Path(settings.EDGE_DIR)
         document = json.dumps(config(data_dir=edge_dir / "data"), indent=2)
         if options["print"]:
@@ -43,3 +44,16 @@ class Command(BaseCommand):
             raise CommandError(str(error)) from None
         sys.stdout.flush()
         sys.exit(processes.run(commands, processes.edge_env(edge_dir)))
+
+    def _check_platform_files(self) -> None:
+        certificate, key = settings.EDGE_PLATFORM_CERTIFICATE, settings.EDGE_PLATFORM_KEY
+        if bool(certificate) != bool(key):
+            raise CommandError(
+                "edge: set both EDGE_PLATFORM_CERTIFICATE and EDGE_PLATFORM_KEY, or neither"
+            )
+        for setting, path in (
+            ("EDGE_PLATFORM_CERTIFICATE", certificate),
+            ("EDGE_PLATFORM_KEY", key),
+        ):
+            if path and not Path(path).is_file():
+                raise CommandError(f"edge: {setting} names {path}, which is not a readable file")
