@@ -1,4 +1,4 @@
-# The Petstore service: one image for the web processes, the Celery worker and beat
+# The Petstore service: one image for the web processes, the TLS edge, the Celery worker and beat
 # (compose.yaml, README "Deploying with containers").
 FROM python:3.11-slim
 
@@ -19,8 +19,9 @@ COPY domains ./domains
 COPY templates ./templates
 RUN pip install -e .
 
-# Static files collected into the image; importing the settings needs a secret, never used.
-RUN SECRET_KEY=collectstatic-only python manage.py collectstatic --noinput \
+# Static files collected into the image; importing the settings needs secrets, never used.
+RUN SECRET_KEY=collectstatic-only DOMAINS_KEY_ENCRYPTION_KEY=collectstatic-only \
+    python manage.py collectstatic --noinput \
     && mkdir -p var/ca \
     && chown -R petstore:petstore var
 

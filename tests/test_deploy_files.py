@@ -11,7 +11,7 @@ import yaml
 from tests.petstore.test_configuration_documented import code_variables, env_example_variables
 from tests.processes import ROOT
 
-APP_SERVICES = ("release", "web", "worker", "beat")
+APP_SERVICES = ("release", "web", "edge", "worker", "beat")
 
 
 @pytest.fixture(scope="module")
@@ -19,7 +19,7 @@ def compose() -> dict:
     return yaml.safe_load((ROOT / "compose.yaml").read_text())
 
 
-def test_compose_runs_web_worker_beat_postgresql_and_redis(compose):
+def test_compose_runs_web_edge_worker_beat_postgresql_and_redis(compose):
     services = compose["services"]
     assert set(services) == {"db", "redis", *APP_SERVICES}
     assert services["db"]["image"].startswith("postgres:")
@@ -31,7 +31,11 @@ def test_compose_runs_web_worker_beat_postgresql_and_redis(compose):
     assert commands["web"][:2] == ["gunicorn", "petstore.wsgi"]
     assert commands["worker"][:4] == ["celery", "-A", "petstore", "worker"]
     assert commands["beat"][:4] == ["celery", "-A", "petstore", "beat"]
-    assert services["web"]["ports"] == ["8000:8000"]
+    assert commands["edge"] == ["python", "manage.py", "edge"]
+    # Only the edge is published; the web processes are reached through it.
+    assert services["edge"]["ports"] == ["80:80", "443:443"]
+    assert "ports" not in services["web"]
+    assert {name for name, service in services.items() if "ports" in service} == {"edge"}
 
 
 def test_every_app_service_reads_env_file_and_uses_compose_own_database_and_redis(compose):
@@ -46,16 +50,17 @@ def test_every_app_service_reads_env_file_and_uses_compose_own_database_and_redi
         assert set(environment) <= code_variables() & listed, name
 
 
-def test_the_web_worker_and_beat_start_after_migrate_on_healthy_services(compose):
+def test_the_web_edge_worker_and_beat_start_after_migrate_on_healthy_services(compose):
     services = compose["services"]
     for name in ("db", "redis", "web"):
         assert services[name]["healthcheck"]["test"][0] == "CMD", name
     assert "/readyz" in " ".join(services["web"]["healthcheck"]["test"])
-    for name in ("web", "worker", "beat"):
+    for name in ("web", "edge", "worker", "beat"):
         depends = services[name]["depends_on"]
         assert depends["release"] == {"condition": "service_completed_successfully"}, name
         assert depends["db"] == {"condition": "service_healthy"}, name
         assert depends["redis"] == {"condition": "service_healthy"}, name
+    assert services["edge"]["depends_on"]["web"] == {"condition": "service_healthy"}
     release = services["release"]
     assert release["restart"] == "no"
     assert set(release["depends_on"]) == {"db", "redis"}
@@ -96,3 +101,4 @@ def test_production_procfile_migrates_on_release_and_runs_web_worker_beat():
     assert "$PORT" in lines["web"]
     assert lines["worker"].startswith("celery -A petstore worker")
     assert lines["beat"].startswith("celery -A petstore beat")
+    assert lines["edge"] == "python manage.py edge"

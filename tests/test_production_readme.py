@@ -2,9 +2,10 @@
 
 In a copy of this work tree that has the `var/local.env` (DEBUG=1) `make run` leaves behind,
 with a fresh PostgreSQL database and a Redis of its own: `.env` is written from `.env.example`
-with this test's database, Redis, secret and port, then every `sh` block of the README's
+with this test's database, Redis, secret and ports, then every `sh` block of the README's
 "Production layout" section runs, in order, in one shell. The processes it starts must serve
-with DEBUG off, the README's createPet must be a 201 and /readyz with an IP Host a 200.
+with DEBUG off, the README's createPet must be a 201, /readyz with an IP Host a 200, and plain
+HTTP through the edge a redirect to https.
 """
 
 from __future__ import annotations
@@ -101,7 +102,7 @@ def test_the_readme_production_block_serves_with_debug_off(tmp_path, fresh_datab
     (checkout / "var").mkdir(exist_ok=True)
     (checkout / "var" / "local.env").write_text("DEBUG=1\n")
 
-    port = free_port()
+    port, http_port = free_port(), free_port()
     (checkout / ".env").write_text(
         env_file_from_example(
             (checkout / ".env.example").read_text(),
@@ -112,6 +113,10 @@ def test_the_readme_production_block_serves_with_debug_off(tmp_path, fresh_datab
                 "REDIS_URL": redis_server.url(0),
                 "CELERY_BROKER_URL": redis_server.url(1),
                 "PORT": str(port),
+                "HTTP_PORT": str(http_port),
+                "HTTPS_PORT": str(free_port()),
+                "EDGE_UPSTREAMS": f"127.0.0.1:{port}",
+                "EDGE_CERTIFICATES_PORT": str(free_port()),
             },
         )
     )
@@ -137,11 +142,13 @@ def test_the_readme_production_block_serves_with_debug_off(tmp_path, fresh_datab
         output = out.read_text()
         assert returncode == 0, output + err.read_text()[-5000:]
 
-        # The two responses `curl -si` printed, in order: createPet, then /readyz.
+        # The responses `curl -si` printed, in order: createPet, /readyz, then the dashboard's
+        # API over plain HTTP through the edge.
         responses = re.findall(
             r"HTTP/1\.1 (\d{3}) [^\n]*\n.*?\n\n(.*?)(?=HTTP/1\.1 \d{3} |\Z)", output, re.DOTALL
         )
-        assert [status for status, _ in responses] == ["201", "200"], output
+        assert [status for status, _ in responses] == ["201", "200", "301"], output
+        assert "Location: https://app.petstore.example/v1/pets" in output
         assert '"name":"Rex"' in responses[0][1]
         assert '"status": "ok"' in responses[1][1]
 
