@@ -1,0 +1,82 @@
+"""The certificate endpoint Caddy asks during each handshake: what it answers, and to whom."""
+
+from __future__ import annotations
+
+import socket
+
+import pytest
+import requests
+
+from domains.choices import State
+from domains.edge import wsgi
+from domains.edge.paths import CERTIFICATE_PATH, PERMISSION_PATH
+from domains.pki import keys
+from domains.services import certificates
+from tests.fixtures.domains import go_live
+
+# The endpoint closes its database connection around each request, as a process of its own
+# does: the tests' rows must be committed.
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def call(path: str, query: str = "", remote: str = "127.0.0.1") -> tuple[str, bytes]:
+    answer: dict[str, str] = {}
+
+    def start_response(status, headers):
+        answer["status"] = status
+
+    environ = {
+        "REQUEST_METHOD": "GET",
+        "PATH_INFO": path,
+        "QUERY_STRING": query,
+        "REMOTE_ADDR": remote,
+    }
+    body = b"".join(wsgi.application(environ, start_response))
+    return answer["status"], body
+
+
+@pytest.fixture
+def active(dns_server, www):
+    go_live(www, State.ISSUING)
+    return certificates.certificate_issue(domain_id=www.pk)
+
+
+@pytest.mark.parametrize(
+    "server_name", ["www.example.test", "WWW.Example.Test.", " www.example.test"]
+)
+def test_a_live_domain_gets_its_chain_and_key_in_clear(active, server_name):
+    status, body = call(CERTIFICATE_PATH, f"server_name={server_name}")
+    assert status == "200 OK"
+    assert body.decode().startswith(active.pem.strip())
+    assert keys.unseal(active.key_pem).strip() in body.decode()
+
+
+@pytest.mark.parametrize("server_name", ["", "stranger.example.test", "example.test"])
+def test_any_other_name_gets_nothing(active, server_name):
+    assert call(CERTIFICATE_PATH, f"server_name={server_name}") == ("204 No Content", b"")
+
+
+def test_a_peer_that_is_not_loopback_is_refused_whatever_it_asks(active):
+    for remote in ("10.0.0.7", "192.0.2.1", "2001:db8::1", ""):
+        assert call(CERTIFICATE_PATH, "server_name=www.example.test", remote)[0] == "403 Forbidden"
+    assert call(CERTIFICATE_PATH, "server_name=www.example.test", "::1")[0] == "200 OK"
+
+
+def test_caddy_may_never_issue_a_certificate_itself():
+    assert call(PERMISSION_PATH, "domain=anything.example")[0] == "403 Forbidden"
+
+
+def primary_address() -> str:
+    """This machine's address on its network (no packet is sent)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        probe.connect(("10.255.255.255", 9))
+        return probe.getsockname()[0]
+
+
+def test_the_endpoint_is_not_reachable_from_the_network(edge):
+    port = int(edge.certificates.rsplit(":", 1)[1])
+    assert requests.get(edge.certificates + CERTIFICATE_PATH, timeout=5).status_code == 204
+    address = primary_address()
+    assert not address.startswith("127.")
+    with pytest.raises(requests.ConnectionError):
+        requests.get(f"http://{address}:{port}{CERTIFICATE_PATH}", timeout=5)
