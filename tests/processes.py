@@ -151,7 +151,7 @@ def gunicorn(env: dict[str, str], tmp_path: Path):
     log_path = tmp_path / f"gunicorn-{port}.log"
     command = [
         sys.executable, "-m", "gunicorn", "petstore.wsgi:application",
-        "--bind", f"127.0.0.1:{port}", "--workers", "1", "--timeout", "60",
+        "--bind", f"127.0.0.1:{port}", "--workers", "1", "--timeout", "60", "--no-control-socket",
     ]  # fmt: skip
     with open(log_path, "wb") as log:
         process = subprocess.Popen(

@@ -12,6 +12,7 @@ class Command(BaseCommand):
             state = "created" if created else "exists"
             self.stdout.write(f"Category {category.pk} {category.name}: {state}")
         self.stdout.write(
-            "Get an API key with: python manage.py createapikey USERNAME\n"
+            "Get an API key with: python manage.py createapikey USERNAME (it prints the key "
+            "once, last)\n"
             f"then: curl -H 'Authorization: Bearer <key>' {settings.API_BASE_URL}/pets"
         )
