@@ -277,7 +277,8 @@ SPECTACULAR_SETTINGS = {
 # --- Celery -----------------------------------------------------------------
 # Embedded default: kombu's filesystem transport, which needs no server.
 
-CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", REDIS_URL or "filesystem://")
+# The host name means nothing to this transport; naming one spares a warning per connection.
+CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", REDIS_URL or "filesystem://localhost//")
 if CELERY_BROKER_URL.startswith("filesystem://"):
     _queue_dir = VAR_DIR / "celery" / "queue"
     _processed_dir = VAR_DIR / "celery" / "processed"
