@@ -43,9 +43,13 @@ run: $(call stamp,run) var/local.env
 	$(RUN_ENV) $(BIN)/python manage.py loaddemo >/dev/null
 	$(RUN_ENV) PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/honcho --procfile petstore/Procfile --app-root . start
 
+# A key of this checkout's own seals its certificates' private keys (kept: a new one could
+# not open what the old one sealed).
 var/local.env:
 	@mkdir -p var
 	@printf '# Development settings for this checkout, written by `make run`.\nDEBUG=1\n' > $@
+	@printf 'DOMAINS_KEY_ENCRYPTION_KEY=%s\n' "$$($(PYTHON) -c 'import secrets; print(secrets.token_urlsafe(32))')" >> $@
+	@chmod 600 $@
 
 # The whole suite. Without DATABASE_URL/REDIS_URL it runs on SQLite and skips
 # only the tests that need a server, saying why; .ci/run points it at both.

@@ -359,6 +359,7 @@ DOMAINS_ACME_EMAIL = env_str("DOMAINS_ACME_EMAIL", "")
 # A CA file to trust the directory's HTTPS (a test CA); empty: the system's.
 DOMAINS_ACME_CA_BUNDLE = env_str("DOMAINS_ACME_CA_BUNDLE", "")
 # Seals private keys at rest (certificates' and the ACME account's); never SECRET_KEY.
+# `make run` writes a random one into var/local.env; the fallback is for DEBUG elsewhere.
 DOMAINS_KEY_ENCRYPTION_KEY = env_str("DOMAINS_KEY_ENCRYPTION_KEY")
 if not DOMAINS_KEY_ENCRYPTION_KEY:
     if not DEBUG:
