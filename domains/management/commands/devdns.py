@@ -2,34 +2,14 @@ from __future__ import annotations
 
 import contextlib
 import logging
+from pathlib import Path
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from domains.devtools.devdns import DNSServer
 from domains.devtools.sockets import PortInUseError
-
-SAMPLE_ZONES = {
-    # The platform's own names: the CNAME target resolves to this machine.
-    "petstore.localhost": """$ORIGIN petstore.localhost.
-$TTL 60
-@        SOA ns1 hostmaster 1 7200 900 1209600 60
-@        NS  ns1
-ns1      A   127.0.0.1
-domains  A   127.0.0.1
-""",
-    # A customer's zone to play with: www verifies, shop points elsewhere, apex flattens.
-    "example.test": """$ORIGIN example.test.
-$TTL 60
-@        SOA ns1 hostmaster 1 7200 900 1209600 60
-@        NS  ns1
-ns1      A   127.0.0.1
-@        A   127.0.0.1
-www      CNAME domains.petstore.localhost.
-shop     CNAME somewhere-else.example.net.
-blog     A   203.0.113.7
-""",
-}
+from domains.devtools.starterzones import write_starter_zones
 
 
 class Command(BaseCommand):
@@ -44,15 +24,10 @@ class Command(BaseCommand):
         parser.add_argument("--zones", default=str(settings.DOMAINS_DEV_DNS_ZONES))
 
     def handle(self, *args, port, host, zones, **options):
-        from pathlib import Path
-
         logging.getLogger("domains.devtools.devdns").setLevel(logging.INFO)
         directory = Path(zones)
-        directory.mkdir(parents=True, exist_ok=True)
-        if not any(directory.glob("*.zone")):
-            for origin, text in SAMPLE_ZONES.items():
-                (directory / f"{origin}.zone").write_text(text)
-            self.stdout.write(f"Wrote sample zones to {directory}")
+        for path in write_starter_zones(directory):
+            self.stdout.write(f"Wrote the starter zone {path}")
         try:
             server = DNSServer(host, port, zone_dir=directory)
         except PortInUseError as exc:

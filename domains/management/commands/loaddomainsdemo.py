@@ -17,37 +17,15 @@ from django.core.management.base import BaseCommand, CommandError
 
 from domains import pki
 from domains.choices import Plan
+from domains.devtools.starterzones import DEMO_DOMAIN, demo_zone_file, write_starter_zones
 from domains.models import Project
 from domains.services.projects import deploy_record, project_create
 
 USERNAME = "demo"
-ZONE = "example.test"
-# The name the walk-through adds (docs/dashboard.md) and the HTTPS hint names.
-DEMO_DOMAIN = f"shop.{ZONE}"
 DEMO_HTML = (
     "<!doctype html><title>Demo shop</title>"
     "<h1>Demo shop</h1><p>Published by the Petstore platform.</p>"
 )
-# The starter zone: the CNAME is left for the newcomer to add (docs/dashboard.md).
-STARTER_ZONE = """\
-; Development DNS zone for {zone}, served by `python manage.py devdns` (re-read on change).
-; Walk-through: docs/dashboard.md.
-$ORIGIN {zone}.
-$TTL 60
-@       IN SOA ns1.{zone}. hostmaster.{zone}. 1 3600 600 86400 60
-@       IN NS  ns1.{zone}.
-ns1     IN A   127.0.0.1
-
-; 1. After "Add domain" for shop.{zone}, add the record the dashboard shows
-;    (remove the leading "; "), save, and choose Verify:
-; shop  IN CNAME {target}.
-;
-; 2. To see failure messages: a conflicting A record, beside the CNAME or
-;    in its place,
-; shop  IN A     192.0.2.10
-;    or, instead of the right CNAME, one pointing somewhere else.
-; shop  IN CNAME elsewhere.example.net.
-"""
 
 
 class Command(BaseCommand):
@@ -120,10 +98,5 @@ class Command(BaseCommand):
 
     def _zone(self) -> Path:
         zones = Path(settings.DOMAINS_DEV_DNS_ZONES)
-        zones.mkdir(parents=True, exist_ok=True)
-        zone_file = zones / f"{ZONE}.zone"
-        if not zone_file.exists():  # never overwrite the newcomer's edits
-            zone_file.write_text(
-                STARTER_ZONE.format(zone=ZONE, target=settings.PLATFORM_CNAME_TARGET.rstrip("."))
-            )
-        return zone_file
+        write_starter_zones(zones)  # never over the newcomer's edits
+        return demo_zone_file(zones)

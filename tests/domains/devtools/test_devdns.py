@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import time
+from io import StringIO
 
 import dns.flags
 import dns.message
@@ -11,9 +12,11 @@ import dns.query
 import dns.rcode
 import dns.rdatatype
 import pytest
+from django.core.management import call_command
 from dns.nameserver import Do53Nameserver
 
 from domains.devtools.devdns import DNSServer
+from domains.devtools.starterzones import demo_zone_file, write_starter_zones
 from domains.dns import diagnosis
 from domains.dns import lookups as platform_dns
 
@@ -130,18 +133,38 @@ def test_record_values_are_absolute_names_with_or_without_the_final_dot(dns_serv
     assert answer.answer[0][0].target.to_text() == "domains.petstore.localhost."
 
 
-def test_the_devdns_command_writes_sample_zones_it_can_serve(tmp_path):
-    from domains.management.commands.devdns import SAMPLE_ZONES
-
+def test_the_starter_zones_serve_the_platform_target_and_wait_for_the_walk_throughs_cname(
+    tmp_path,
+):
+    assert len(write_starter_zones(tmp_path)) == 2
     server = DNSServer("127.0.0.1", 0, zone_dir=tmp_path).start()
     try:
-        for origin, text in SAMPLE_ZONES.items():
-            (tmp_path / f"{origin}.zone").write_text(text)
-        server._checked_at = 0
+        server.reload_zones()
         assert ask(server, "domains.petstore.localhost", "A").answer[0][0].address == "127.0.0.1"
-        assert ask(server, "www.example.test", "CNAME").answer
+        assert not ask(server, "shop.example.test", "CNAME").answer  # the newcomer adds it
     finally:
         server.stop()
+
+
+def test_the_starter_zones_never_overwrite_an_edit(tmp_path):
+    write_starter_zones(tmp_path)
+    edited = demo_zone_file(tmp_path)
+    edited.write_text(edited.read_text().replace("; shop  IN CNAME", "shop  IN CNAME"))
+    assert write_starter_zones(tmp_path) == []
+    assert "\nshop  IN CNAME domains.petstore.localhost." in edited.read_text()
+
+
+def test_devdns_and_the_demo_write_the_same_walk_through_zone(tmp_path, settings, db):
+    """`make run` starts both at once: whichever writes first, the walk-through finds the
+    commented CNAME (docs/dashboard.md, step 2)."""
+    settings.DOMAINS_DEV_DNS_ZONES = tmp_path
+    settings.DEBUG = True
+    call_command("loaddomainsdemo", stdout=StringIO())
+    assert "; shop  IN CNAME domains.petstore.localhost." in demo_zone_file(tmp_path).read_text()
+    assert sorted(path.name for path in tmp_path.iterdir()) == [
+        "example.test.zone",
+        "petstore.localhost.zone",
+    ]
 
 
 @pytest.mark.parametrize(
@@ -182,9 +205,10 @@ def test_the_devdns_command_serves_its_zone_directory(tmp_path):
     try:
         wait_for(lambda: b"devdns: serving" in log.read_bytes(), timeout=30, what="devdns")
         server = type("Server", (), {"host": "127.0.0.1", "port": port})
-        assert ask(server, "www.example.test", "CNAME").answer  # from the sample zones
-        assert ask(server, "www.example.test", "CNAME", tcp=True).answer
-        assert (tmp_path / "zones" / "petstore.localhost.zone").exists()
+        # From the starter zones: the platform target resolves here, over UDP and TCP.
+        assert ask(server, "domains.petstore.localhost", "A").answer
+        assert ask(server, "domains.petstore.localhost", "A", tcp=True).answer
+        assert (tmp_path / "zones" / "example.test.zone").exists()
     finally:
         process.terminate()
         process.wait(timeout=10)
