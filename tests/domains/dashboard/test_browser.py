@@ -35,13 +35,15 @@ def test_sign_in_page_leads_to_the_owners_projects(shop, live_dashboard, page, s
 @pytest.mark.needs_postgres
 @pytest.mark.needs_redis
 def test_owner_takes_a_subdomain_from_add_domain_to_a_certificate_and_removes_one(
-    page, live_dashboard, dns_server, celery_worker, shop, screenshot, settings
+    page, live_dashboard, dns_server, celery_worker, edge, shop, screenshot, settings
 ):
     from playwright.sync_api import expect
 
     settings.DOMAINS_VERIFY_COOLDOWN = 0  # the owner fixes each record and verifies at once
     port = live_dashboard.url.rsplit(":", 1)[1]
     settings.HTTP_PORT = int(port)  # the port redirects name: the platform's own
+    settings.HTTPS_PORT = edge.https_port  # and the TLS edge's, for active domains
+    secure = f"https://shop.example.test:{edge.https_port}"
     sign_in(page, live_dashboard, "alice", PASSWORD)
     page.get_by_role("link", name="Shop", exact=True).click()
 
@@ -73,8 +75,12 @@ def test_owner_takes_a_subdomain_from_add_domain_to_a_certificate_and_removes_on
     expect(page.locator("#certificate")).to_contain_text("expires")
     screenshot(page, "04-active-with-certificate")
 
-    visitor = page.context.new_page()
+    # A visitor over plain HTTP is sent to the edge, which serves the page over HTTPS (the
+    # local CA is not in Chromium's store: tests/domains/edge verify the certificate itself).
+    assert page.context.browser is not None
+    visitor = page.context.browser.new_context(ignore_https_errors=True).new_page()
     visitor.goto(f"http://shop.example.test:{port}/")
+    assert visitor.url == secure + "/"
     expect(visitor.get_by_role("heading", name="Alice's shop")).to_be_visible()
 
     # A second domain, verified the same way, redirected to the first.
@@ -96,7 +102,7 @@ def test_owner_takes_a_subdomain_from_add_domain_to_a_certificate_and_removes_on
     screenshot(page, "05-project-domains")
 
     visitor.goto(f"http://old.example.test:{port}/some/page")
-    assert visitor.url == f"http://shop.example.test:{port}/some/page"
+    assert visitor.url == secure + "/some/page"
     expect(visitor.get_by_role("heading", name="Alice's shop")).to_be_visible()
 
     # The redirect is deleted again; then Remove from the menu next to the domain: a
