@@ -66,8 +66,9 @@ def _create_ca() -> None:
         .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
         .sign(key, hashes.SHA256())
     )
-    # Key first: a reader that sees the certificate can always find its key.
-    files.write_atomically(directory / KEY_FILE, keys.pem(key).encode(), 0o600)
+    # Key first: a reader that sees the certificate can always find its key. Sealed, like
+    # every private key the platform keeps.
+    files.write_atomically(directory / KEY_FILE, keys.seal(keys.pem(key)).encode(), 0o600)
     cert_pem = cert.public_bytes(serialization.Encoding.PEM)
     files.write_atomically(directory / CERT_FILE, cert_pem, 0o644)
 
@@ -76,7 +77,10 @@ def load_or_create_ca() -> tuple[ec.EllipticCurvePrivateKey, x509.Certificate]:
     directory = files.directory()
     cert_path, key_path = directory / CERT_FILE, directory / KEY_FILE
     files.create_once(cert_path, "ca.lock", _create_ca)
-    key = serialization.load_pem_private_key(key_path.read_bytes(), password=None)
+    stored = key_path.read_text()
+    # A CA made before keys were sealed is read as it is.
+    pem = keys.unseal(stored) if keys.is_sealed(stored) else stored
+    key = serialization.load_pem_private_key(pem.encode(), password=None)
     if not isinstance(key, ec.EllipticCurvePrivateKey):
         raise TypeError(f"{key_path} does not hold an EC private key; remove the CA to recreate it")
     cert = x509.load_pem_x509_certificate(cert_path.read_bytes())

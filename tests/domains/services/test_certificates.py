@@ -12,6 +12,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from domains import pki, tasks
 from domains.choices import CertState, State
 from domains.models import Certificate, Domain, DomainEvent
+from domains.pki import keys
 from domains.services import certificates, scheduling
 from domains.services.domains import domain_add, domain_request_check
 from domains.services.verification import domain_check
@@ -140,7 +141,19 @@ def test_the_ca_is_created_once_even_when_many_ask_at_the_same_time(settings, tm
     assert cert.extensions.get_extension_for_class(x509.BasicConstraints).value.ca is True
     usage = cert.extensions.get_extension_for_class(x509.KeyUsage).value
     assert usage.key_cert_sign and usage.crl_sign
-    assert (tmp_path / "fresh-ca" / "ca-key.pem").stat().st_mode & 0o077 == 0
+    key_file = tmp_path / "fresh-ca" / "ca-key.pem"
+    assert key_file.stat().st_mode & 0o077 == 0
+    # Sealed at rest like every private key the platform keeps: no PEM in the file.
+    assert "PRIVATE KEY" not in key_file.read_text()
+    assert keys.is_sealed(key_file.read_text())
+
+
+def test_a_ca_key_kept_in_clear_before_sealing_is_still_read(tmp_path, settings):
+    settings.DOMAINS_CA_DIR = tmp_path / "old-ca"
+    key, cert = pki.load_or_create_ca()
+    (tmp_path / "old-ca" / "ca-key.pem").write_text(keys.pem(key))
+    again, same = pki.load_or_create_ca()
+    assert again.private_numbers() == key.private_numbers() and same == cert
 
 
 def test_sweep_requeues_a_certificate_whose_task_was_lost(verified, settings):
