@@ -144,9 +144,20 @@ class RedirectAdmin(admin.ModelAdmin):
 
 @admin.register(Certificate)
 class CertificateAdmin(admin.ModelAdmin):
-    list_display = ("san", "serial", "not_before", "not_after", "domain")
+    list_display = ("san", "issuer", "serial", "not_before", "not_after", "renew_after", "domain")
+    list_filter = ("issuer",)
     search_fields = ("san", "serial")
-    readonly_fields = ("domain", "serial", "san", "not_before", "not_after", "pem", "created_at")
+    readonly_fields = (
+        "domain",
+        "issuer",
+        "serial",
+        "san",
+        "not_before",
+        "not_after",
+        "renew_after",
+        "pem",
+        "created_at",
+    )
     exclude = ("key_pem",)
 
     def has_add_permission(self, request):

@@ -83,3 +83,20 @@ def test_inlines_show_domains_and_certificates_read_only(staff_client, failed, s
         form = inline.formset.forms[0]
         assert field not in form.fields  # shown, not editable
         assert str(getattr(form.instance, field)) in page.content.decode()
+
+
+def test_certificates_list_names_issuer_serial_expiry_and_renewal_never_the_key(
+    staff_client, failed
+):
+    certificate = failed.certificates.create(
+        serial="abc123", san=failed.hostname, not_before=failed.created_at,
+        not_after=failed.created_at, pem="-", key_pem="sealed-secret",
+        issuer="Pebble Intermediate CA 1a2b",
+    )  # fmt: skip
+    listing = staff_client.get(reverse("admin:domains_certificate_changelist")).content.decode()
+    assert "Pebble Intermediate CA 1a2b" in listing and "abc123" in listing
+    change = staff_client.get(reverse("admin:domains_certificate_change", args=[certificate.pk]))
+    page = change.content.decode()
+    assert "Pebble Intermediate CA 1a2b" in page
+    assert f"{certificate.renew_after:%Y}" in page
+    assert "sealed-secret" not in page
