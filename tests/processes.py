@@ -134,6 +134,11 @@ def service_env(settings, **extra: str) -> dict[str, str]:
             "DOMAINS_DNS_LIFETIME": str(settings.DOMAINS_DNS_LIFETIME),
             "DOMAINS_CA_IDENTIFIER": settings.DOMAINS_CA_IDENTIFIER,
             "DOMAINS_CA_DIR": str(settings.DOMAINS_CA_DIR),
+            "DOMAINS_CA": settings.DOMAINS_CA,
+            "DOMAINS_ACME_DIRECTORY": settings.DOMAINS_ACME_DIRECTORY,
+            "DOMAINS_ACME_EMAIL": settings.DOMAINS_ACME_EMAIL,
+            "DOMAINS_ACME_CA_BUNDLE": settings.DOMAINS_ACME_CA_BUNDLE,
+            "DOMAINS_KEY_ENCRYPTION_KEY": settings.DOMAINS_KEY_ENCRYPTION_KEY,
             "DOMAINS_CERT_ISSUE_DELAY": str(settings.DOMAINS_CERT_ISSUE_DELAY),
             "DOMAINS_VERIFY_WINDOW": str(settings.DOMAINS_VERIFY_WINDOW),
             "API_RATE_LIMIT": settings.API_RATE_LIMIT,
@@ -145,8 +150,9 @@ def service_env(settings, **extra: str) -> dict[str, str]:
 
 
 @contextlib.contextmanager
-def gunicorn(env: dict[str, str], tmp_path: Path):
-    """gunicorn with one sync worker on a free port; yields its base URL."""
+def gunicorn_process(env: dict[str, str], tmp_path: Path):
+    """gunicorn with one sync worker on a free port; yields its base URL and its process
+    (the leader of its own process group)."""
     port = free_port()
     log_path = tmp_path / f"gunicorn-{port}.log"
     command = [
@@ -170,9 +176,27 @@ def gunicorn(env: dict[str, str], tmp_path: Path):
 
     try:
         wait_for(up, timeout=30, what="gunicorn to answer /healthz")
-        yield base
+        yield base, process
     finally:
         _kill_group(process)
+
+
+@contextlib.contextmanager
+def gunicorn(env: dict[str, str], tmp_path: Path):
+    """gunicorn with one sync worker on a free port; yields its base URL."""
+    with gunicorn_process(env, tmp_path) as (base, _):
+        yield base
+
+
+@contextlib.contextmanager
+def paused(process: subprocess.Popen):
+    """SIGSTOP the process's group, SIGCONT it on leaving: it accepts connections (the
+    kernel queues them) but answers none until then."""
+    os.killpg(process.pid, signal.SIGSTOP)
+    try:
+        yield
+    finally:
+        os.killpg(process.pid, signal.SIGCONT)
 
 
 class Worker:
@@ -215,6 +239,12 @@ class Worker:
     def pool_children(self) -> list[int]:
         path = Path(f"/proc/{self.process.pid}/task/{self.process.pid}/children")
         return [int(pid) for pid in path.read_text().split()]
+
+    def kill(self) -> None:
+        """SIGKILL the whole process group at once: no warm shutdown, no message handed
+        back to the broker, as when the machine under a worker dies."""
+        os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait(timeout=5)
 
     def stop(self) -> None:
         _kill_group(self.process, graceful=15)

@@ -3,15 +3,12 @@
 
 from __future__ import annotations
 
-import json
 import ssl
 import time
-from io import StringIO
 
 import pytest
 import requests
 from cryptography.x509.oid import NameOID
-from django.core.management import call_command
 from django.utils import timezone
 
 from domains.choices import State
@@ -19,6 +16,7 @@ from domains.models import Certificate, Domain
 from domains.services import certificates
 from domains.services.domains import domain_remove
 from tests.fixtures.domains import go_live
+from tests.fixtures.edge import domainstatus, serial
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -33,16 +31,6 @@ def active(edge, dns_server, www) -> Domain:
     www.refresh_from_db()
     assert www.state == State.ACTIVE
     return www
-
-
-def domainstatus(hostname: str) -> dict:
-    out = StringIO()
-    call_command("domainstatus", hostname, stdout=out)
-    return json.loads(out.getvalue())
-
-
-def serial(certificate) -> str:
-    return format(certificate.serial_number, "x")
 
 
 def test_the_handshake_gets_the_certificate_domainstatus_shows_and_the_page(edge, active):
