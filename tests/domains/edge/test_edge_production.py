@@ -24,19 +24,18 @@ HOST = "www.example.test"
 PLATFORM_NAMES = ["app.petstore.example", "*.petstore.localhost"]
 
 
-@pytest.fixture
-def platform_files(tmp_path):
-    folder = tmp_path / "platform-tls"
-    folder.mkdir()
+@pytest.fixture(scope="module")
+def platform_files(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("platform-tls")
     return throwaway_ca_files(folder, PLATFORM_NAMES, ca_name="Operator test CA")
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def http_port() -> int:
     return free_port()
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def edge_environment(platform_files, http_port):
     _, certificate, key = platform_files
     return {
