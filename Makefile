@@ -56,9 +56,11 @@ var/local.env:
 test: $(call stamp,test)
 	$(BIN)/pytest $(PYTEST_ARGS)
 
-# Benchmarks against their floors on the local PostgreSQL and Redis; writes bench/results.md.
+# Benchmarks against their floors on the local PostgreSQL and Redis, and the TLS edge (with
+# Debian's Pebble as the ACME CA); writes bench/results.md.
 bench: $(call stamp,bench)
 	@command -v wrk >/dev/null || (apt-get update -qq && apt-get install -y -qq wrk)
+	@test -x /usr/bin/pebble || (apt-get update -qq && apt-get install -y -qq pebble)
 	$(BIN)/python bench/run.py $(BENCH_ARGS)
 
 # A bounded soak on loopback (about 2 minutes; SOAK_SECONDS, SOAK_RATE): gunicorn, a real

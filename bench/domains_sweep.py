@@ -32,8 +32,8 @@ import psutil
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.environment import ENV, create_database  # noqa: E402
-from bench.processes import spawn, terminate  # noqa: E402
+from bench.environment import ENV, create_database, exclusive, migrate  # noqa: E402
+from bench.processes import purge_queue, spawn, terminate, wait_for_worker  # noqa: E402
 
 SIZES = (1_000, 10_000)
 SLUG = "sweep-bench"
@@ -173,24 +173,6 @@ def _start_worker(env: dict, dns_address: str, log_path: Path) -> subprocess.Pop
     return spawn(command, env=worker_env, log_path=log_path)
 
 
-def _wait_ready(process: subprocess.Popen, log_path: Path) -> None:
-    from petstore.celery import app
-
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError("worker exited:\n" + log_path.read_text(errors="replace")[-3000:])
-        if app.control.ping(timeout=0.5):
-            return
-    raise RuntimeError("worker not ready after 60 s")
-
-
-def _purge() -> None:
-    from petstore.celery import app
-
-    app.control.purge()
-
-
 def _cpu_snapshot(worker: psutil.Process) -> dict[tuple[str, int], float]:
     """CPU seconds so far per process: the worker's tree, this process (the DNS server
     answers from its threads), PostgreSQL and Redis."""
@@ -263,7 +245,7 @@ def measure(n: int, env: dict) -> Run:
     try:
         project = _fresh_project(n)
         worker = _start_worker(env, server.address, log_path)
-        _wait_ready(worker, log_path)
+        wait_for_worker(worker, log_path)
         domains = Domain.objects.filter(project=project)
         _sweep_and_wait(domains.filter(hostname__startswith="warm"), worker, log_path)
         measured = domains.exclude(hostname__startswith="warm")
@@ -286,16 +268,9 @@ def measure(n: int, env: dict) -> Run:
             sampler.stop()
         if worker is not None:
             terminate(worker)
-            _purge()  # what the stopped worker handed back (delayed certificate batches)
+            purge_queue()  # what the stopped worker handed back (delayed certificate batches)
         server.stop()
         shutil.rmtree(workdir, ignore_errors=True)
-
-
-def _migrate(env: dict) -> None:
-    subprocess.run(
-        [sys.executable, "manage.py", "migrate", "--noinput"], cwd=ROOT, env=env, check=True,
-        capture_output=True,
-    )  # fmt: skip
 
 
 def _mb(size: int) -> str:
@@ -326,27 +301,13 @@ def rows_for(small: Run, large: Run) -> list[str]:
     ]
 
 
-@contextlib.contextmanager
-def _exclusive(env: dict):
-    """One sweep benchmark at a time on this database and broker (`make bench` and a run
-    started by hand would share the bench project and the queue): a PostgreSQL advisory lock."""
-    import psycopg
-
-    with psycopg.connect(env["DATABASE_URL"], autocommit=True) as conn:
-        conn.execute("SELECT pg_advisory_lock(hashtext('bench.domains_sweep'))")
-        try:
-            yield
-        finally:
-            conn.execute("SELECT pg_advisory_unlock(hashtext('bench.domains_sweep'))")
-
-
 def sweep_rows(env: dict, sizes: tuple[int, int] = SIZES) -> list[str]:
-    with _exclusive(env):
+    with exclusive(env):
         return _sweep_rows(env, sizes)
 
 
 def _sweep_rows(env: dict, sizes: tuple[int, ...]) -> list[str]:
-    _migrate(env)
+    migrate(env)
     runs = []
     for n in sizes:
         run = measure(n, env)

@@ -98,6 +98,23 @@ def parse(output: str) -> Run:
     )  # fmt: skip
 
 
+def wrk_command(
+    url: str,
+    *,
+    seconds: int,
+    connections: int,
+    headers: dict[str, str] | None = None,
+    script: str | None = None,
+) -> list[str]:
+    cmd = ["wrk", "-t1", f"-c{connections}", f"-d{seconds}s", "--latency", "--timeout", "10s"]
+    for name, value in (headers or {}).items():
+        cmd += ["-H", f"{name}: {value}"]
+    if script:
+        cmd += ["-s", str(WRK_DIR / script)]
+    cmd.append(url)
+    return cmd
+
+
 def wrk(
     url: str,
     *,
@@ -109,12 +126,7 @@ def wrk(
 ) -> Run:
     if not shutil.which("wrk"):
         raise SystemExit("wrk is not installed: apt-get install -y wrk")
-    cmd = ["wrk", "-t1", f"-c{connections}", f"-d{seconds}s", "--latency", "--timeout", "10s"]
-    for name, value in (headers or {}).items():
-        cmd += ["-H", f"{name}: {value}"]
-    if script:
-        cmd += ["-s", str(WRK_DIR / script)]
-    cmd.append(url)
+    cmd = wrk_command(url, seconds=seconds, connections=connections, headers=headers, script=script)
     # BENCH_RUN makes every invocation's generated names unique (see post_pets.lua).
     env = {**os.environ, **(env or {}), "BENCH_RUN": uuid.uuid4().hex[:12]}
     out = subprocess.run(cmd, capture_output=True, text=True, check=True, env=env)

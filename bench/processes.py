@@ -1,11 +1,12 @@
-"""The bench scripts' child processes (gunicorn, Celery): each in a session of its own,
-so that stopping it also stops the workers it forked."""
+"""The bench scripts' child processes (gunicorn, Celery, Caddy, Pebble): each in a session
+of its own, so that stopping it also stops the workers it forked."""
 
 from __future__ import annotations
 
 import os
 import signal
 import subprocess
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -29,3 +30,23 @@ def terminate(process: subprocess.Popen, timeout: float = 30) -> None:
         except subprocess.TimeoutExpired:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait(timeout=10)
+
+
+def wait_for_worker(process: subprocess.Popen, log_path: Path, timeout: float = 60) -> None:
+    """Until the Celery worker answers a ping through the broker (Django set up)."""
+    from petstore.celery import app
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError("worker exited:\n" + log_path.read_text(errors="replace")[-3000:])
+        if app.control.ping(timeout=0.5):
+            return
+    raise RuntimeError(f"worker not ready after {timeout:.0f} s")
+
+
+def purge_queue() -> None:
+    """Drop what is left on the broker (what a stopped worker handed back)."""
+    from petstore.celery import app
+
+    app.control.purge()

@@ -4,7 +4,9 @@ Sets up its own database (`bench` on the local PostgreSQL, 1,000,000 pets),
 serves the app with gunicorn (sync workers sized for 2 cores, persistent
 database connections), drives it with wrk from a separate process on loopback,
 and writes bench/results.md. Every target is a ratio against a floor measured
-in the same run, alternating rounds.
+in the same run, alternating rounds. Then the domain sweep (bench/domains_sweep.py)
+and the TLS edge (bench/edge.py, a section of its own: `--edge-only` runs that alone,
+`--skip-edge` keeps the one the file has).
 """
 
 from __future__ import annotations
@@ -12,7 +14,6 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import os
-import platform
 import socket
 import subprocess
 import sys
@@ -23,7 +24,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.environment import ENV, create_database  # noqa: E402
+from bench.edge import kept_section, measure, write_section  # noqa: E402
+from bench.environment import ENV, create_database, machine  # noqa: E402
 from bench.load import Side, paired, side_by_side, spread  # noqa: E402
 from bench.processes import terminate  # noqa: E402
 from petstore.env import env_bool  # noqa: E402
@@ -194,11 +196,16 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=12, help="rounds per side")
     parser.add_argument("--connections", type=int, default=8)
     parser.add_argument("--skip-domains", action="store_true")
+    parser.add_argument("--skip-edge", action="store_true", help="keep the TLS edge's section")
+    parser.add_argument("--edge-only", action="store_true", help="rewrite that section alone")
     args = parser.parse_args()
     started = time.monotonic()
     load_before = " ".join(f"{x:.1f}" for x in os.getloadavg())
 
     create_database()
+    if args.edge_only:
+        write_section(measure(args))
+        return
     token = seed()
     auth = {"Authorization": f"Bearer {token}"}
     common = {"seconds": args.seconds, "connections": args.connections, "rounds": args.rounds}
@@ -280,32 +287,16 @@ def main() -> None:
         from bench.domains_sweep import sweep_rows
 
         rows += sweep_rows(ENV)
-
     load = f"{load_before} / " + " ".join(f"{x:.1f}" for x in os.getloadavg())
-    write_results(rows, notes, args, time.monotonic() - started, load)
+    elapsed = time.monotonic() - started
+
+    edge = kept_section() if args.skip_edge else measure(args)
+    write_results(rows, notes, args, elapsed, load, edge)
 
 
-def machine() -> str:
-    """CPU model, cores, memory and the server versions, for the report."""
-    import psycopg
-    import redis
-
-    cpu = next(
-        (line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
-         if line.startswith("model name")), platform.processor() or "unknown CPU",
-    )  # fmt: skip
-    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
-    with psycopg.connect(ENV["DATABASE_URL"]) as conn:
-        pg = conn.execute("SHOW server_version").fetchone()[0]
-    redis_version = redis.Redis.from_url(ENV["REDIS_URL"]).info("server")["redis_version"]
-    return (
-        f"{os.cpu_count()} cores ({cpu}), {memory:.0f} GiB, {platform.system()} "
-        f"{platform.release()}, Python {platform.python_version()}, PostgreSQL {pg}, "
-        f"Redis {redis_version}"
-    )
-
-
-def write_results(rows: list[str], notes: list[str], args, elapsed: float, load: str) -> None:
+def write_results(
+    rows: list[str], notes: list[str], args, elapsed: float, load: str, edge: list[str]
+) -> None:
     missed = any("MISSED" in row for row in rows)
     lines = [
         "# Benchmark results",
@@ -336,11 +327,12 @@ def write_results(rows: list[str], notes: list[str], args, elapsed: float, load:
         ),
         "",
         "Reproduce: `make bench` (needs PostgreSQL and Redis on loopback and `wrk`), or "
-        "`.venv/bin/python bench/run.py --skip-domains` for the API part alone; "
+        "`.venv/bin/python bench/run.py --skip-domains --skip-edge` for the API part alone; "
         "`BENCH_ARGS='--seconds 5 --rounds 20'` for longer runs, `BENCH_WORKER_CLASS`, "
         "`BENCH_WORKERS` and `BENCH_THREADS` to try another gunicorn sizing, "
         "`API_LIST_FAST_PATH=0` to serve listPets through DRF's generic list alone.",
         "",
+        *edge,
     ]
     (ROOT / "bench" / "results.md").write_text("\n".join(lines))
     print("\n".join(lines))
