@@ -12,7 +12,6 @@ bench environment (bench/environment.py) before this module is imported.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import shutil
 import socket
@@ -22,25 +21,21 @@ import sys
 import time
 import urllib.request
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
-from ipaddress import IPv4Address
 from pathlib import Path
 
 import psutil
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
 from django.conf import settings
 
 from bench.environment import DB_NAME, ENV
 from bench.processes import purge_queue, spawn, terminate, wait_for_worker
+from domains.devtools import pebble
 from domains.devtools.devdns import DNSServer
+from domains.devtools.pebble import PebbleConfig
+from domains.devtools.tlsfiles import throwaway_ca_files
 from domains.edge.paths import CERTIFICATE_PATH
 from domains.pki.local import CERT_FILE
 from petstore.devserver import procfile_command
 
-PEBBLE = "/usr/bin/pebble"
 START_LIMIT = 60.0  # seconds for a process to answer after its start
 
 
@@ -198,89 +193,32 @@ class Pebble:
         }
 
 
-def _pem(key: ec.EllipticCurvePrivateKey) -> bytes:
-    return key.private_bytes(
-        serialization.Encoding.PEM,
-        serialization.PrivateFormat.PKCS8,
-        serialization.NoEncryption(),
-    )
-
-
-def _listener_tls(folder: Path) -> tuple[Path, Path, Path]:
-    """Debian's Pebble ships no certificate for its own HTTPS listener: a throwaway CA,
-    and a certificate it signs for 127.0.0.1 (as tests/fixtures/pebble.py makes them)."""
-    now = datetime.now(UTC)
-    ca_key, key = ec.generate_private_key(ec.SECP256R1()), ec.generate_private_key(ec.SECP256R1())
-    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "Pebble listener bench CA")])
-
-    def certificate(subject: x509.Name, public_key, *extensions) -> x509.Certificate:
-        builder = (
-            x509.CertificateBuilder()
-            .subject_name(subject)
-            .issuer_name(ca_name)
-            .public_key(public_key)
-            .serial_number(x509.random_serial_number())
-            .not_valid_before(now - timedelta(minutes=5))
-            .not_valid_after(now + timedelta(days=1))
-        )
-        for extension, critical in extensions:
-            builder = builder.add_extension(extension, critical=critical)
-        return builder.sign(ca_key, hashes.SHA256())
-
-    ca = certificate(ca_name, ca_key.public_key(), (x509.BasicConstraints(True, 0), True))
-    san = x509.SubjectAlternativeName([x509.IPAddress(IPv4Address("127.0.0.1"))])
-    server_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
-    server = certificate(server_name, key.public_key(), (san, False))
-    paths = folder / "listener-ca.pem", folder / "listener-cert.pem", folder / "listener-key.pem"
-    paths[0].write_bytes(ca.public_bytes(serialization.Encoding.PEM))
-    paths[1].write_bytes(server.public_bytes(serialization.Encoding.PEM))
-    paths[2].write_bytes(_pem(key))
-    return paths
-
-
 def start_pebble(platform: Platform) -> Pebble:
-    if not shutil.which(PEBBLE):
-        raise SystemExit(f"{PEBBLE} is missing: apt-get install -y pebble")
+    if not shutil.which(pebble.PEBBLE):
+        raise SystemExit(f"{pebble.PEBBLE} is missing: apt-get install -y pebble")
     folder = platform.workdir / "pebble"
     folder.mkdir()
-    ca_file, cert_file, key_file = _listener_tls(folder)
-    port, management = free_port(), free_port()
-    config = folder / "pebble.json"
-    config.write_text(
-        json.dumps(
-            {
-                "pebble": {
-                    "listenAddress": f"127.0.0.1:{port}",
-                    "managementListenAddress": f"127.0.0.1:{management}",
-                    "certificate": str(cert_file),
-                    "privateKey": str(key_file),
-                    # HTTP-01 goes to the web process, which answers the challenge.
-                    "httpPort": platform.web_port,
-                    "tlsPort": free_port(),
-                    "ocspResponderURL": "",
-                    "externalAccountBindingRequired": False,
-                }
-            }
-        )
+    ca_file, cert_file, key_file = throwaway_ca_files(
+        folder, ["127.0.0.1"], ca_name="Pebble listener bench CA"
     )
-    env = {
-        **os.environ,
-        # Validate at once, not after Pebble's random sleep of up to 15 s.
-        "PEBBLE_VA_NOSLEEP": "1",
-        # Every order gets fresh authorizations, so each one really goes through HTTP-01.
-        "PEBBLE_AUTHZREUSE": "0",
-        # Pebble rejects 5% of good nonces by default; a retried nonce is not our cost.
-        "PEBBLE_WFE_NONCEREJECT": "0",
-    }
-    command = [PEBBLE, "-config", str(config), "-dnsserver", platform.dns.address]
+    config = PebbleConfig(
+        port=free_port(),
+        management_port=free_port(),
+        tls_port=free_port(),
+        # HTTP-01 goes to the web process, which answers the challenge.
+        http_port=platform.web_port,
+        certificate=cert_file,
+        key=key_file,
+    )
+    command = pebble.command(config.write(folder / "pebble.json"), platform.dns.address)
     log_path = platform.log_path("pebble")
-    process = spawn(command, env=env, log_path=log_path)
+    process = spawn(command, env=pebble.environment(), log_path=log_path)
     platform.processes["pebble"] = process
     context = ssl.create_default_context(cafile=str(ca_file))
-    directory = f"https://127.0.0.1:{port}/dir"
+    directory = config.directory
     _wait("pebble", lambda: _answers(directory, context), process, log_path)
     root = folder / "root.pem"
-    url = f"https://127.0.0.1:{management}/roots/0"
+    url = f"{config.management}/roots/0"
     with urllib.request.urlopen(url, timeout=5, context=context) as answer:  # noqa: S310
         root.write_bytes(answer.read())
     return Pebble(directory, ca_file, root)

@@ -16,6 +16,8 @@ import os
 import pytest
 from django.conf import settings
 
+from domains.devtools.pebble import PEBBLE
+
 pytest_plugins = [
     "tests.fixtures.people",
     "tests.fixtures.pets",
@@ -57,9 +59,6 @@ def _chromium_missing() -> str | None:
     if not os.access(CHROMIUM, os.X_OK):
         return f"needs Chromium at {CHROMIUM}: apt-get install -y chromium"
     return None
-
-
-PEBBLE = "/usr/bin/pebble"
 
 
 def _pebble_missing() -> str | None:

@@ -12,11 +12,11 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from domains.choices import State
+from domains.devtools.tlsfiles import throwaway_ca_files
 from domains.models import AcmeChallenge
 from domains.services import certificates
 from tests.fixtures.domains import go_live
 from tests.processes import free_port
-from tests.tlsfiles import throwaway_ca_files
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

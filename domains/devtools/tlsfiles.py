@@ -1,4 +1,5 @@
-"""Throwaway certificate authorities for tests: a CA and a server certificate it signs."""
+"""Throwaway certificate authorities for development, the tests and the benchmarks: a CA and
+a server certificate it signs (Pebble's HTTPS listener, an operator's platform certificate)."""
 
 from __future__ import annotations
 
