@@ -149,13 +149,16 @@ def _store(domain: Domain, issued: pki.Issued, *, action: Action) -> Certificate
 RENEW_ONLY_CHECKED_WITHIN = timedelta(days=1)
 
 
-def certificate_renew(*, domain_id: int) -> Certificate | None:
-    """Replace an active domain's certificate that expires within the renewal margin, if
-    the domain still proves it points here (a passing check within the last day)."""
+def certificate_renew(
+    *, domain_id: int, issued_before: datetime | None = None
+) -> Certificate | None:
+    """Replace an active domain's certificate once it reaches its renewal time (or, with
+    `issued_before`, one issued before then: staff renewing now), if the domain still proves
+    it points here (a passing check within the last day)."""
     domain = (
         Domain.objects.filter(pk=domain_id, state=State.ACTIVE).select_related("project").first()
     )
-    if domain is None or not _needs_renewal(domain):
+    if domain is None or not _needs_renewal(domain, issued_before):
         return None
     if not _recently_verified(domain):
         message = (
@@ -182,7 +185,7 @@ def certificate_renew(*, domain_id: int) -> Certificate | None:
         return None
     with transaction.atomic():
         locked = _locked(domain_id)
-        if locked.state != State.ACTIVE or not _needs_renewal(locked):
+        if locked.state != State.ACTIVE or not _needs_renewal(locked, issued_before):
             return None
         if not _recently_verified(locked):
             return None
@@ -215,9 +218,11 @@ def _recently_verified(domain: Domain) -> bool:
     )
 
 
-def _needs_renewal(domain: Domain) -> bool:
+def _needs_renewal(domain: Domain, issued_before: datetime | None = None) -> bool:
     latest = domain.certificates.order_by("-not_after").first()
-    return latest is None or latest.renew_after <= timezone.now()
+    if latest is None or latest.renew_after <= timezone.now():
+        return True
+    return issued_before is not None and latest.created_at < issued_before
 
 
 def certificates_due_for_renewal() -> list[int]:

@@ -160,3 +160,39 @@ def test_domainstatus_carries_the_troubleshooting_steps_after_30_minutes(
     assert "letsencrypt.org" in status["troubleshooting"]["caa_message"]
     assert status["troubleshooting"]["ca_refused"] is False
     assert status["troubleshooting"]["ca_refused_message"] == ""
+
+
+def test_renewcertificate_renews_now_whatever_the_date_and_domainstatus_shows_it(
+    dns_server, shop, django_capture_on_commit_callbacks
+):
+    run("adddomain", "shop", "www.example.test")
+    dns_server.add("www.example.test", "CNAME", TARGET + ".")
+    with django_capture_on_commit_callbacks(execute=False):
+        run("verifydomain", "www.example.test")
+    first = certificates.certificate_issue(domain_id=Domain.objects.get().pk)
+    assert first is not None and first.renew_after > first.created_at  # not due for months
+
+    output = run("renewcertificate", "www.example.test")
+
+    status = json.loads(run("domainstatus", "www.example.test"))["certificate"]
+    assert status["serial"] != first.serial
+    assert output.startswith(f"Renewed www.example.test: serial {status['serial']}, issuer ")
+    assert Domain.objects.get().certificates.count() == 2
+
+
+def test_renewcertificate_refuses_a_domain_without_a_certificate_in_one_line(shop):
+    run("adddomain", "shop", "www.example.test")
+    with pytest.raises(CommandError, match=r"^www.example.test has no certificate to renew \("):
+        run("renewcertificate", "www.example.test")
+
+
+def test_renewcertificate_refuses_a_domain_that_stopped_verifying(dns_server, shop):
+    run("adddomain", "shop", "www.example.test")
+    dns_server.add("www.example.test", "CNAME", TARGET + ".")
+    run("verifydomain", "www.example.test")
+    domain = Domain.objects.get()
+    certificates.certificate_issue(domain_id=domain.pk)
+    Domain.objects.filter(pk=domain.pk).update(checked_at=None)  # no passing check of late
+    refused = "^www.example.test: Not renewed: the domain has not passed a DNS check"
+    with pytest.raises(CommandError, match=refused):
+        run("renewcertificate", "www.example.test")

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import ssl
 import time
+from io import StringIO
 
 import pytest
 import requests
 from cryptography.x509.oid import NameOID
+from django.core.management import call_command
 from django.utils import timezone
 
 from domains.choices import State
@@ -103,3 +105,12 @@ def test_the_certificate_endpoint_answers_loopback_only(edge, active):
     assert "PRIVATE KEY" in answer.text and answer.headers["Cache-Control"] == "no-store"
     # Caddy may never issue a certificate itself.
     assert requests.get(edge.certificates + "/permission", timeout=5).status_code == 403
+
+
+def test_staff_renewing_now_is_served_from_the_next_handshake(edge, active):
+    first = serial(edge.handshake(HOST))
+    out = StringIO()
+    call_command("renewcertificate", HOST, stdout=out)
+    renewed = domainstatus(HOST)["certificate"]["serial"]
+    assert renewed != first and renewed in out.getvalue()
+    assert serial(edge.handshake(HOST)) == renewed
