@@ -33,6 +33,10 @@ def _proxy(scheme: str) -> dict[str, Any]:
     return {
         "handler": "reverse_proxy",
         "upstreams": [{"dial": upstream} for upstream in settings.EDGE_UPSTREAMS],
+        # The web processes are gunicorn's sync workers, one request at a time each: the edge
+        # reads a whole request body (up to the largest the app accepts) before passing it on,
+        # so a client that sends slowly holds an edge goroutine, not a worker.
+        "request_buffers": settings.DATA_UPLOAD_MAX_MEMORY_SIZE + 1,
         # Caddy sets it too; said here so the web processes' trust in it is plain to see.
         "headers": {"request": {"set": {"X-Forwarded-Proto": [scheme]}}},
     }
@@ -41,6 +45,10 @@ def _proxy(scheme: str) -> dict[str, Any]:
 def _server(port: int, scheme: str) -> dict[str, Any]:
     server: dict[str, Any] = {
         "listen": [f":{port}"],
+        # A client gets this long for its headers and then its body; an idle keep-alive
+        # connection is closed after Caddy's default (5 minutes).
+        "read_header_timeout": "10s",
+        "read_timeout": "30s",
         "protocols": ["h1", "h2"] if scheme == "https" else ["h1"],
         "automatic_https": {"disable": True},
         "routes": [{"handle": [_proxy(scheme)]}],

@@ -114,3 +114,22 @@ def test_staff_renewing_now_is_served_from_the_next_handshake(edge, active):
     renewed = domainstatus(HOST)["certificate"]["serial"]
     assert renewed != first and renewed in out.getvalue()
     assert serial(edge.handshake(HOST)) == renewed
+
+
+def test_a_client_sending_its_body_slowly_holds_no_web_worker(edge, active):
+    """The fixture's gunicorn has one sync worker: were the edge to pass the body on as it
+    trickles in, that worker would wait on the slow client and the page would wait on it."""
+    stalled = edge.context().wrap_socket(edge.connect(), server_hostname=HOST)
+    try:
+        # The sign-in form reads its body for the CSRF token (given a cookie and a same
+        # origin) before it answers.
+        stalled.sendall(
+            b"POST /accounts/login/ HTTP/1.1\r\nHost: localhost\r\n"
+            b"Origin: https://localhost\r\nCookie: csrftoken=" + b"a" * 32 + b"\r\n"
+            b"Content-Type: application/x-www-form-urlencoded\r\n"
+            b"Content-Length: 1000\r\n\r\nusername=al"
+        )
+        status, body = edge.get(HOST, "/")  # while the upload is still under way
+        assert (status, body) == (200, "<h1>Alice's shop</h1>")
+    finally:
+        stalled.close()
