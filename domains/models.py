@@ -219,7 +219,7 @@ class Domain(models.Model):
     def certificate(self) -> Certificate | None:
         """The certificate served now; read once per instance (a page shows it in three
         places), read again after `refresh_from_db()`."""
-        return self.certificates.current().order_by("-not_after", "-pk").first()
+        return self.certificates.served().first()
 
     def refresh_from_db(self, *args, **kwargs) -> None:
         super().refresh_from_db(*args, **kwargs)

@@ -55,3 +55,7 @@ class CertificateQuerySet(models.QuerySet):
     def current(self, now: datetime | None = None) -> Self:
         now = now or timezone.now()
         return self.filter(not_before__lte=now, not_after__gt=now)
+
+    def served(self) -> Self:
+        """Valid now, the one served first: the latest to expire (the newest renewal)."""
+        return self.current().order_by("-not_after", "-pk")

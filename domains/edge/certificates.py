@@ -20,9 +20,8 @@ def served_certificate(server_name: str) -> Certificate | None:
     if not hostname:
         return None
     return (
-        Certificate.objects.current()
+        Certificate.objects.served()
         .filter(domain__hostname=hostname, domain__state=State.ACTIVE)
-        .order_by("-not_after", "-pk")
         .only("pem", "key_pem")
         .first()
     )
