@@ -31,6 +31,7 @@ from bench.processes import purge_queue, spawn, terminate, wait_for_worker
 from domains.devtools import pebble
 from domains.devtools.devdns import DNSServer
 from domains.devtools.pebble import PebbleConfig
+from domains.devtools.sockets import tcp_port_open
 from domains.devtools.tlsfiles import throwaway_ca_files
 from domains.edge.paths import CERTIFICATE_PATH
 from domains.pki.local import CERT_FILE
@@ -61,14 +62,6 @@ def _answers(url: str, context: ssl.SSLContext | None = None) -> bool:
         with urllib.request.urlopen(url, timeout=1, context=context):  # noqa: S310 - loopback
             return True
     except OSError:  # URLError too
-        return False
-
-
-def _port_open(port: int) -> bool:
-    try:
-        socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-        return True
-    except OSError:
         return False
 
 
@@ -126,7 +119,7 @@ class Platform:
         endpoint = f"http://127.0.0.1:{self.certificates_port}{CERTIFICATE_PATH}?server_name=x"
 
         def edge_ready() -> bool:
-            return _answers(endpoint) and _port_open(self.https_port)
+            return _answers(endpoint) and tcp_port_open(self.https_port)
 
         _wait("edge", edge_ready, edge, self.log_path("edge"))
 

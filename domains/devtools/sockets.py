@@ -76,3 +76,12 @@ def _bound(
             raise PortInUseError(f"port {port} on {host} is already in use ({side})") from exc
         raise
     return sock
+
+
+def tcp_port_open(port: int, host: str = "127.0.0.1") -> bool:
+    """Whether something accepts connections on (host, port): a server has started."""
+    try:
+        socket.create_connection((host, port), timeout=0.5).close()
+        return True
+    except OSError:
+        return False

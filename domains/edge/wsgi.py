@@ -5,9 +5,9 @@
 GET /certificate?server_name=<SNI> answers 200 with the chain and its private key
 in PEM, or 204 when no live domain has that name. Caddy then asks GET /permission
 whether it may issue one itself, which is always refused (403), so the handshake
-fails. Private keys leave the
-database only here, in clear only in this answer, so the endpoint binds to
-loopback and refuses any peer that is not, should it ever be bound wider.
+fails. Private keys leave the database only here, in clear only in this answer,
+so the endpoint binds to loopback and refuses any peer that is not, should it
+ever be bound wider.
 A plain WSGI callable rather than a Django view: it is on the path of every new
 TLS connection, and none of the web stack's middleware applies to it.
 """

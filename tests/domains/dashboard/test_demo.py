@@ -93,3 +93,16 @@ def test_starter_zone_verifies_once_the_newcomer_adds_the_cname(db, demo_setting
             assert checked.check_code == code, checked.check_message
     finally:
         server.stop()
+
+
+def test_demo_prints_the_https_url_and_the_local_ca_root_to_trust(db, demo_settings):
+    demo_settings.HTTPS_PORT = 8443
+    output = _run()
+    root = demo_settings.DOMAINS_CA_DIR / "ca-cert.pem"
+    assert root.read_text().startswith("-----BEGIN CERTIFICATE-----")  # made, not just named
+    assert "HTTPS, once shop.example.test is Active: https://shop.example.test:8443/" in output
+    assert f"local CA root (trust it to verify): {root}" in output
+    assert (
+        f"curl --resolve shop.example.test:8443:127.0.0.1 --cacert {root} "
+        "https://shop.example.test:8443/"
+    ) in output

@@ -10,8 +10,10 @@ import requests
 from domains.choices import State
 from domains.edge import wsgi
 from domains.edge.paths import CERTIFICATE_PATH, PERMISSION_PATH
+from domains.models import Certificate, Domain
 from domains.pki import keys
 from domains.services import certificates
+from domains.services.domains import domain_add
 from tests.fixtures.domains import go_live
 
 # The endpoint closes its database connection around each request, as a process of its own
@@ -54,6 +56,23 @@ def test_a_live_domain_gets_its_chain_and_key_in_clear(active, server_name):
 @pytest.mark.parametrize("server_name", ["", "stranger.example.test", "example.test"])
 def test_any_other_name_gets_nothing(active, server_name):
     assert call(CERTIFICATE_PATH, f"server_name={server_name}") == ("204 No Content", b"")
+
+
+@pytest.mark.parametrize("rival_state", [State.LOST, State.PENDING, State.FAILED])
+def test_another_projects_claim_never_gets_its_certificate_served(active, bobs, bob, rival_state):
+    """bob claims alice's live name; a certificate his claim once had (say, before it lost
+    the name) is never presented, whatever state his claim is in."""
+    rival = domain_add(project=bobs, hostname="www.example.test", actor=bob)
+    Certificate.objects.create(
+        domain=rival, serial="b0b", not_before=active.not_before, not_after=active.not_after,
+        san="www.example.test", pem="bob's chain", key_pem=keys.seal("bob's key"),
+    )  # fmt: skip
+    Domain.objects.filter(pk=rival.pk).update(state=rival_state)
+
+    body = call(CERTIFICATE_PATH, "server_name=www.example.test")[1].decode()
+    assert body.startswith(active.pem.strip()) and "bob's" not in body
+    Domain.objects.filter(pk=active.domain_id).update(state=State.FAILED)  # alice's stops
+    assert call(CERTIFICATE_PATH, "server_name=www.example.test") == ("204 No Content", b"")
 
 
 def test_a_peer_that_is_not_loopback_is_refused_whatever_it_asks(active):
