@@ -84,7 +84,7 @@ def _django(env: dict) -> None:
 
 
 def _dns_server(n: int, target: str):
-    from domains.devtools.devdns import DNSServer
+    from devtools.devdns import DNSServer
 
     server = DNSServer("127.0.0.1", 0)
     server.add(target, "A", "192.0.2.80")

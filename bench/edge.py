@@ -104,7 +104,7 @@ def section(latency: list[str], throughput: list[str], cpu: list[str],
             notes: dict[str, list[str]], args, elapsed: float, load: str) -> list[str]:  # fmt: skip
     from bench.edge_throughput import CPU_GROUPS, CPU_SECONDS
     from bench.edge_verify import DOMAINS, PROBE_EVERY
-    from petstore.devserver import procfile_command
+    from devtools.devserver import procfile_command
 
     return [
         SECTION,
@@ -118,7 +118,7 @@ def section(latency: list[str], throughput: list[str], cpu: list[str],
         "certificate endpoint, gunicorn 2 processes x 8 threads, and Caddy on HTTPS_PORT), "
         f"worker `{procfile_command('worker')}`; PostgreSQL and Redis (broker and cache) on "
         "loopback, production settings (bench/environment.py), the loopback DNS server "
-        "(domains/devtools/devdns.py) in the benchmark's process. No beat: every check here "
+        "(devtools/devdns.py) in the benchmark's process. No beat: every check here "
         "is queued by Verify.",
         "",
         "### Verify → first HTTPS response with the new certificate",

@@ -4,7 +4,7 @@ petstore/Procfile's own lines, each on free loopback ports and a folder of the r
 own: `web` (gunicorn, sync workers), `edge` (`python manage.py edge`: the loopback
 certificate endpoint and Caddy on HTTPS_PORT) and `worker` (a real Celery worker,
 started per scenario with that scenario's CA settings); the loopback DNS server
-(domains/devtools/devdns.py) runs in this process. Pebble, Debian's /usr/bin/pebble,
+(devtools/devdns.py) runs in this process. Pebble, Debian's /usr/bin/pebble,
 is started as tests/fixtures/pebble.py starts it. Django must be set up with the
 bench environment (bench/environment.py) before this module is imported.
 """
@@ -28,14 +28,14 @@ from django.conf import settings
 
 from bench.environment import DB_NAME, ENV
 from bench.processes import purge_queue, spawn, terminate, wait_for_worker
-from domains.devtools import pebble
-from domains.devtools.devdns import DNSServer
-from domains.devtools.pebble import PebbleConfig
-from domains.devtools.sockets import tcp_port_open
-from domains.devtools.tlsfiles import throwaway_ca_files
+from devtools import pebble
+from devtools.devdns import DNSServer
+from devtools.devserver import procfile_command
+from devtools.pebble import PebbleConfig
+from devtools.sockets import tcp_port_open
+from devtools.tlsfiles import throwaway_ca_files
 from domains.edge.paths import CERTIFICATE_PATH
 from domains.pki.local import CERT_FILE
-from petstore.devserver import procfile_command
 
 START_LIMIT = 60.0  # seconds for a process to answer after its start
 

@@ -240,8 +240,8 @@ def main() -> int:
     from django.contrib.auth import get_user_model
     from django.db.models import Count
 
+    from devtools.devdns import DNSServer
     from domains import services
-    from domains.devtools.devdns import DNSServer
     from domains.models import Domain
     from pets.models import Category, Pet
     from pets.services import api_key_issue, demo_categories_load

@@ -16,7 +16,7 @@ import os
 import pytest
 from django.conf import settings
 
-from domains.devtools.pebble import PEBBLE
+from devtools.pebble import PEBBLE
 
 pytest_plugins = [
     "tests.fixtures.people",
