@@ -38,7 +38,7 @@ RUN_ENV := PORT=$(PORT) HTTP_PORT=$(PORT) HTTPS_PORT=$(HTTPS_PORT) PETSTORE_ENV_
 # serves it (gunicorn behind the Caddy TLS edge, petstore/Procfile), with its worker, beat
 # and the dev DNS server. It stops at once, in one line, if one of its ports is taken.
 run: $(call stamp,run) var/local.env
-	@$(RUN_ENV) $(BIN)/python -m petstore.devserver check
+	@$(RUN_ENV) $(BIN)/python -m devtools.devserver check
 	$(RUN_ENV) $(BIN)/python manage.py migrate --noinput
 	$(RUN_ENV) $(BIN)/python manage.py loaddemo >/dev/null
 	$(RUN_ENV) PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/honcho --procfile petstore/Procfile --app-root . start

@@ -32,8 +32,16 @@ import psutil
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.environment import ENV, create_database, exclusive, migrate  # noqa: E402
-from bench.processes import purge_queue, spawn, terminate, wait_for_worker  # noqa: E402
+from bench.environment import ENV, create_database, exclusive, migrate, setup_django  # noqa: E402
+from bench.processes import (  # noqa: E402
+    cpu_seconds,
+    cpu_used,
+    purge_queue,
+    stop,
+    tree,
+    wait_for_worker,
+)
+from devtools.processes import spawn  # noqa: E402
 
 SIZES = (1_000, 10_000)
 SLUG = "sweep-bench"
@@ -74,17 +82,8 @@ def hostname(i: int) -> str:
     return f"d{i:05d}.{ZONE}"
 
 
-def _django(env: dict) -> None:
-    os.environ.update(env)
-    import django
-    from django.apps import apps
-
-    if not apps.ready:
-        django.setup()
-
-
 def _dns_server(n: int, target: str):
-    from domains.devtools.devdns import DNSServer
+    from devtools.devdns import DNSServer
 
     server = DNSServer("127.0.0.1", 0)
     server.add(target, "A", "192.0.2.80")
@@ -176,32 +175,18 @@ def _start_worker(env: dict, dns_address: str, log_path: Path) -> subprocess.Pop
 def _cpu_snapshot(worker: psutil.Process) -> dict[tuple[str, int], float]:
     """CPU seconds so far per process: the worker's tree, this process (the DNS server
     answers from its threads), PostgreSQL and Redis."""
-    groups = [("worker", p) for p in [worker, *worker.children(recursive=True)]]
+    groups = [("worker", p) for p in tree(worker)]
     groups.append(("dns server (bench process)", psutil.Process()))
     for proc in psutil.process_iter(["name"]):
         name = proc.info["name"] or ""
         if name == "postgres" or name.startswith("redis"):
             groups.append((name.split("-")[0], proc))
-    snapshot = {}
-    for group, proc in groups:
-        with contextlib.suppress(psutil.Error):
-            times = proc.cpu_times()
-            snapshot[(group, proc.pid)] = times.user + times.system
-    return snapshot
-
-
-def _cpu_used(before: dict, after: dict) -> dict[str, float]:
-    """CPU seconds per group between two snapshots; a process started in between (a
-    worker's database connection) counts whole, one that ended in between is missed."""
-    used: dict[str, float] = {}
-    for key, seconds in after.items():
-        used[key[0]] = used.get(key[0], 0.0) + seconds - before.get(key, 0.0)
-    return used
+    return cpu_seconds(groups)
 
 
 def _tree_rss(process: psutil.Process) -> int:
     total = 0
-    for proc in [process, *process.children(recursive=True)]:
+    for proc in tree(process):
         with contextlib.suppress(psutil.Error):
             total += proc.memory_info().rss
     return total
@@ -230,7 +215,7 @@ class RSSSampler(threading.Thread):
 
 
 def measure(n: int, env: dict) -> Run:
-    _django(env)
+    setup_django(env)
     from django.conf import settings
     from django.db.models import Count
     from django.utils import timezone
@@ -257,7 +242,7 @@ def measure(n: int, env: dict) -> Run:
         elapsed, done = _sweep_and_wait(measured, worker, log_path)
         peak = sampler.stop()
         cpu_after = _cpu_snapshot(sampler.process)
-        cpu = _cpu_used(cpu_before, cpu_after)
+        cpu = cpu_used(cpu_before, cpu_after)
         codes = {
             row["check_code"]: row["c"]
             for row in measured.order_by().values("check_code").annotate(c=Count("pk"))
@@ -267,7 +252,7 @@ def measure(n: int, env: dict) -> Run:
         if sampler is not None:
             sampler.stop()
         if worker is not None:
-            terminate(worker)
+            stop(worker)
             purge_queue()  # what the stopped worker handed back (delayed certificate batches)
         server.stop()
         shutil.rmtree(workdir, ignore_errors=True)

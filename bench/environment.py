@@ -56,6 +56,16 @@ def exclusive(env: dict):
             conn.execute("SELECT pg_advisory_unlock(hashtext('bench.worker'))")
 
 
+def setup_django(env: dict) -> None:
+    """Django in this process, on the benchmark's settings (once, however often asked)."""
+    os.environ.update(env)
+    import django
+    from django.apps import apps
+
+    if not apps.ready:
+        django.setup()
+
+
 def migrate(env: dict) -> None:
     subprocess.run(
         [sys.executable, "manage.py", "migrate", "--noinput"], cwd=ROOT, env=env, check=True,

@@ -9,6 +9,7 @@ hold.
 
 from __future__ import annotations
 
+import argparse
 import os
 import re
 import shutil
@@ -19,6 +20,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 WRK_DIR = Path(__file__).resolve().parent / "wrk"
+
+
+def add_load_arguments(parser: argparse.ArgumentParser) -> None:
+    """wrk's load, the same for every benchmark of a run."""
+    parser.add_argument("--seconds", type=int, default=2, help="length of one round")
+    parser.add_argument("--rounds", type=int, default=12, help="rounds per side")
+    parser.add_argument("--connections", type=int, default=8)
+
 
 _UNITS = {"us": 0.001, "ms": 1.0, "s": 1000.0, "m": 60000.0}
 

@@ -25,9 +25,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.edge import kept_section, measure, write_section  # noqa: E402
-from bench.environment import ENV, create_database, machine  # noqa: E402
-from bench.load import Side, paired, side_by_side, spread  # noqa: E402
-from bench.processes import terminate  # noqa: E402
+from bench.environment import ENV, create_database, machine, setup_django  # noqa: E402
+from bench.load import Side, add_load_arguments, paired, side_by_side, spread  # noqa: E402
+from bench.processes import stop  # noqa: E402
 from petstore.env import env_bool  # noqa: E402
 
 PORT = int(os.environ.get("BENCH_PORT", "8077"))
@@ -117,15 +117,8 @@ def start_server() -> subprocess.Popen:
             return proc
         except OSError:
             time.sleep(0.2)
-    terminate(proc)
+    stop(proc)
     raise SystemExit("gunicorn did not start")
-
-
-def _django():
-    import django
-
-    os.environ.update(ENV)
-    django.setup()
 
 
 def page_sql(token: str) -> str:
@@ -134,7 +127,7 @@ def page_sql(token: str) -> str:
     The hot path runs the floor's statement; DRF's path (API_LIST_FAST_PATH=0) reads
     the whole row through the ORM, so there the two statements are reported, not
     required to be equal."""
-    _django()
+    setup_django(ENV)
     from django.db import connection
     from django.test import Client
     from django.test.utils import CaptureQueriesContext
@@ -167,7 +160,7 @@ def deep_cursor_url(offset: int, limit: int) -> str:
     The seeded ids are 1..N without gaps, so the page ending at `offset` ends at id `offset`;
     the cursor is made by the API's own encoder with the server's secret key.
     """
-    _django()
+    setup_django(ENV)
     from petstore.api.pagination import encode_cursor
 
     return f"{BASE}/v1/pets?limit={limit}&cursor={encode_cursor(offset)}"
@@ -192,9 +185,7 @@ def row(name: str, floor: Side, ours: Side, target: str, kind: str = "rps") -> s
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--seconds", type=int, default=2, help="length of one round")
-    parser.add_argument("--rounds", type=int, default=12, help="rounds per side")
-    parser.add_argument("--connections", type=int, default=8)
+    add_load_arguments(parser)
     parser.add_argument("--skip-domains", action="store_true")
     parser.add_argument("--skip-edge", action="store_true", help="keep the TLS edge's section")
     parser.add_argument("--edge-only", action="store_true", help="rewrite that section alone")
@@ -281,7 +272,7 @@ def main() -> None:
         if errors:
             notes.append(f"POST rounds saw {errors} non-2xx answers or socket errors.")
     finally:
-        terminate(server)
+        stop(server)
 
     if not args.skip_domains:
         from bench.domains_sweep import sweep_rows

@@ -24,7 +24,6 @@ import itertools
 import os
 import random
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -37,7 +36,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.processes import spawn, terminate  # noqa: E402
+from devtools.processes import spawn, stop_group  # noqa: E402
+from devtools.sockets import free_port  # noqa: E402
 
 SECONDS = float(os.environ.get("SOAK_SECONDS", "120"))
 RATE = float(os.environ.get("SOAK_RATE", "30"))  # requests per second, all kinds
@@ -51,13 +51,7 @@ REPORT = ROOT / "docs" / "soak.md"
 MIX = (("list", 0.45), ("next", 0.15), ("get", 0.25), ("create", 0.15))
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-PORT, DNS_PORT = _free_port(), _free_port()
+PORT, DNS_PORT = free_port(), free_port()
 BASE = f"http://127.0.0.1:{PORT}"
 ENV = {
     "DJANGO_SETTINGS_MODULE": "petstore.settings",
@@ -240,8 +234,8 @@ def main() -> int:
     from django.contrib.auth import get_user_model
     from django.db.models import Count
 
+    from devtools.devdns import DNSServer
     from domains import services
-    from domains.devtools.devdns import DNSServer
     from domains.models import Domain
     from pets.models import Category, Pet
     from pets.services import api_key_issue, demo_categories_load
@@ -302,7 +296,7 @@ def main() -> int:
     finally:
         stop.set()
         for process in processes:
-            terminate(process, timeout=15)
+            stop_group(process, graceful=15)
         dns.stop()
 
     rows = dict(Pet.objects.values_list("pk", "name"))

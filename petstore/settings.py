@@ -56,6 +56,8 @@ INSTALLED_APPS = [
     "domains",
     "petstore",  # operations: task failure counts (petstore/models.py)
 ]
+if DEBUG:  # `make run`'s DNS server and demo commands; production never installs them
+    INSTALLED_APPS.append("devtools")
 
 MIDDLEWARE = [
     "petstore.http.requestid.RequestIDMiddleware",

@@ -3,7 +3,7 @@
 Tests marked `needs_postgres` or `needs_redis` run against the real services.
 On a bare machine (no DATABASE_URL / REDIS_URL) they are skipped with the
 reason; with REQUIRE_SERVICES=1 (set by .ci/run) a missing service fails the
-run instead, so CI can never go green by skipping.
+run instead, so CI can never go green by skipping (tests/needs.py).
 
 The shared fixtures (personas, pets, the DNS server and projects, a real worker,
 a browser) live in tests/fixtures/ and are registered once, below.
@@ -11,12 +11,9 @@ a browser) live in tests/fixtures/ and are registered once, below.
 
 from __future__ import annotations
 
-import os
-
 import pytest
-from django.conf import settings
 
-from domains.devtools.pebble import PEBBLE
+from tests.needs import MISSING_BY_MARKER, REQUIRE_SERVICES, require
 
 pytest_plugins = [
     "tests.fixtures.people",
@@ -28,44 +25,6 @@ pytest_plugins = [
     "tests.fixtures.edge",
     "tests.fixtures.static",
 ]
-
-REQUIRE_SERVICES = os.environ.get("REQUIRE_SERVICES", "").lower() in {"1", "true", "yes"}
-
-
-def _postgres_missing() -> str | None:
-    if settings.DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql":
-        return "needs PostgreSQL: set DATABASE_URL=postgres://..."
-    return None
-
-
-def _redis_missing() -> str | None:
-    url = settings.REDIS_URL
-    if not url:
-        return "needs Redis: set REDIS_URL=redis://..."
-    import redis
-
-    try:
-        redis.Redis.from_url(url, socket_connect_timeout=1).ping()
-    except redis.RedisError as exc:
-        return f"needs Redis at {url}: {exc}"
-    return None
-
-
-CHROMIUM = "/usr/bin/chromium"
-
-
-def _chromium_missing() -> str | None:
-    # Debian's `chromium` package; .ci/run installs it when it is missing.
-    if not os.access(CHROMIUM, os.X_OK):
-        return f"needs Chromium at {CHROMIUM}: apt-get install -y chromium"
-    return None
-
-
-def _pebble_missing() -> str | None:
-    # Debian's `pebble` package (Let's Encrypt's test CA); .ci/run installs it when missing.
-    if not os.access(PEBBLE, os.X_OK):
-        return f"needs Pebble at {PEBBLE}: apt-get install -y pebble"
-    return None
 
 
 @pytest.fixture(autouse=True)
@@ -103,24 +62,14 @@ def openapi_schema(db, settings):
         request_finished.connect(close_old_connections)
 
 
-_CHECKS = {
-    "needs_postgres": _postgres_missing,
-    "needs_redis": _redis_missing,
-    "browser": _chromium_missing,
-    "acme": _pebble_missing,
-}
-
-
 def pytest_sessionstart(session: pytest.Session) -> None:
     if REQUIRE_SERVICES:
-        problems = [msg for check in _CHECKS.values() if (msg := check())]
+        problems = [msg for check in MISSING_BY_MARKER.values() if (msg := check())]
         if problems:
             raise pytest.UsageError("REQUIRE_SERVICES=1 but: " + "; ".join(problems))
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
-    for marker, check in _CHECKS.items():
-        if item.get_closest_marker(marker) and (reason := check()):
-            if REQUIRE_SERVICES:
-                pytest.fail(reason)
-            pytest.skip(reason)
+    for marker, check in MISSING_BY_MARKER.items():
+        if item.get_closest_marker(marker):
+            require(check)

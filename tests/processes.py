@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import random
 import signal
 import socket
 import subprocess
@@ -21,6 +20,9 @@ from pathlib import Path
 import pytest
 import requests
 from django.db import connection
+
+from devtools.processes import spawn, stop_group
+from devtools.sockets import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -43,36 +45,6 @@ def database_url() -> str:
     if db.get("PASSWORD"):
         auth += f":{db['PASSWORD']}"
     return f"postgres://{auth}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
-
-
-# Below Linux's ephemeral range (32768-60999): a port the kernel picked for us could be taken
-# by any outgoing connection before the server that is to listen on it starts.
-PORT_RANGE = (20000, 32000)
-
-
-def free_port() -> int:
-    """A port nobody listens on (every interface), for a server a test starts next."""
-    while True:
-        port = random.randint(*PORT_RANGE)  # noqa: S311 (not a secret)
-        with socket.socket() as sock:
-            try:
-                sock.bind(("0.0.0.0", port))  # noqa: S104 (only to see that it is free)
-            except OSError:
-                continue
-            return port
-
-
-def _kill_group(process: subprocess.Popen, *, graceful: float = 10.0) -> None:
-    if process.poll() is not None:
-        return
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(process.pid, signal.SIGTERM)
-    try:
-        process.wait(timeout=graceful)
-    except subprocess.TimeoutExpired:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGKILL)
-        process.wait(timeout=5)
 
 
 class OwnRedis:
@@ -107,7 +79,7 @@ class OwnRedis:
 
     def kill(self) -> None:
         if self.process is not None:
-            _kill_group(self.process, graceful=0)
+            stop_group(self.process, graceful=0)
             self.process = None
 
 
@@ -159,11 +131,7 @@ def gunicorn_process(env: dict[str, str], tmp_path: Path):
         sys.executable, "-m", "gunicorn", "petstore.wsgi:application",
         "--bind", f"127.0.0.1:{port}", "--workers", "1", "--timeout", "60", "--no-control-socket",
     ]  # fmt: skip
-    with open(log_path, "wb") as log:
-        process = subprocess.Popen(
-            command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )  # fmt: skip
+    process = spawn(command, env=env, log_path=log_path)
     base = f"http://127.0.0.1:{port}"
 
     def up() -> bool:
@@ -178,7 +146,7 @@ def gunicorn_process(env: dict[str, str], tmp_path: Path):
         wait_for(up, timeout=30, what="gunicorn to answer /healthz")
         yield base, process
     finally:
-        _kill_group(process)
+        stop_group(process)
 
 
 @contextlib.contextmanager
@@ -218,11 +186,7 @@ class Worker:
             "--without-heartbeat", "--loglevel", "INFO", "-n", self.name,
             *(["--purge"] if purge else []),
         ]  # fmt: skip
-        with open(self.log_path, "wb") as log:
-            self.process = subprocess.Popen(
-                command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )  # fmt: skip
+        self.process = spawn(command, env=env, log_path=self.log_path)
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace")
@@ -247,4 +211,4 @@ class Worker:
         self.process.wait(timeout=5)
 
     def stop(self) -> None:
-        _kill_group(self.process, graceful=15)
+        stop_group(self.process, graceful=15)

@@ -10,6 +10,11 @@ services build on them and return NextSteps; tasks, the dashboard, routing,
 the admin and the management commands sit on top and call services. The API
 platform (petstore/api, petstore/http) serves every /v1 resource and knows
 none of them.
+
+The house: petstore/ is the ground floor (settings, the Celery app, the API
+platform) and imports neither of the apps above it; devtools/ (development
+tooling, installed under DEBUG and by the tests) may use all of them, and no
+module that production runs imports it.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ import pytest
 
 from tests.processes import ROOT
 
-PACKAGES = ("petstore", "pets", "domains")
+PACKAGES = ("petstore", "pets", "domains", "devtools")
 
 
 def module_files() -> dict[str, Path]:
@@ -125,6 +130,16 @@ LAYERS = [
         ("pets.api",),
         id="the-api-platform-never-imports-the-pets-api",
     ),
+    pytest.param(
+        ("petstore",),
+        ("pets", "domains", "devtools"),
+        id="the-ground-floor-petstore-never-imports-the-apps-or-devtools",
+    ),
+    pytest.param(
+        ("petstore", "pets", "domains"),
+        ("devtools",),
+        id="production-code-never-imports-devtools",
+    ),
 ]
 
 
@@ -156,5 +171,6 @@ def layer_violations(lower: tuple[str, ...], upper: tuple[str, ...]) -> list[str
 def test_lower_layers_never_import_upper_ones(lower, upper):
     """Not directly, nor through another module: that would be the same dependency."""
     assert any(within(module, *lower) for module in GRAPH), f"no module in {lower}"
+    assert any(within(module, *upper) for module in GRAPH), f"no module in {upper}"
     violations = layer_violations(lower, upper)
     assert not violations, "\n".join(["lower layer imports upper (-> means imports):", *violations])

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from petstore.devserver import procfile_command
+from devtools.devserver import procfile_command
 from tests.processes import ROOT, free_port
 
 
@@ -36,7 +36,7 @@ def run_check(
         }
     )
     return subprocess.run(
-        [sys.executable, "-m", "petstore.devserver", "check"],
+        [sys.executable, "-m", "devtools.devserver", "check"],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=60,
     )  # fmt: skip
 
@@ -100,7 +100,7 @@ def recipe(target: str) -> list[str]:
 
 def test_make_run_checks_its_ports_before_it_starts_anything():
     steps = recipe("run")
-    assert "petstore.devserver check" in steps[0]
+    assert "devtools.devserver check" in steps[0]
     assert "honcho" in steps[-1]
 
 
@@ -113,7 +113,7 @@ def test_make_run_serves_with_gunicorn_sync_workers_as_production():
 
 
 def test_the_hints_come_from_a_process_of_their_own_and_the_worker_is_quiet():
-    assert procfile_command("hints") == "python -m petstore.devserver hints"
+    assert procfile_command("hints") == "python -m devtools.devserver hints"
     assert "--quiet" in procfile_command("worker").split()
 
 

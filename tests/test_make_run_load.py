@@ -29,7 +29,7 @@ from pathlib import Path
 
 import pytest
 
-from petstore.devserver import procfile_command
+from devtools.devserver import procfile_command
 from tests.processes import ROOT, free_port, service_env, wait_for
 
 LOAD_SECONDS = 60

@@ -1,5 +1,5 @@
 """A hostile DNS server for fault tests: UDP and TCP on one loopback port, in front
-of the real loopback server (domains.devtools.devdns) it forwards to when it behaves.
+of the real loopback server (devtools.devdns) it forwards to when it behaves.
 
 Modes (set `server.mode`, thread-safe):
 - "forward": relay to the upstream server (the honest path);
@@ -30,7 +30,7 @@ import dns.query
 import dns.rcode
 import dns.rrset
 
-from domains.devtools.sockets import bind_udp_and_tcp
+from devtools.sockets import bind_udp_and_tcp
 
 MODES = (
     "forward",

@@ -10,7 +10,7 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from domains.devtools.devdns import DNSServer
+from devtools.devdns import DNSServer
 from domains.models import Deploy, Project
 from domains.services.domains import domain_add
 from domains.services.verification import domain_check

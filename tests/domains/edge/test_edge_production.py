@@ -11,8 +11,8 @@ import requests
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
+from devtools.tlsfiles import throwaway_ca_files
 from domains.choices import State
-from domains.devtools.tlsfiles import throwaway_ca_files
 from domains.models import AcmeChallenge
 from domains.services import certificates
 from tests.fixtures.domains import go_live

@@ -1,4 +1,4 @@
-"""One port for a loopback DNS server's UDP and TCP (domains/devtools/sockets.py): with
+"""One port for a loopback DNS server's UDP and TCP (devtools/sockets.py): with
 port 0 a TCP side taken by someone else means a fresh port, with a fixed port a clear
 error that names it."""
 
@@ -10,9 +10,9 @@ import socket
 import pytest
 from django.core.management import CommandError, call_command
 
-from domains.devtools import sockets
-from domains.devtools.devdns import DNSServer
-from domains.devtools.sockets import PortInUseError, bind_udp_and_tcp
+from devtools import sockets
+from devtools.devdns import DNSServer
+from devtools.sockets import PortInUseError, bind_udp_and_tcp
 
 
 class _Racing:

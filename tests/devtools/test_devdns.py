@@ -15,8 +15,8 @@ import pytest
 from django.core.management import call_command
 from dns.nameserver import Do53Nameserver
 
-from domains.devtools.devdns import DNSServer
-from domains.devtools.starterzones import demo_zone_file, write_starter_zones
+from devtools.devdns import DNSServer
+from devtools.starterzones import demo_zone_file, write_starter_zones
 from domains.dns import diagnosis
 from domains.dns import lookups as platform_dns
 

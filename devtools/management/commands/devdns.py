@@ -7,9 +7,9 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from domains.devtools.devdns import DNSServer
-from domains.devtools.sockets import PortInUseError
-from domains.devtools.starterzones import write_starter_zones
+from devtools.devdns import DNSServer
+from devtools.sockets import PortInUseError
+from devtools.starterzones import write_starter_zones
 
 
 class Command(BaseCommand):
@@ -24,7 +24,7 @@ class Command(BaseCommand):
         parser.add_argument("--zones", default=str(settings.DOMAINS_DEV_DNS_ZONES))
 
     def handle(self, *args, port, host, zones, **options):
-        logging.getLogger("domains.devtools.devdns").setLevel(logging.INFO)
+        logging.getLogger("devtools.devdns").setLevel(logging.INFO)
         directory = Path(zones)
         for path in write_starter_zones(directory):
             self.stdout.write(f"Wrote the starter zone {path}")

@@ -12,11 +12,15 @@ the port and the side that is taken.
 from __future__ import annotations
 
 import errno
+import random
 import socket
 
 # Fresh ports tried with port 0 before giving up; a clash is rare, twenty in a row is
 # a machine out of ports.
 ATTEMPTS = 20
+# Below Linux's ephemeral range (32768-60999): a port the kernel picked for us could be taken
+# by any outgoing connection before the server that is to listen on it starts.
+PORT_RANGE = (20000, 32000)
 
 
 class PortInUseError(OSError):
@@ -85,3 +89,16 @@ def tcp_port_open(port: int, host: str = "127.0.0.1") -> bool:
         return True
     except OSError:
         return False
+
+
+def free_port() -> int:
+    """A TCP port nobody listens on (every interface), for a server started next (by a test,
+    a benchmark): one of PORT_RANGE, free when asked."""
+    while True:
+        port = random.randint(*PORT_RANGE)  # noqa: S311 (not a secret)
+        with socket.socket() as sock:
+            try:
+                sock.bind(("0.0.0.0", port))  # noqa: S104 (only to see that it is free)
+            except OSError:
+                continue
+            return port

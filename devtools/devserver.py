@@ -1,8 +1,8 @@
 """`make run` around its Procfile: a check that its ports are free before anything starts,
 and the hints a newcomer needs, printed once the service answers.
 
-    python -m petstore.devserver check   # one line and exit 1 if PORT or the DNS port is taken
-    python -m petstore.devserver hints   # the Procfile's `hints:` process
+    python -m devtools.devserver check   # one line and exit 1 if PORT or the DNS port is taken
+    python -m devtools.devserver hints   # the Procfile's `hints:` process
 
 The Procfile is the one description of how `make run` serves; `procfile_command` reads a
 line of it, so a test can start the web process exactly as `make run` does.
@@ -26,10 +26,10 @@ import django
 from django.conf import settings
 from django.core.management import call_command
 
-from domains.devtools.sockets import PortInUseError, bind_udp_and_tcp
+from devtools.sockets import PortInUseError, bind_udp_and_tcp
 from petstore.celery import app
 
-PROCFILE = Path(__file__).resolve().parent / "Procfile"
+PROCFILE = Path(__file__).resolve().parent.parent / "petstore" / "Procfile"
 DEFAULT_PORT = 8000
 # How long `hints` waits for the web process and the worker before saying so.
 READY_TIMEOUT = 120.0
@@ -166,7 +166,7 @@ def hints() -> int:
 
 def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "petstore.settings")
-    parser = argparse.ArgumentParser(prog="python -m petstore.devserver")
+    parser = argparse.ArgumentParser(prog="python -m devtools.devserver")
     parser.add_argument("action", choices=["check", "hints"])
     args = parser.parse_args(argv)
     return check() if args.action == "check" else hints()

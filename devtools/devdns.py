@@ -36,8 +36,8 @@ import dns.rdatatype
 import dns.rrset
 from publicsuffixlist import PublicSuffixList
 
-from domains.devtools.sockets import bind_udp_and_tcp
-from domains.devtools.zonefiles import read_zone_file
+from devtools.sockets import bind_udp_and_tcp
+from devtools.zonefiles import read_zone_file
 
 log = logging.getLogger(__name__)
 IN = dns.rdataclass.IN

@@ -15,9 +15,9 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
+from devtools.starterzones import DEMO_DOMAIN, demo_zone_file, write_starter_zones
 from domains import pki
 from domains.choices import Plan
-from domains.devtools.starterzones import DEMO_DOMAIN, demo_zone_file, write_starter_zones
 from domains.models import Project
 from domains.services.projects import deploy_record, project_create
 

@@ -1,7 +1,7 @@
 """Pebble, Let's Encrypt's test ACME server (Debian's package), on loopback for the tests and
 the benchmarks: its configuration and environment, written once.
 
-Debian's package ships no certificates: a throwaway CA (domains/devtools/tlsfiles.py) signs
+Debian's package ships no certificates: a throwaway CA (devtools/tlsfiles.py) signs
 its HTTPS listener's, and that CA file is what DOMAINS_ACME_CA_BUNDLE must trust. Pebble
 validates HTTP-01 at `http_port` on 127.0.0.1 (a web process of ours, whose host routing
 answers the challenge), after resolving the domain with `dns_address`.

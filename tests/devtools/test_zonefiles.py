@@ -6,7 +6,7 @@ import dns.exception
 import dns.rdatatype
 import pytest
 
-from domains.devtools.zonefiles import DEFAULT_TTL, read_zone_file
+from devtools.zonefiles import DEFAULT_TTL, read_zone_file
 
 
 def _records(text: str, origin: str = "example.test") -> dict[tuple[str, str], list[str]]:
