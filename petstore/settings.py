@@ -52,6 +52,7 @@ INSTALLED_APPS = [
     "django_filters",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "petstore.apikeys",
     "pets",
     "domains",
     "petstore",  # operations: task failure counts (petstore/models.py)

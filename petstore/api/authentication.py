@@ -8,9 +8,9 @@ from django.db.models import Q
 from django.utils import timezone
 from rest_framework import authentication, exceptions
 
-from petstore.api import keycache
-from petstore.api.keys import hash_key, key_matches, parse_key
-from petstore.api.models import ApiKey
+from petstore.apikeys import keycache
+from petstore.apikeys.keys import hash_key, key_matches, parse_key
+from petstore.apikeys.models import ApiKey
 
 # last_used_at is written at most once a minute per key: it answers "is this key
 # still in use?" without turning every read into a write.
@@ -22,7 +22,7 @@ _last_touched: dict[str, datetime] = {}
 
 
 class BearerKeyAuthentication(authentication.BaseAuthentication):
-    """The key's row comes from petstore.api.keycache (shared cache, then one lean query)."""
+    """The key's row comes from petstore.apikeys.keycache (shared cache, then one lean query)."""
 
     keyword = "Bearer"
     www_authenticate_realm = "petstore"
