@@ -264,7 +264,7 @@ SPECTACULAR_SETTINGS = {
     "ENUM_GENERATE_CHOICE_DESCRIPTION": False,
     "ENUM_NAME_OVERRIDES": {
         "PetStatus": "pets.models.PetStatus",
-        "ErrorCode": "petstore.api.exceptions.ErrorCode.ALL",
+        "ErrorCode": "petstore.api.exceptions.ErrorCode",
     },
     "COMPONENT_NO_READ_ONLY_REQUIRED": False,
     # The document and the docs page are public: no key, no throttle.

@@ -45,7 +45,7 @@ def _code_for(exc: exceptions.APIException) -> str:
     for cls, code in _CODE_BY_CLASS:
         if isinstance(exc, cls):
             return code
-    if exc.default_code in ErrorCode.ALL:
+    if exc.default_code in ErrorCode.values:
         return exc.default_code
     # Anything else DRF may raise still maps onto the fixed set.
     return ErrorCode.INTERNAL_ERROR if exc.status_code >= 500 else ErrorCode.BAD_REQUEST

@@ -44,7 +44,7 @@ class ErrorSerializer(serializers.Serializer):
     """The Error body of every error response."""
 
     code = serializers.ChoiceField(
-        choices=[(c, c) for c in ErrorCode.ALL], help_text="Machine-readable error code."
+        choices=ErrorCode.choices, help_text="Machine-readable error code."
     )
     message = serializers.CharField(help_text="Human-readable description.")
     status = serializers.IntegerField(help_text="The HTTP status code of the response.")
