@@ -233,7 +233,7 @@ API_LIST_FAST_PATH = env_bool("API_LIST_FAST_PATH", True)
 
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_RENDERER_CLASSES": ["petstore.api.renderers.ORJSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["petstore.api.parsers.JSONParser"],
     # Secure by default: every DRF view needs a bearer API key unless it opts out.
     "DEFAULT_AUTHENTICATION_CLASSES": ["petstore.api.authentication.BearerKeyAuthentication"],
