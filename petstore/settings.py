@@ -306,11 +306,15 @@ CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 300)
 CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 240)
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
-CELERY_BEAT_SCHEDULE: dict = {}  # filled in by the apps below
-# Pets API: Idempotency-Key records live 24 hours; purge the expired ones hourly.
-CELERY_BEAT_SCHEDULE["pets-purge-idempotency-keys"] = {
-    "task": "pets.tasks.purge_expired_idempotency_keys",
-    "schedule": 3600.0,
+CELERY_BEAT_SCHEDULE = {
+    # Pets API: Idempotency-Key records live 24 hours; purge the expired ones hourly.
+    "pets-purge-idempotency-keys": {
+        "task": "pets.tasks.purge_expired_idempotency_keys",
+        "schedule": 3600.0,
+    },
+    # Picks every domain whose check is due, including ones whose enqueue was lost.
+    "domains-sweep": {"task": "domains.tasks.sweep", "schedule": 60.0},
+    "domains-renew-certificates": {"task": "domains.tasks.renew_certificates", "schedule": 3600.0},
 }
 
 # --- Domains ----------------------------------------------------------------
@@ -386,17 +390,6 @@ EDGE_HTTP = env_bool("EDGE_HTTP", not DEBUG)
 # the edge serves custom domains only.
 EDGE_PLATFORM_CERTIFICATE = env_str("EDGE_PLATFORM_CERTIFICATE", "")
 EDGE_PLATFORM_KEY = env_str("EDGE_PLATFORM_KEY", "")
-
-CELERY_BEAT_SCHEDULE.update(
-    {
-        # Picks every domain whose check is due, including ones whose enqueue was lost.
-        "domains-sweep": {"task": "domains.tasks.sweep", "schedule": 60.0},
-        "domains-renew-certificates": {
-            "task": "domains.tasks.renew_certificates",
-            "schedule": 3600.0,
-        },
-    }
-)
 
 # --- Logging ----------------------------------------------------------------
 
