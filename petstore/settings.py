@@ -203,10 +203,10 @@ CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", not DEBUG)
 # plain names.
 SESSION_COOKIE_NAME = "__Host-sessionid" if SESSION_COOKIE_SECURE else "sessionid"
 CSRF_COOKIE_NAME = "__Host-csrftoken" if CSRF_COOKIE_SECURE else "csrftoken"
-# Behind a TLS-terminating proxy that sets X-Forwarded-Proto. The probes stay on
-# plain HTTP for load balancers. The test suite turns the redirect off (tests/conftest.py).
+# Behind a TLS-terminating proxy that sets X-Forwarded-Proto. The probes stay on plain
+# HTTP for load balancers: petstore.http.health answers them before SecurityMiddleware.
+# The test suite turns the redirect off (tests/conftest.py).
 SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", not DEBUG)
-SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$"]
 SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0 if DEBUG else 31536000)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = not DEBUG
 SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", not DEBUG)
