@@ -20,8 +20,10 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 # passes var/local.env); the environment wins. Production names none, so a checkout where
 # `make run` was used never lends its DEBUG=1 to gunicorn or Celery.
 load_env_file(env_str("PETSTORE_ENV_FILE"), base_dir=BASE_DIR)
+# Files of this installation (SQLite, the file cache, the local CA, ...). Importing the
+# settings creates nothing: each directory is made by what writes into it (`make run` makes
+# this one, collectstatic STATIC_ROOT, petstore/celery.py the filesystem broker's folders).
 VAR_DIR = Path(env_str("PETSTORE_VAR_DIR", str(BASE_DIR / "var")))
-VAR_DIR.mkdir(parents=True, exist_ok=True)
 
 # --- Core -------------------------------------------------------------------
 
@@ -177,7 +179,6 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATIC_ROOT = VAR_DIR / "static"
-STATIC_ROOT.mkdir(exist_ok=True)
 # Served by WhiteNoise. In production from `collectstatic`'s output: names carry a hash of
 # the content (cached for a year) and gzip/brotli copies sit beside them; without a
 # collectstatic run the pages cannot name their files and fail. Under DEBUG (`make run`)
@@ -281,16 +282,12 @@ SPECTACULAR_SETTINGS = {
 # The host name means nothing to this transport; naming one spares a warning per connection.
 CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", REDIS_URL or "filesystem://localhost//")
 if CELERY_BROKER_URL.startswith("filesystem://"):
-    _queue_dir = VAR_DIR / "celery" / "queue"
-    _processed_dir = VAR_DIR / "celery" / "processed"
-    _control_dir = VAR_DIR / "celery" / "control"
-    for _dir in (_queue_dir, _processed_dir, _control_dir):
-        _dir.mkdir(parents=True, exist_ok=True)
+    _queue_dir = str(VAR_DIR / "celery" / "queue")
     CELERY_BROKER_TRANSPORT_OPTIONS = {
-        "data_folder_in": str(_queue_dir),
-        "data_folder_out": str(_queue_dir),
-        "processed_folder": str(_processed_dir),
-        "control_folder": str(_control_dir),
+        "data_folder_in": _queue_dir,
+        "data_folder_out": _queue_dir,
+        "processed_folder": str(VAR_DIR / "celery" / "processed"),
+        "control_folder": str(VAR_DIR / "celery" / "control"),
         "store_processed": False,
     }
 else:
