@@ -238,7 +238,8 @@ def main() -> int:
     from domains import services
     from domains.models import Domain
     from pets.models import Category, Pet
-    from pets.services import api_key_issue, demo_categories_load
+    from pets.services import demo_categories_load
+    from petstore.apikeys.services import api_key_issue
     from petstore.models import TaskFailure
 
     demo_categories_load()

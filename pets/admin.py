@@ -1,8 +1,6 @@
-from django.contrib import admin, messages
+from django.contrib import admin
 
 from pets.models import Category, Pet
-from pets.services import api_key_issue, api_key_revoke
-from petstore.api.models import ApiKey
 
 
 @admin.register(Category)
@@ -20,57 +18,3 @@ class PetAdmin(admin.ModelAdmin):
     list_select_related = ["category"]
     readonly_fields = ["created_at", "updated_at"]
     ordering = ["id"]
-
-
-class RevokedFilter(admin.SimpleListFilter):
-    title = "state"
-    parameter_name = "state"
-
-    def lookups(self, request, model_admin):
-        return [("active", "Active"), ("revoked", "Revoked")]
-
-    def queryset(self, request, queryset):
-        if self.value() == "active":
-            return queryset.filter(revoked_at__isnull=True)
-        if self.value() == "revoked":
-            return queryset.filter(revoked_at__isnull=False)
-        return queryset
-
-
-@admin.register(ApiKey)
-class ApiKeyAdmin(admin.ModelAdmin):
-    list_display = ["display_prefix", "name", "user", "created_at", "last_used_at", "revoked_at"]
-    list_filter = [RevokedFilter, "created_at"]
-    search_fields = ["prefix", "name", "user__username"]
-    list_select_related = ["user"]
-    readonly_fields = ["display_prefix", "created_at", "last_used_at", "revoked_at"]
-    actions = ["revoke"]
-
-    def get_fields(self, request, obj=None):
-        if obj is None:
-            return ["user", "name"]  # the key itself is generated on save
-        return ["user", "name", *self.readonly_fields]
-
-    def get_readonly_fields(self, request, obj=None):
-        return [*self.readonly_fields, "user"] if obj else []
-
-    def save_model(self, request, obj, form, change):
-        if change:
-            super().save_model(request, obj, form, change)
-            return
-        issued = api_key_issue(user=obj.user, name=obj.name)
-        obj.pk = issued.api_key.pk
-        obj.__dict__.update(issued.api_key.__dict__)
-        messages.warning(
-            request,
-            f"New API key for {obj.user}: {issued.plaintext} — copy it now, "
-            "it is not stored and will not be shown again.",
-        )
-
-    def has_delete_permission(self, request, obj=None):
-        return False  # revoke instead: keeps the audit trail (created, last used)
-
-    @admin.action(description="Revoke selected API keys")
-    def revoke(self, request, queryset):
-        revoked = sum(api_key_revoke(api_key=key) for key in queryset)
-        self.message_user(request, f"Revoked {revoked} API key(s).", messages.SUCCESS)

@@ -27,7 +27,7 @@ from django.utils import timezone
 
 from pets.models import IdempotencyRecord
 from petstore.api.exceptions import BadRequest, IdempotencyKeyInUse, IdempotencyKeyReused
-from petstore.api.models import ApiKey
+from petstore.apikeys.models import ApiKey
 
 HEADER = "Idempotency-Key"
 TTL = timedelta(hours=24)

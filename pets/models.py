@@ -1,16 +1,12 @@
-"""The animal store's data: categories, pets and idempotency records.
-
-API keys (`ApiKey`) are defined with the rest of the bearer-key code in
-petstore/api/models.py and registered here, under this app, whose migrations made
-their table: the table, the admin's URLs and staff permissions stay where they are.
-"""
+"""The animal store's data: categories, pets and idempotency records (one per API key and
+Idempotency-Key; the keys themselves: petstore/apikeys)."""
 
 from __future__ import annotations
 
 from django.db import models
 from django.db.models import Q
 
-from petstore.api.models import ApiKey
+from petstore.apikeys.models import ApiKey
 
 NAME_MAX_LENGTH = 100
 CATEGORY_NAME_MAX_LENGTH = 50

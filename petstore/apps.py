@@ -9,7 +9,9 @@ class PetstoreConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        # Importing the module registers its system checks.
+        # Importing these registers the system checks and the OpenAPI extension of the
+        # bearer scheme.
         from petstore import checks, taskfailures  # noqa: F401
+        from petstore.api import openapi  # noqa: F401
 
         taskfailures.connect()

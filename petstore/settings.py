@@ -20,8 +20,10 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 # passes var/local.env); the environment wins. Production names none, so a checkout where
 # `make run` was used never lends its DEBUG=1 to gunicorn or Celery.
 load_env_file(env_str("PETSTORE_ENV_FILE"), base_dir=BASE_DIR)
+# Files of this installation (SQLite, the file cache, the local CA, ...). Importing the
+# settings creates nothing: each directory is made by what writes into it (`make run` makes
+# this one, collectstatic STATIC_ROOT, petstore/celery.py the filesystem broker's folders).
 VAR_DIR = Path(env_str("PETSTORE_VAR_DIR", str(BASE_DIR / "var")))
-VAR_DIR.mkdir(parents=True, exist_ok=True)
 
 # --- Core -------------------------------------------------------------------
 
@@ -52,6 +54,7 @@ INSTALLED_APPS = [
     "django_filters",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "petstore.apikeys",
     "pets",
     "domains",
     "petstore",  # operations: task failure counts (petstore/models.py)
@@ -178,7 +181,6 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATIC_ROOT = VAR_DIR / "static"
-STATIC_ROOT.mkdir(exist_ok=True)
 # Served by WhiteNoise. In production from `collectstatic`'s output: names carry a hash of
 # the content (cached for a year) and gzip/brotli copies sit beside them; without a
 # collectstatic run the pages cannot name their files and fail. Under DEBUG (`make run`)
@@ -204,10 +206,10 @@ CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", not DEBUG)
 # plain names.
 SESSION_COOKIE_NAME = "__Host-sessionid" if SESSION_COOKIE_SECURE else "sessionid"
 CSRF_COOKIE_NAME = "__Host-csrftoken" if CSRF_COOKIE_SECURE else "csrftoken"
-# Behind a TLS-terminating proxy that sets X-Forwarded-Proto. The probes stay on
-# plain HTTP for load balancers. The test suite turns the redirect off (tests/conftest.py).
+# Behind a TLS-terminating proxy that sets X-Forwarded-Proto. The probes stay on plain
+# HTTP for load balancers: petstore.http.health answers them before SecurityMiddleware.
+# The test suite turns the redirect off (tests/conftest.py).
 SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", not DEBUG)
-SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$"]
 SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0 if DEBUG else 31536000)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = not DEBUG
 SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", not DEBUG)
@@ -234,7 +236,7 @@ API_LIST_FAST_PATH = env_bool("API_LIST_FAST_PATH", True)
 
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_RENDERER_CLASSES": ["petstore.api.renderers.ORJSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["petstore.api.parsers.JSONParser"],
     # Secure by default: every DRF view needs a bearer API key unless it opts out.
     "DEFAULT_AUTHENTICATION_CLASSES": ["petstore.api.authentication.BearerKeyAuthentication"],
@@ -265,7 +267,7 @@ SPECTACULAR_SETTINGS = {
     "ENUM_GENERATE_CHOICE_DESCRIPTION": False,
     "ENUM_NAME_OVERRIDES": {
         "PetStatus": "pets.models.PetStatus",
-        "ErrorCode": "petstore.api.exceptions.ErrorCode.ALL",
+        "ErrorCode": "petstore.api.exceptions.ErrorCode",
     },
     "COMPONENT_NO_READ_ONLY_REQUIRED": False,
     # The document and the docs page are public: no key, no throttle.
@@ -282,16 +284,12 @@ SPECTACULAR_SETTINGS = {
 # The host name means nothing to this transport; naming one spares a warning per connection.
 CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", REDIS_URL or "filesystem://localhost//")
 if CELERY_BROKER_URL.startswith("filesystem://"):
-    _queue_dir = VAR_DIR / "celery" / "queue"
-    _processed_dir = VAR_DIR / "celery" / "processed"
-    _control_dir = VAR_DIR / "celery" / "control"
-    for _dir in (_queue_dir, _processed_dir, _control_dir):
-        _dir.mkdir(parents=True, exist_ok=True)
+    _queue_dir = str(VAR_DIR / "celery" / "queue")
     CELERY_BROKER_TRANSPORT_OPTIONS = {
-        "data_folder_in": str(_queue_dir),
-        "data_folder_out": str(_queue_dir),
-        "processed_folder": str(_processed_dir),
-        "control_folder": str(_control_dir),
+        "data_folder_in": _queue_dir,
+        "data_folder_out": _queue_dir,
+        "processed_folder": str(VAR_DIR / "celery" / "processed"),
+        "control_folder": str(VAR_DIR / "celery" / "control"),
         "store_processed": False,
     }
 else:
@@ -307,11 +305,15 @@ CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 300)
 CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 240)
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
-CELERY_BEAT_SCHEDULE: dict = {}  # filled in by the apps below
-# Pets API: Idempotency-Key records live 24 hours; purge the expired ones hourly.
-CELERY_BEAT_SCHEDULE["pets-purge-idempotency-keys"] = {
-    "task": "pets.tasks.purge_expired_idempotency_keys",
-    "schedule": 3600.0,
+CELERY_BEAT_SCHEDULE = {
+    # Pets API: Idempotency-Key records live 24 hours; purge the expired ones hourly.
+    "pets-purge-idempotency-keys": {
+        "task": "pets.tasks.purge_expired_idempotency_keys",
+        "schedule": 3600.0,
+    },
+    # Picks every domain whose check is due, including ones whose enqueue was lost.
+    "domains-sweep": {"task": "domains.tasks.sweep", "schedule": 60.0},
+    "domains-renew-certificates": {"task": "domains.tasks.renew_certificates", "schedule": 3600.0},
 }
 
 # --- Domains ----------------------------------------------------------------
@@ -387,17 +389,6 @@ EDGE_HTTP = env_bool("EDGE_HTTP", not DEBUG)
 # the edge serves custom domains only.
 EDGE_PLATFORM_CERTIFICATE = env_str("EDGE_PLATFORM_CERTIFICATE", "")
 EDGE_PLATFORM_KEY = env_str("EDGE_PLATFORM_KEY", "")
-
-CELERY_BEAT_SCHEDULE.update(
-    {
-        # Picks every domain whose check is due, including ones whose enqueue was lost.
-        "domains-sweep": {"task": "domains.tasks.sweep", "schedule": 60.0},
-        "domains-renew-certificates": {
-            "task": "domains.tasks.renew_certificates",
-            "schedule": 3600.0,
-        },
-    }
-)
 
 # --- Logging ----------------------------------------------------------------
 

@@ -1,11 +1,7 @@
 from django.contrib import admin
 from django.urls import include, path
 
-from petstore.http.health import healthz, readyz
-
 urlpatterns = [
-    path("healthz", healthz, name="healthz"),
-    path("readyz", readyz, name="readyz"),
     path("v1/", include("pets.api.urls")),
     path("admin/", admin.site.urls),
     # Sign-in limits on this form and the admin's: django-axes (petstore/http/signin.py).

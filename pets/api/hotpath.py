@@ -66,7 +66,8 @@ _AS_ENCODED = re.compile(r"[A-Za-z0-9_.~-]+=[A-Za-z0-9_.~-]*")
 def _answers_for(view_class: type[GenericAPIView]) -> bool:
     """Whether the view runs exactly what this module runs in its place: one bearer
     authenticator (an authenticated user passes IsAuthenticated), the two rate
-    limits, the orjson renderer, PetFilter and the keyset paginator, on PetSerializer."""
+    limits, the orjson renderer (DRF's default here), PetFilter and the keyset paginator, on
+    PetSerializer."""
     return (
         view_class.authentication_classes == [BearerKeyAuthentication]
         and view_class.permission_classes == [IsAuthenticated]

@@ -34,7 +34,6 @@ from pets.services import pet_create
 from petstore.api import openapi
 from petstore.api.exceptions import BadRequest, Gone
 from petstore.api.pagination import LINK_HEADER, KeysetPagination
-from petstore.api.renderers import ORJSONRenderer
 
 _DIGITS = re.compile(r"[0-9]{1,19}")
 
@@ -58,7 +57,6 @@ class PetsView(ListModelMixin, GenericAPIView):
     # pets.api.hotpath answers the GETs it can with the same bytes, faster.
     queryset = Pet.objects.order_by("id")
     serializer_class = PetSerializer
-    renderer_classes = [ORJSONRenderer]
     filter_backends = [DjangoFilterBackend]
     filterset_class = PetFilter
     pagination_class = KeysetPagination
@@ -173,7 +171,6 @@ class PetsView(ListModelMixin, GenericAPIView):
 
 
 class PetDetailView(APIView):
-    renderer_classes = [ORJSONRenderer]
     DEPRECATION_HEADERS = {
         # RFC 9745: a structured-field date; RFC 8594: an HTTP-date.
         "Deprecation": f"@{int(GET_PET_DEPRECATED_AT.timestamp())}",
@@ -251,8 +248,6 @@ class PetDetailView(APIView):
 
 
 class CategoriesView(APIView):
-    renderer_classes = [ORJSONRenderer]
-
     @openapi.stability("experimental")
     @extend_schema(
         operation_id="listCategories",

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import logging
 import math
+from typing import Any
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import RequestDataTooBig
-from django.http import Http404, HttpRequest, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.views import defaults
 from django.views.decorators.csrf import csrf_exempt
 from rest_framework import exceptions
@@ -37,7 +38,7 @@ _CODE_BY_CLASS: list[tuple[type[exceptions.APIException], str]] = [
 ]
 
 
-def error_body(code: str, message: str, http_status: int, **extra) -> dict:
+def error_body(code: str, message: str, http_status: int, **extra: Any) -> dict[str, Any]:
     return {"code": code, "message": message, "status": http_status, **extra}
 
 
@@ -45,13 +46,13 @@ def _code_for(exc: exceptions.APIException) -> str:
     for cls, code in _CODE_BY_CLASS:
         if isinstance(exc, cls):
             return code
-    if exc.default_code in ErrorCode.ALL:
+    if exc.default_code in ErrorCode.values:
         return exc.default_code
     # Anything else DRF may raise still maps onto the fixed set.
     return ErrorCode.INTERNAL_ERROR if exc.status_code >= 500 else ErrorCode.BAD_REQUEST
 
 
-def _fields(detail) -> dict[str, list[str]]:
+def _fields(detail: Any) -> dict[str, list[str]]:
     if isinstance(detail, dict):
         return {
             str(name): [str(m) for m in (msgs if isinstance(msgs, list) else [msgs])]
@@ -61,7 +62,7 @@ def _fields(detail) -> dict[str, list[str]]:
     return {"non_field_errors": [str(m) for m in messages]}
 
 
-def _body_for(exc: exceptions.APIException, *, wait: float | None) -> dict:
+def _body_for(exc: exceptions.APIException, *, wait: float | None) -> dict[str, Any]:
     code = _code_for(exc)
     if isinstance(exc, exceptions.ValidationError):
         fields = _fields(exc.detail)
@@ -75,7 +76,7 @@ def _body_for(exc: exceptions.APIException, *, wait: float | None) -> dict:
     return error_body(code, str(exc.detail), exc.status_code)
 
 
-def exception_handler(exc: Exception, context: dict) -> Response:
+def exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
     if isinstance(exc, Http404):
         exc = exceptions.NotFound()
     elif isinstance(exc, RequestDataTooBig):  # above DATA_UPLOAD_MAX_MEMORY_SIZE
@@ -128,18 +129,18 @@ def _json_error(code: str, message: str, http_status: int) -> JsonResponse:
 
 
 @csrf_exempt
-def unknown_path(request: HttpRequest, *args, **kwargs) -> JsonResponse:
+def unknown_path(request: HttpRequest, *args: Any, **kwargs: Any) -> JsonResponse:
     """Catch-all for /v1: an unknown path is a 404 Error body, whatever the method."""
     return _json_error(ErrorCode.NOT_FOUND, f"No operation at {request.path}.", 404)
 
 
-def handler404(request: HttpRequest, exception: Exception | None = None):
+def handler404(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
     if _is_api(request):
         return unknown_path(request)
     return defaults.page_not_found(request, exception)
 
 
-def handler500(request: HttpRequest):
+def handler500(request: HttpRequest) -> HttpResponse:
     if _is_api(request):
         return _json_error(ErrorCode.INTERNAL_ERROR, "Internal server error.", 500)
     return defaults.server_error(request)

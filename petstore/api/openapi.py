@@ -3,6 +3,9 @@ Error body and its responses, and the document's hooks."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any, TypeVar
+
 from django.conf import settings
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.types import OpenApiTypes
@@ -12,9 +15,13 @@ from rest_framework import serializers
 from petstore.api.exceptions import ErrorCode
 
 STABILITY_LEVELS = ("experimental", "beta")
+# A view, or a method of one, that a decorator returns as it was given.
+_View = TypeVar("_View", bound=Callable[..., Any])
+# (path, path_regex, method, callback): the endpoints drf-spectacular hands its hooks.
+Endpoint = tuple[str, str, str, Callable[..., Any]]
 
 
-def stability(level: str):
+def stability(level: str) -> Callable[[_View], _View]:
     """Mark an operation `x-stability: experimental|beta` in the OpenAPI document.
 
     Usage: `@stability("experimental")` above a view method (with or under its
@@ -29,7 +36,7 @@ class BearerKeyScheme(OpenApiAuthenticationExtension):
     target_class = "petstore.api.authentication.BearerKeyAuthentication"
     name = "bearerAuth"
 
-    def get_security_definition(self, auto_schema):
+    def get_security_definition(self, auto_schema: Any) -> dict[str, str]:
         return {
             "type": "http",
             "scheme": "bearer",
@@ -44,7 +51,7 @@ class ErrorSerializer(serializers.Serializer):
     """The Error body of every error response."""
 
     code = serializers.ChoiceField(
-        choices=[(c, c) for c in ErrorCode.ALL], help_text="Machine-readable error code."
+        choices=ErrorCode.choices, help_text="Machine-readable error code."
     )
     message = serializers.CharField(help_text="Human-readable description.")
     status = serializers.IntegerField(help_text="The HTTP status code of the response.")
@@ -88,7 +95,7 @@ ERROR_HEADERS = [
 NOT_ACCEPTABLE = error("not_acceptable: the `Accept` header excludes application/json.")
 
 
-def only_v1_endpoints(endpoints, **kwargs):
+def only_v1_endpoints(endpoints: list[Endpoint], **kwargs: Any) -> list[Endpoint]:
     """Preprocessing hook: the document describes the /v1 operations only."""
     return [
         (path, path_regex, method, callback)
@@ -97,7 +104,7 @@ def only_v1_endpoints(endpoints, **kwargs):
     ]
 
 
-def servers_from_settings(result, **kwargs):
+def servers_from_settings(result: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
     """Postprocessing hook: production and staging, read from settings at each request."""
     result["servers"] = [
         {"url": settings.API_BASE_URL, "description": "Production"},

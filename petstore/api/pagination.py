@@ -14,10 +14,12 @@ from __future__ import annotations
 
 import functools
 import re
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
 from django.conf import settings
 from django.core import signing
+from django.db.models import QuerySet
 from django.http import QueryDict
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter
@@ -25,6 +27,9 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.pagination import BasePagination
 from rest_framework.request import Request
 from rest_framework.response import Response
+
+if TYPE_CHECKING:  # DRF imports its paginators while it defines APIView
+    from rest_framework.views import APIView
 
 LIMIT_DEFAULT = 20
 LIMIT_MIN = 1
@@ -86,7 +91,12 @@ def next_link(url: str, carried: list[str], *, limit: int, last_id: int) -> str:
 
 
 class KeysetPagination(BasePagination):
-    def paginate_queryset(self, queryset, request: Request, view=None) -> list:
+    def paginate_queryset(
+        self,
+        queryset: QuerySet[Any],  # type: ignore[override]  # a queryset only: it filters by id
+        request: Request,
+        view: APIView | None = None,
+    ) -> list[Any]:
         """The page of `queryset` (ordered by id) after the cursor, `limit` long."""
         self.request = request
         self.limit = parse_limit(request.query_params.get("limit"))
@@ -98,7 +108,7 @@ class KeysetPagination(BasePagination):
         self.page = rows[: self.limit]
         return self.page
 
-    def get_paginated_response(self, data) -> Response:
+    def get_paginated_response(self, data: Any) -> Response:
         if not self.has_next:
             return Response(data)
         link = next_link(
@@ -109,10 +119,10 @@ class KeysetPagination(BasePagination):
         )
         return Response(data, headers={"Link": link})
 
-    def get_paginated_response_schema(self, schema):
+    def get_paginated_response_schema(self, schema: dict[str, Any]) -> dict[str, Any]:
         return schema  # the body stays a bare array of Pet
 
-    def get_schema_operation_parameters(self, view):
+    def get_schema_operation_parameters(self, view: APIView) -> list[dict[str, Any]]:
         return [
             {
                 "name": "limit",

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
+from typing import IO, Any
 
 from rest_framework import parsers
 from rest_framework.exceptions import ParseError
@@ -39,7 +41,12 @@ class JSONParser(parsers.JSONParser):
 
     strict = True  # json.strict_constant: NaN and Infinity are not JSON
 
-    def parse(self, stream, media_type=None, parser_context=None):
+    def parse(
+        self,
+        stream: IO[Any],
+        media_type: str | None = None,
+        parser_context: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any]:
         try:
             data = super().parse(stream, media_type, parser_context)
         except ParseError as exc:

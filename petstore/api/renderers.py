@@ -10,6 +10,9 @@ asked for in `Accept` is served by DRF's renderer, which knows how.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import orjson
 from rest_framework.renderers import JSONRenderer
 from rest_framework.utils.encoders import JSONEncoder
@@ -17,15 +20,21 @@ from rest_framework.utils.encoders import JSONEncoder
 _fallback = JSONEncoder()
 
 
-def _default(obj):
+def _default(obj: Any) -> Any:
     return _fallback.default(obj)
 
 
 class ORJSONRenderer(JSONRenderer):
-    def render(self, data, accepted_media_type=None, renderer_context=None):
+    def render(
+        self,
+        data: Any,
+        accepted_media_type: str | None = None,
+        renderer_context: Mapping[str, Any] | None = None,
+    ) -> bytes:
         if data is None:
             return b""
-        if self.get_indent(accepted_media_type, renderer_context or {}) is not None:
+        # DRF's get_indent reads no indent from a missing media type (its stubs want a str).
+        if self.get_indent(accepted_media_type or "", renderer_context or {}) is not None:
             return super().render(data, accepted_media_type, renderer_context)
         body = orjson.dumps(data, default=_default)
         # Like DRF: these two are valid JSON but not valid JavaScript string content.

@@ -21,7 +21,7 @@ from django.conf import settings
 from rest_framework import throttling
 from rest_framework.request import Request
 
-from petstore.api.models import ApiKey
+from petstore.apikeys.models import ApiKey
 from petstore.http.clientaddress import client_address
 
 if TYPE_CHECKING:  # DRF imports these classes while it defines APIView

@@ -9,7 +9,7 @@ import requests
 from django.db import connection
 
 from pets.models import Category, Pet
-from pets.services import api_key_issue
+from petstore.apikeys.services import api_key_issue
 from tests.processes import gunicorn, service_env
 
 pytestmark = pytest.mark.needs_postgres

@@ -19,7 +19,7 @@ from domains.choices import State
 from domains.models import Domain, DomainEvent
 from domains.services.domains import domain_add
 from pets.models import Category, Pet
-from pets.services import api_key_issue
+from petstore.apikeys.services import api_key_issue
 from petstore.celery import app
 from petstore.models import TaskFailure
 from tests.fixtures.domains import TARGET

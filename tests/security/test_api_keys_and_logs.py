@@ -11,7 +11,7 @@ import pytest
 from django.core.management import call_command
 from rest_framework.test import APIClient
 
-from pets.models import ApiKey
+from petstore.apikeys.models import ApiKey
 from petstore.http.logjson import JSONFormatter
 from petstore.http.requestid import RequestIDFilter
 from tests.pets.helpers import bearer
@@ -96,7 +96,7 @@ def test_each_refusal_is_logged_with_the_request_id_of_its_response(every_log_li
 def test_the_admin_never_shows_a_key_after_creation(client, alice_key, carol):
     client.force_login(carol)
     pk = alice_key.api_key.pk
-    for url in ["/admin/pets/apikey/", f"/admin/pets/apikey/{pk}/change/"]:
+    for url in ["/admin/apikeys/apikey/", f"/admin/apikeys/apikey/{pk}/change/"]:
         page = client.get(url, secure=True)
         assert page.status_code == 200, url
         assert _secret(alice_key.plaintext) not in page.content.decode()

@@ -51,7 +51,7 @@ def assert_error_body(status: int, content_type: str, content: bytes, *, head=Fa
         return
     body = json.loads(content)
     assert body["status"] == status
-    assert body["code"] in ErrorCode.ALL
+    assert body["code"] in ErrorCode.values
     assert isinstance(body["message"], str) and body["message"]
 
 

@@ -18,8 +18,8 @@ from rest_framework.response import Response
 from rest_framework.test import APIClient
 
 from pets.models import PetStatus
-from pets.services import api_key_issue, api_key_revoke
 from petstore.api.pagination import encode_cursor
+from petstore.apikeys.services import api_key_issue, api_key_revoke
 from tests.pets.helpers import bearer
 
 pytestmark = pytest.mark.django_db

@@ -11,8 +11,8 @@ from django.test.utils import CaptureQueriesContext
 
 from pets.api.serializers import PetSerializer
 from pets.models import Pet, PetStatus
-from petstore.api import keycache
 from petstore.api.pagination import encode_cursor
+from petstore.apikeys import keycache
 from tests.pets.helpers import assert_error
 
 NEXT_LINK = re.compile(r'^<(?P<url>[^>]+)>; rel="next"$')

@@ -9,9 +9,9 @@ import time_machine
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from pets.models import ApiKey
-from pets.services import api_key_issue, api_key_revoke
-from petstore.api.keys import hash_key
+from petstore.apikeys.keys import hash_key
+from petstore.apikeys.models import ApiKey
+from petstore.apikeys.services import api_key_issue, api_key_revoke
 from tests.pets.helpers import assert_error, bearer
 
 OPERATIONS = [

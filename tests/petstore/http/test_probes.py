@@ -47,6 +47,17 @@ def test_probes_answer_a_load_balancer_that_names_the_target_by_ip(client, setti
 
 
 @pytest.mark.django_db
+def test_probes_on_the_apps_own_host_are_not_sent_to_https(client, settings):
+    settings.DASHBOARD_HOST = "api.petstore.example"
+    settings.ALLOWED_HOSTS = [settings.DASHBOARD_HOST]
+    settings.SECURE_SSL_REDIRECT = True
+    host = {"host": settings.DASHBOARD_HOST}
+    for path in ("/healthz", "/readyz"):
+        assert client.get(path, headers=host).status_code == 200, path
+    assert client.get("/v1/pets", headers=host).status_code == 301  # everything else is
+
+
+@pytest.mark.django_db
 def test_an_ip_host_still_gets_nothing_but_the_probes(client, settings):
     settings.ALLOWED_HOSTS = ["api.petstore.example"]
     for path in ("/v1/pets", "/readyz/", "/healthz/x", "/admin/", "/dashboard/"):

@@ -18,7 +18,7 @@ Invalidation is explicit and synchronous. `forget(prefix)`:
   A process records a row only if no invalidation arrived while it was
   fetching it (a generation counter), and keeps nothing while unsubscribed.
 Inside a transaction `forget` acts again after the commit.
-`pets.services.api_key_revoke` calls it before its UPDATE: when it returns, no
+`services.api_key_revoke` calls it before its UPDATE: when it returns, no
 process accepts the key. A user saved or deleted forgets all their keys, a
 deleted key forgets itself (receivers in apps.py). The TTLs bound what a write
 bypassing all this (raw SQL, a bulk `QuerySet.update` of users) or a lost
@@ -39,15 +39,18 @@ import os
 import threading
 import time
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 import redis
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.cache import cache
 from django.db import DEFAULT_DB_ALIAS, transaction
+from django.db.models import Model
 
-from petstore.api.models import ApiKey
+from petstore.apikeys.models import ApiKey
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +60,8 @@ ACK_TIMEOUT = 2.0  # seconds a revocation waits for each process's acknowledgeme
 PING_EVERY = 5.0  # the subscriber pings Redis this often...
 DEAD_AFTER = 12.0  # ...and reconnects (dropping its copies) after this long without a word
 STALE = "stale"
+# This prefix and the channel's (`_channel`) were named when the model was in the pets
+# app, and are kept: processes of two releases share them during a deploy.
 _PREFIX = "pets:apikey:v1:"
 
 
@@ -211,7 +216,7 @@ class _Local:
             if self.listening and generation == self.generation:
                 self.entries[prefix] = (time.monotonic() + LOCAL_TTL, key)
 
-    def evict(self, prefixes) -> None:
+    def evict(self, prefixes: Iterable[str]) -> None:
         with self.lock:
             self.generation += 1
             for prefix in prefixes:
@@ -276,7 +281,13 @@ def _local() -> _Local | None:
 # --- Receivers (connected in apps.py) ---------------------------------------------
 
 
-def forget_user_keys(sender, instance, created: bool = False, update_fields=None, **kwargs):
+def forget_user_keys(
+    sender: type[Model],
+    instance: Model,
+    created: bool = False,
+    update_fields: frozenset[str] | None = None,
+    **kwargs: Any,
+) -> None:
     """A user was saved (deactivated, renamed, ...). A new user has no keys, and a
     sign-in (which saves only last_login) changes nothing a key lookup reads."""
     if created or (update_fields is not None and set(update_fields) <= {"last_login"}):
@@ -289,6 +300,6 @@ def forget_user_keys(sender, instance, created: bool = False, update_fields=None
         log.warning("Could not invalidate the API keys of user %s: %s", instance.pk, exc)
 
 
-def forget_key(sender, instance: ApiKey, **kwargs) -> None:
+def forget_key(sender: type[ApiKey], instance: ApiKey, **kwargs: Any) -> None:
     """A key was deleted (the admin cannot; a user's deletion cascades)."""
     forget(instance.prefix)

@@ -1,8 +1,13 @@
+from __future__ import annotations
+
+from argparse import ArgumentParser
+from typing import Any
+
 from django.core.management.base import BaseCommand, CommandError
 
-from pets.services import api_key_revoke
-from petstore.api.keys import KEY_SCHEME
-from petstore.api.models import ApiKey
+from petstore.apikeys.keys import KEY_SCHEME
+from petstore.apikeys.models import ApiKey
+from petstore.apikeys.services import api_key_revoke
 
 
 class Command(BaseCommand):
@@ -11,10 +16,10 @@ class Command(BaseCommand):
         "`1a2b3c4d`). Every process refuses it from the next request on."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: ArgumentParser) -> None:
         parser.add_argument("prefix")
 
-    def handle(self, *args, prefix: str, **options):
+    def handle(self, *args: Any, prefix: str, **options: Any) -> None:
         prefix = prefix.strip().removeprefix(f"{KEY_SCHEME}_")
         api_key = ApiKey.objects.select_related("user").filter(prefix=prefix).first()
         if api_key is None:

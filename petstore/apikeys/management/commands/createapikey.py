@@ -1,6 +1,11 @@
+from __future__ import annotations
+
+from argparse import ArgumentParser
+from typing import Any
+
 from django.core.management.base import BaseCommand, CommandError
 
-from pets.services import api_key_issue_for_username
+from petstore.apikeys.services import api_key_issue_for_username
 
 
 class Command(BaseCommand):
@@ -9,11 +14,11 @@ class Command(BaseCommand):
         "once, alone on the last line of stdout; only its hash is stored."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: ArgumentParser) -> None:
         parser.add_argument("username")
         parser.add_argument("--name", default="default", help="A label for the key.")
 
-    def handle(self, *args, username: str, name: str, **options):
+    def handle(self, *args: Any, username: str, name: str, **options: Any) -> None:
         if not username.strip():
             raise CommandError("USERNAME must not be blank")
         issued, created = api_key_issue_for_username(username=username, name=name)

@@ -10,9 +10,9 @@ import pytest
 from django.core.cache import cache
 from rest_framework.test import APIClient
 
-from pets.models import ApiKey
-from pets.services import api_key_revoke
-from petstore.api import keycache
+from petstore.apikeys import keycache
+from petstore.apikeys.models import ApiKey
+from petstore.apikeys.services import api_key_revoke
 from tests.pets.helpers import bearer
 from tests.processes import ROOT, service_env
 
