@@ -205,7 +205,7 @@ class _Local:
         self.listening = False
         self.lock = threading.Lock()
         self.redis_url, self.channel = redis_url, channel
-        threading.Thread(target=self._run, name="pets-keycache", daemon=True).start()
+        threading.Thread(target=self._run, name="apikeys-keycache", daemon=True).start()
 
     def get(self, prefix: str) -> ApiKey | None:
         hit = self.entries.get(prefix)
