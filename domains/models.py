@@ -158,6 +158,15 @@ class Domain(models.Model):
     def is_live(self) -> bool:
         return self.state in LIVE_STATES
 
+    def stops_serving_at(self, *, failing_since: datetime | None = None) -> datetime | None:
+        """When this served domain stops serving: DOMAINS_GRACE_HOURS after its first failed
+        check (the row's `failing_since`, or the one a check is about to record); None while
+        nothing fails or the domain is not served."""
+        failing_since = failing_since or self.failing_since
+        if not self.is_live or failing_since is None:
+            return None
+        return failing_since + timedelta(hours=settings.DOMAINS_GRACE_HOURS)
+
     @property
     def check_in_progress(self) -> bool:
         """A Verify / Re-verify was requested and no check has finished since."""

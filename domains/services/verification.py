@@ -280,10 +280,6 @@ def _record_success(domain: Domain, result: CheckResult, next_steps: NextSteps) 
         next_steps.issue_now.append(domain.pk)
 
 
-def grace_period() -> timedelta:
-    return timedelta(hours=settings.DOMAINS_GRACE_HOURS)
-
-
 def _record_failure(domain: Domain, result: CheckResult) -> None:
     if domain.is_live:
         _record_live_failure(domain, result)
@@ -303,11 +299,12 @@ def _record_live_failure(domain: Domain, result: CheckResult) -> None:
         "check_attempts": domain.check_attempts + 1,
         "failing_since": failing_since,
     }
-    if failing_since is None:
+    stops_at = domain.stops_serving_at(failing_since=failing_since)
+    if stops_at is None:
+        # Only temporary failures so far: no grace period runs yet.
         fields["next_check_at"] = now + backoff_delay(domain.check_attempts + 1)
         update(domain, **fields)
         return
-    stops_at = failing_since + grace_period()
     if now >= stops_at and not result.temporary:
         fields["check_message"] = (
             f"Not served since {now:%Y-%m-%d %H:%M} UTC: the DNS record stopped pointing here "
