@@ -12,15 +12,14 @@ that does not prove it too; a rival's mere claim never takes a live domain offli
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Iterable
+from contextlib import AbstractContextManager
 
 from domains.dns.hostnames import registrable_domain
 from domains.models import Domain, ProvenHostname
+from domains.services.bulk import BulkInsert
 
-# While proofs_in_bulk() is active, record_proof() collects instead of inserting.
-_collected: ContextVar[list[ProvenHostname] | None] = ContextVar("proofs", default=None)
+_proofs = BulkInsert(ProvenHostname.objects, "proofs")
 
 
 def contested_claims(claims: Iterable[tuple[str, int]]) -> set[tuple[str, int]]:
@@ -70,22 +69,10 @@ def record_proof(domain: Domain, *, by_txt: bool) -> None:
         owner_id=domain.project.owner_id,
         by_txt=by_txt,
     )
-    collected = _collected.get()
-    if collected is None:
-        proof.save()
-    else:
-        collected.append(proof)
+    _proofs.save(proof)
 
 
-@contextmanager
-def proofs_in_bulk() -> Iterator[None]:
+def proofs_in_bulk() -> AbstractContextManager[list[ProvenHostname]]:
     """Collect the proofs recorded inside and insert them with one INSERT at the end (a
     sweep's batch verifies up to a hundred domains at once)."""
-    collected: list[ProvenHostname] = []
-    token = _collected.set(collected)
-    try:
-        yield
-    finally:
-        _collected.reset(token)
-    if collected:
-        ProvenHostname.objects.bulk_create(collected)
+    return _proofs.in_bulk()
