@@ -30,7 +30,7 @@ from bench.edge_platform import Platform
 from domains import tasks
 from domains.choices import Plan
 from domains.models import Certificate, Domain, Project, ProvenHostname
-from domains.services.domains import domain_add
+from domains.services.custom_domains import domain_add
 from domains.services.projects import deploy_record, project_create
 
 ZONE = "edge-bench.test"

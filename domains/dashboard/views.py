@@ -17,8 +17,7 @@ from domains.choices import CertCode
 from domains.dashboard.forms import DomainAddForm, PrimaryForm, RedirectForm, RemoveForm
 from domains.dashboard.presenters import dns_position, domain_status_payload, project_page_context
 from domains.models import Domain, Project, Redirect
-from domains.services import domains as domain_services
-from domains.services import projects, redirects
+from domains.services import custom_domains, projects, redirects
 from domains.services.claims import is_contested
 
 # --- lookups: always through the owner's querysets ---------------------------
@@ -76,7 +75,7 @@ def domain_add(request, slug):
     form = DomainAddForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         try:
-            domain = domain_services.domain_add(
+            domain = custom_domains.domain_add(
                 project=project, hostname=form.cleaned_data["hostname"], actor=request.user
             )
         except ValidationError as exc:
@@ -100,7 +99,7 @@ def domain_detail(request, slug, hostname):
     troubleshooting = None
     if domain.needs_troubleshooting:
         # The spec's steps with what the last checks found; Re-verify runs them again.
-        troubleshooting = domain_services.domain_troubleshoot(domain=domain)
+        troubleshooting = custom_domains.domain_troubleshoot(domain=domain)
     context = {
         "project": domain.project,
         "domain": domain,
@@ -159,7 +158,7 @@ def domain_remove(request, slug, hostname):
                     f"{domain.hostname_unicode} now redirects to {target.hostname_unicode} (301).",
                 )
                 return _to_project(project)
-            domain_services.domain_remove(domain=domain, actor=request.user)
+            custom_domains.domain_remove(domain=domain, actor=request.user)
         except ValidationError as exc:
             form.add_error(None, exc)
         else:
@@ -173,7 +172,7 @@ def domain_remove(request, slug, hostname):
         "domain": domain,
         "form": form,
         "existing_redirect": existing,
-        "effects": domain_services.removal_effects(domain),
+        "effects": custom_domains.removal_effects(domain),
     }
     return render(
         request, "domains/domain_remove.html", context, status=400 if form.errors else 200

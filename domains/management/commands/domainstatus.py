@@ -9,7 +9,7 @@ from django.core.management.base import BaseCommand
 from domains.management.commands._base import add_claim_arguments, get_claims
 from domains.models import Domain
 from domains.services.claims import is_contested
-from domains.services.domains import domain_troubleshoot
+from domains.services.custom_domains import domain_troubleshoot
 
 
 def _iso(value: datetime | None) -> str | None:

@@ -7,7 +7,7 @@ import pytest
 from domains.choices import State
 from domains.models import Domain
 from domains.services import certificates
-from domains.services.domains import domain_add, domain_remove, domain_troubleshoot
+from domains.services.custom_domains import domain_add, domain_remove, domain_troubleshoot
 from domains.services.verification import domain_check
 from tests.fixtures.domains import TARGET, TARGET_ADDRESS, TARGET_ADDRESS6
 
