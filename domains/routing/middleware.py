@@ -22,7 +22,7 @@ from django.http import (
 )
 
 from domains.routing import challenges
-from domains.routing.resolver import Page, Redirect, resolve
+from domains.routing.resolver import HostRedirect, Page, resolve
 
 _OWN_HOSTS = frozenset({"localhost", "127.0.0.1", "::1", "testserver"})
 
@@ -83,7 +83,7 @@ def _page(request: HttpRequest, host: str, page: Page) -> HttpResponse:
 
 def answer(request: HttpRequest, host: str) -> HttpResponse:
     target = resolve(host)
-    if isinstance(target, Redirect):
+    if isinstance(target, HostRedirect):
         return _redirect(request, target.host, target.status, secure=target.secure)
     if isinstance(target, Page):
         return _page(request, host, target)
