@@ -16,6 +16,7 @@ from domains import tasks
 from domains.choices import CertCode
 from domains.dashboard.forms import DomainAddForm, PrimaryForm, RedirectForm, RemoveForm
 from domains.dashboard.presenters import dns_position, domain_status_payload, project_page_context
+from domains.dns import hostnames
 from domains.models import Domain, Project, Redirect
 from domains.services import custom_domains, projects, redirects
 from domains.services.claims import is_contested
@@ -31,7 +32,7 @@ def _domain(request, slug: str, hostname: str) -> Domain:
     return get_object_or_404(
         Domain.objects.for_owner(request.user).select_related("project"),
         project__slug=slug,
-        hostname=hostname.lower(),
+        hostname=hostnames.comparable(hostname),
     )
 
 

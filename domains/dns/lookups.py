@@ -97,11 +97,6 @@ def get_resolver() -> dns.asyncresolver.Resolver:
     return resolver
 
 
-def normalize(name: str) -> str:
-    """Compare names the DNS way: case and the trailing dot aside."""
-    return name.strip().lower().rstrip(".")
-
-
 def lookup(name: str, rdtype: str) -> Lookup:
     """Ask one question and wait for its answer."""
     return lookup_many([(name, rdtype)])[(name, rdtype)]

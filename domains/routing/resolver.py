@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from django.conf import settings
 
 from domains.choices import State
+from domains.dns import hostnames
 from domains.models import Deploy, Domain, Project
 
 
@@ -38,8 +39,8 @@ Target = Page | HostRedirect | None
 
 
 def resolve(host: str) -> Target:
-    """The answer for `host` (lower case, no port, no trailing dot); None: nothing here."""
-    platform = settings.PLATFORM_DOMAIN.lower()
+    """The answer for `host` (`hostnames.comparable`, without a port); None: nothing here."""
+    platform = hostnames.comparable(settings.PLATFORM_DOMAIN)
     if host.endswith("." + platform):
         return _platform_subdomain(host[: -len(platform) - 1])
     return _custom_domain(host)
