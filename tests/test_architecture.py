@@ -125,6 +125,19 @@ LAYERS = [
         ("pets.api",),
         id="the-api-platform-never-imports-the-pets-api",
     ),
+    pytest.param(
+        ("domains.selectors",),
+        (
+            "domains.services",
+            "domains.tasks",
+            "domains.dashboard",
+            "domains.routing",
+            "domains.edge",
+            "domains.admin",
+            "domains.management.commands",
+        ),
+        id="selectors-read-and-import-no-writer-or-caller",
+    ),
 ]
 
 

@@ -1,6 +1,6 @@
 """What the dashboard shows, shaped for templates and the live-status JSON.
 
-Presentation only: reads models and services, never writes.
+Presentation only: reads models and selectors, never writes.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from domains.choices import AWAITING_OWNER_STATES, MOVING_STATES, STATE_HELP, CertState
 from domains.dashboard.forms import DomainAddForm, PrimaryForm, RedirectForm
 from domains.models import Domain, Project, Redirect
-from domains.services.projects import project_domains_structure
+from domains.selectors import project_domains_structure
 
 
 @dataclass(frozen=True)

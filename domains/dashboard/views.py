@@ -1,6 +1,7 @@
 """Dashboard views: thin. Each one finds the owner's object (another owner's is
-a 404), validates a form, calls one service from domains/services/ and renders
-or redirects. The rules and the audit trail live in the services."""
+a 404), validates a form, calls one service from domains/services/ (or reads
+through domains/selectors.py) and renders or redirects. The rules and the audit
+trail live in the services."""
 
 from __future__ import annotations
 
@@ -18,8 +19,13 @@ from domains.dashboard.forms import DomainAddForm, PrimaryForm, RedirectForm, Re
 from domains.dashboard.presenters import dns_position, domain_status_payload, project_page_context
 from domains.dns import hostnames
 from domains.models import Domain, Project, Redirect
+from domains.selectors import (
+    domain_troubleshoot,
+    is_contested,
+    project_domains_structure,
+    removal_effects,
+)
 from domains.services import custom_domains, projects, redirects
-from domains.services.claims import is_contested
 
 # --- lookups: always through the owner's querysets ---------------------------
 
@@ -100,7 +106,7 @@ def domain_detail(request, slug, hostname):
     troubleshooting = None
     if domain.needs_troubleshooting:
         # The spec's steps with what the last checks found; Re-verify runs them again.
-        troubleshooting = custom_domains.domain_troubleshoot(domain=domain)
+        troubleshooting = domain_troubleshoot(domain=domain)
     context = {
         "project": domain.project,
         "domain": domain,
@@ -173,7 +179,7 @@ def domain_remove(request, slug, hostname):
         "domain": domain,
         "form": form,
         "existing_redirect": existing,
-        "effects": custom_domains.removal_effects(domain),
+        "effects": removal_effects(domain),
     }
     return render(
         request, "domains/domain_remove.html", context, status=400 if form.errors else 200
@@ -259,4 +265,4 @@ def redirect_delete(request, slug, pk):
 @require_GET
 def project_structure(request, slug):
     project = _project(request, slug)
-    return JsonResponse({"domains": projects.project_domains_structure(project=project)})
+    return JsonResponse({"domains": project_domains_structure(project=project)})

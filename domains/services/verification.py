@@ -19,6 +19,7 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from domains import selectors
 from domains.choices import (
     AWAITING_OWNER_STATES,
     LIVE_STATES,
@@ -93,7 +94,7 @@ def domain_check_many(*, domain_ids: Iterable[int]) -> Recorded:
             "pk", "hostname", "is_apex", "project_id", "state"
         )
     )
-    contested = claims.contested_claims(
+    contested = selectors.contested_claims(
         (host, project) for _, host, _, project, state in targets if state not in LIVE_STATES
     )
     ask_txt = {host for host, _ in contested}

@@ -7,7 +7,7 @@ from django.core.exceptions import ValidationError
 
 from domains.choices import State
 from domains.models import Domain, DomainEvent
-from domains.services.claims import is_contested
+from domains.selectors import is_contested
 from domains.services.custom_domains import domain_add, domain_remove
 from domains.services.projects import deploy_record, project_create
 from tests.fixtures.domains import TARGET
