@@ -39,6 +39,8 @@ from dns.rdtypes.ANY.DNAME import DNAME
 from dns.rdtypes.IN.A import A
 from dns.rdtypes.IN.AAAA import AAAA
 
+from domains.dns import hostnames
+
 _T = TypeVar("_T")
 
 OK = "ok"
@@ -175,7 +177,7 @@ async def _ask(
 
 def _text(rdata: dns.rdata.Rdata) -> str:
     if isinstance(rdata, (CNAME, DNAME)):
-        return rdata.target.to_text(omit_final_dot=True).lower()
+        return hostnames.comparable(rdata.target.to_text())
     if isinstance(rdata, (A, AAAA)):
         return rdata.address
     return rdata.to_text()
