@@ -87,7 +87,7 @@ from domains.choices import Plan  # noqa: E402
 from domains.edge.paths import CERTIFICATE_PATH  # noqa: E402
 from domains.models import Certificate, Domain, Project, ProvenHostname  # noqa: E402
 from domains.pki.local import CERT_FILE  # noqa: E402
-from domains.services.domains import domain_add  # noqa: E402
+from domains.services.custom_domains import domain_add  # noqa: E402
 from domains.services.projects import deploy_record, project_create  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results.md"

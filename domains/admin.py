@@ -10,7 +10,7 @@ from django.http import HttpRequest
 
 from domains import tasks
 from domains.models import Certificate, Deploy, Domain, DomainEvent, Project, Redirect
-from domains.services.domains import domain_remove
+from domains.services.custom_domains import domain_remove
 from domains.services.redirects import redirect_delete, redirect_save, validate_redirect
 
 

@@ -9,7 +9,7 @@ from django.apps import AppConfig
 from django.conf import settings
 from django.core.checks import CheckMessage, Warning, register
 
-from domains.dns.hostnames import registrable_domain
+from domains.dns.hostnames import comparable, registrable_domain
 
 
 @register()
@@ -18,8 +18,8 @@ def dashboard_apart_from_tenants(
 ) -> Sequence[CheckMessage]:
     """Tenant pages at <slug>.PLATFORM_DOMAIN must not share a site with the dashboard: a
     page on a sibling host could set cookies for the shared parent (cookie tossing)."""
-    dashboard = settings.DASHBOARD_HOST.lower().strip(".")
-    platform = settings.PLATFORM_DOMAIN.lower().strip(".")
+    dashboard = comparable(settings.DASHBOARD_HOST)
+    platform = comparable(settings.PLATFORM_DOMAIN)
     if dashboard and registrable_domain(dashboard) == registrable_domain(platform):
         return [
             Warning(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import secrets
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -158,6 +159,15 @@ class Domain(models.Model):
     def is_live(self) -> bool:
         return self.state in LIVE_STATES
 
+    def stops_serving_at(self, *, failing_since: datetime | None = None) -> datetime | None:
+        """When this served domain stops serving: DOMAINS_GRACE_HOURS after its first failed
+        check (the row's `failing_since`, or the one a check is about to record); None while
+        nothing fails or the domain is not served."""
+        failing_since = failing_since or self.failing_since
+        if not self.is_live or failing_since is None:
+            return None
+        return failing_since + timedelta(hours=settings.DOMAINS_GRACE_HOURS)
+
     @property
     def check_in_progress(self) -> bool:
         """A Verify / Re-verify was requested and no check has finished since."""
@@ -221,7 +231,7 @@ class Domain(models.Model):
         places), read again after `refresh_from_db()`."""
         return self.certificates.served().first()
 
-    def refresh_from_db(self, *args, **kwargs) -> None:
+    def refresh_from_db(self, *args: Any, **kwargs: Any) -> None:
         super().refresh_from_db(*args, **kwargs)
         self.__dict__.pop("certificate", None)
 
@@ -290,7 +300,7 @@ class Certificate(models.Model):
     def __str__(self) -> str:
         return f"{self.san} serial {self.serial}"
 
-    def save(self, *args, **kwargs) -> None:
+    def save(self, *args: Any, **kwargs: Any) -> None:
         if self.renew_after is None:
             self.renew_after = renewal_time(self.not_before, self.not_after)
         super().save(*args, **kwargs)

@@ -21,9 +21,6 @@ class DomainQuerySet(models.QuerySet):
     def for_owner(self, user: User) -> Self:
         return self.filter(project__owner=user)
 
-    def pending(self) -> Self:
-        return self.filter(state=State.PENDING)
-
     def live(self) -> Self:
         """Domains the platform answers for (domains.choices.LIVE_STATES)."""
         return self.filter(state__in=LIVE_STATES)

@@ -18,7 +18,7 @@ from domains.choices import TEMPORARY_CHECK_CODES
 from domains.models import Domain
 from domains.pki import Pending
 from domains.services import certificates, scheduling, verification
-from domains.services.domains import domain_request_check
+from domains.services.custom_domains import domain_request_check
 from domains.services.nextsteps import NextSteps
 from domains.services.scheduling import BATCH_SIZE, chunked
 from petstore.queueing import QueueTask, queue_task

@@ -140,6 +140,19 @@ LAYERS = [
         ("devtools",),
         id="production-code-never-imports-devtools",
     ),
+    pytest.param(
+        ("domains.selectors",),
+        (
+            "domains.services",
+            "domains.tasks",
+            "domains.dashboard",
+            "domains.routing",
+            "domains.edge",
+            "domains.admin",
+            "domains.management.commands",
+        ),
+        id="selectors-read-and-import-no-writer-or-caller",
+    ),
 ]
 
 

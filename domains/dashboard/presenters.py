@@ -1,20 +1,17 @@
 """What the dashboard shows, shaped for templates and the live-status JSON.
 
-Presentation only: reads models and services, never writes.
+Presentation only: reads models and selectors, never writes.
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from datetime import datetime, timedelta
-
-from django.conf import settings
 
 from domains.choices import AWAITING_OWNER_STATES, MOVING_STATES, STATE_HELP, CertState
 from domains.dashboard.forms import DomainAddForm, PrimaryForm, RedirectForm
 from domains.models import Domain, Project, Redirect
-from domains.services.projects import project_domains_structure
+from domains.selectors import project_domains_structure
 
 
 @dataclass(frozen=True)
@@ -28,7 +25,7 @@ class Badge:
 
 
 def badge(domain: Domain) -> Badge:
-    stops_at = stops_serving_at(domain)
+    stops_at = domain.stops_serving_at()
     if stops_at is not None and domain.failing_since is not None:
         return Badge(
             "failing",
@@ -40,18 +37,11 @@ def badge(domain: Domain) -> Badge:
     return Badge(domain.state, domain.get_state_display(), STATE_HELP[domain.state])
 
 
-def stops_serving_at(domain: Domain) -> datetime | None:
-    """When a served domain whose checks fail stops serving; None while nothing fails."""
-    if not domain.is_live or domain.failing_since is None:
-        return None
-    return domain.failing_since + timedelta(hours=settings.DOMAINS_GRACE_HOURS)
-
-
 def domain_status_payload(domain: Domain) -> dict:
     certificate = domain.certificate
     in_progress = domain.check_in_progress
     checked_at = domain.checked_at.isoformat() if domain.checked_at else None
-    stops_at = stops_serving_at(domain)
+    stops_at = domain.stops_serving_at()
     shown = badge(domain)
     # Refused by CAA: nothing moves until the owner changes the record and chooses Re-verify.
     blocked = domain.cert_state == CertState.BLOCKED and certificate is None

@@ -77,7 +77,7 @@ def verify(hostname: str, *, is_apex: bool, ask_txt: bool = False) -> CheckResul
 def questions(hostname: str, *, is_apex: bool, ask_txt: bool = False) -> list[tuple[str, str]]:
     """Every DNS question `verify()` may ask for this domain."""
     if is_apex:
-        target = lookups.normalize(settings.PLATFORM_CNAME_TARGET)
+        target = hostnames.comparable(settings.PLATFORM_CNAME_TARGET)
         asked = [(target, "A"), (target, "AAAA"), (hostname, "A"), (hostname, "AAAA")]
     else:
         asked = [(hostname, "CNAME"), (hostname, "A"), (hostname, "AAAA")]
@@ -114,7 +114,7 @@ def _verify(hostname: str, is_apex: bool, lookup: Lookup, ask_txt: bool) -> Chec
 
 
 def _verify_subdomain(hostname: str, lookup: Lookup) -> CheckResult:
-    target = lookups.normalize(settings.PLATFORM_CNAME_TARGET)
+    target = hostnames.comparable(settings.PLATFORM_CNAME_TARGET)
     expected = f"CNAME {target}"
     cname = lookup(hostname, "CNAME")
     if cname.temporary:
@@ -125,7 +125,7 @@ def _verify_subdomain(hostname: str, lookup: Lookup) -> CheckResult:
             return _temporary(other, expected)
     conflicts = [f"{o.rdtype} {value}" for o in others for value in o.values]
     if cname.values:
-        found_target = lookups.normalize(cname.values[0])
+        found_target = hostnames.comparable(cname.values[0])
         found = f"CNAME {found_target}"
         if conflicts:
             return CheckResult(
@@ -168,7 +168,7 @@ def _verify_subdomain(hostname: str, lookup: Lookup) -> CheckResult:
 
 
 def _verify_apex(hostname: str, lookup: Lookup) -> CheckResult:
-    target = lookups.normalize(settings.PLATFORM_CNAME_TARGET)
+    target = hostnames.comparable(settings.PLATFORM_CNAME_TARGET)
     wanted = [lookup(target, "A"), lookup(target, "AAAA")]
     for answer in wanted:
         if answer.temporary:
@@ -232,14 +232,14 @@ MAX_CAA_NAMES = 10
 
 def _climb(hostname: str) -> list[str]:
     """The name and its parents, nearest first, down to (not including) the root (RFC 8659)."""
-    labels = lookups.normalize(hostname).split(".")
+    labels = hostnames.comparable(hostname).split(".")
     return [".".join(labels[i:]) for i in range(len(labels))][:MAX_CAA_NAMES]
 
 
 def caa(hostname: str, identity: str) -> CheckResult:
     """May the CA whose CAA identity is `identity` (the issuing authority's, e.g.
     letsencrypt.org) issue for `hostname`? The relevant CAA set is the nearest one."""
-    ca = lookups.normalize(identity)
+    ca = hostnames.comparable(identity)
     expected = f'CAA 0 issue "{ca}" (or no CAA records)'
     climb = _climb(hostname)
     # Asked at once: the climb as a whole ends within one DNS lifetime.

@@ -1,7 +1,11 @@
 """Host name rules: IDNA, lengths, public suffixes, the platform's own names.
 
-`normalize_hostname()` turns what a person typed into the ASCII (IDNA) form we
-store, or raises ValidationError with a message saying what to change.
+A name is normalised one of two ways, by where it comes from:
+- `normalize_hostname()`: what a person typed (Add domain, a staff command) becomes the
+  ASCII (IDNA) form we store, or is refused with a ValidationError saying what to change.
+- `comparable()`: a name that is only matched against stored ones (a Host header, a TLS
+  handshake's SNI, a DNS answer, a setting, a dashboard URL) is folded to the stored
+  form's case and ends; nothing is refused, a name that is not valid matches nothing.
 """
 
 from __future__ import annotations
@@ -32,11 +36,16 @@ def _refuse(message: str, code: str) -> ValidationError:
     return ValidationError(message, code=code)
 
 
+def comparable(name: str) -> str:
+    """`name` as stored names are compared: without surrounding spaces, in lower case,
+    without the trailing dot of a fully qualified name."""
+    return name.strip().lower().rstrip(".")
+
+
 def normalize_hostname(raw: str) -> str:
     """Return the ASCII form of a custom host name, or raise ValidationError."""
-    value = (raw or "").strip().lower()
-    if value.endswith("."):
-        value = value[:-1]
+    # One trailing dot is the same name; anything else is for the checks below to refuse.
+    value = (raw or "").strip().lower().removesuffix(".")
     if not value:
         raise _refuse("Enter a domain name, for example shop.example.com.", "required")
     if "://" in value or "/" in value or "@" in value or " " in value:
@@ -76,7 +85,7 @@ def normalize_hostname(raw: str) -> str:
                 f"The part {label!r} may only hold letters, digits and inner hyphens.",
                 "invalid_hostname",
             )
-    platform = settings.PLATFORM_DOMAIN.lower().rstrip(".")
+    platform = comparable(settings.PLATFORM_DOMAIN)
     if ascii_name == platform or ascii_name.endswith("." + platform):
         raise _refuse(
             f"Names under {platform} belong to the platform; your project is already "
@@ -111,7 +120,8 @@ def platform_hostnames() -> set[str]:
         urlsplit(settings.API_BASE_URL).hostname or "",
         *settings.ALLOWED_HOSTS,
     }
-    cleaned = {name.strip().lower().strip(".") for name in names}
+    # An ALLOWED_HOSTS entry `.example.com` stands for example.com and the names under it.
+    cleaned = {comparable(name).lstrip(".") for name in names}
     return {name for name in cleaned if name and name != "*" and not _is_ip_literal(name)}
 
 

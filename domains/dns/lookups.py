@@ -39,6 +39,8 @@ from dns.rdtypes.ANY.DNAME import DNAME
 from dns.rdtypes.IN.A import A
 from dns.rdtypes.IN.AAAA import AAAA
 
+from domains.dns import hostnames
+
 _T = TypeVar("_T")
 
 OK = "ok"
@@ -95,11 +97,6 @@ def get_resolver() -> dns.asyncresolver.Resolver:
     resolver.timeout = settings.DOMAINS_DNS_TIMEOUT
     resolver.lifetime = settings.DOMAINS_DNS_LIFETIME
     return resolver
-
-
-def normalize(name: str) -> str:
-    """Compare names the DNS way: case and the trailing dot aside."""
-    return name.strip().lower().rstrip(".")
 
 
 def lookup(name: str, rdtype: str) -> Lookup:
@@ -180,7 +177,7 @@ async def _ask(
 
 def _text(rdata: dns.rdata.Rdata) -> str:
     if isinstance(rdata, (CNAME, DNAME)):
-        return rdata.target.to_text(omit_final_dot=True).lower()
+        return hostnames.comparable(rdata.target.to_text())
     if isinstance(rdata, (A, AAAA)):
         return rdata.address
     return rdata.to_text()

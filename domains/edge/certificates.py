@@ -8,6 +8,7 @@ as they are now, so the next handshake after Remove, a stop or a renewal sees it
 from __future__ import annotations
 
 from domains.choices import State
+from domains.dns import hostnames
 from domains.models import Certificate
 from domains.pki import keys
 
@@ -16,7 +17,7 @@ def served_certificate(server_name: str) -> Certificate | None:
     """The certificate to present for `server_name`, or None: no such live domain."""
     # SNI carries the ASCII (A-label) form, as domains are stored; a trailing dot is the
     # same name.
-    hostname = server_name.strip().lower().rstrip(".")
+    hostname = hostnames.comparable(server_name)
     if not hostname:
         return None
     return (

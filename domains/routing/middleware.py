@@ -21,8 +21,9 @@ from django.http import (
     HttpResponseNotFound,
 )
 
+from domains.dns import hostnames
 from domains.routing import challenges
-from domains.routing.resolver import Page, Redirect, resolve
+from domains.routing.resolver import HostRedirect, Page, resolve
 
 _OWN_HOSTS = frozenset({"localhost", "127.0.0.1", "::1", "testserver"})
 
@@ -38,17 +39,14 @@ def raw_host(request: HttpRequest) -> str | None:
     host = (request.META.get("HTTP_HOST") or request.META.get("SERVER_NAME", "")).strip()
     if not _VALID_HOST.fullmatch(host):
         return None
-    host = host.lower()
     # [::1]:8000 holds its address in brackets; a name or an IPv4 address ends at the colon.
     name = host[1 : host.index("]")] if host.startswith("[") else host.partition(":")[0]
-    return name.rstrip(".")
+    return hostnames.comparable(name)
 
 
 def _is_own_host(host: str) -> bool:
-    own = {settings.PLATFORM_DOMAIN.lower(), settings.DASHBOARD_HOST.lower()}
-    if host in _OWN_HOSTS or host in own:
-        return True
-    return host in {h.lower() for h in settings.ALLOWED_HOSTS if h not in ("*",)}
+    configured = [settings.PLATFORM_DOMAIN, settings.DASHBOARD_HOST, *settings.ALLOWED_HOSTS]
+    return host in _OWN_HOSTS or host in {hostnames.comparable(h) for h in configured if h != "*"}
 
 
 def _origin(scheme: str, host: str) -> str:
@@ -83,7 +81,7 @@ def _page(request: HttpRequest, host: str, page: Page) -> HttpResponse:
 
 def answer(request: HttpRequest, host: str) -> HttpResponse:
     target = resolve(host)
-    if isinstance(target, Redirect):
+    if isinstance(target, HostRedirect):
         return _redirect(request, target.host, target.status, secure=target.secure)
     if isinstance(target, Page):
         return _page(request, host, target)

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from django.conf import settings
 
 from domains.choices import State
+from domains.dns import hostnames
 from domains.models import Deploy, Domain, Project
 
 
@@ -25,20 +26,21 @@ class Page:
 
 
 @dataclass(frozen=True)
-class Redirect:
-    """Send the client to `host`; `secure` when the edge serves that host over HTTPS."""
+class HostRedirect:
+    """Send the client to `host` (a Redirect row's target, or a project's primary domain);
+    `secure` when the edge serves that host over HTTPS."""
 
     host: str
     status: int
     secure: bool
 
 
-Target = Page | Redirect | None
+Target = Page | HostRedirect | None
 
 
 def resolve(host: str) -> Target:
-    """The answer for `host` (lower case, no port, no trailing dot); None: nothing here."""
-    platform = settings.PLATFORM_DOMAIN.lower()
+    """The answer for `host` (`hostnames.comparable`, without a port); None: nothing here."""
+    platform = hostnames.comparable(settings.PLATFORM_DOMAIN)
     if host.endswith("." + platform):
         return _platform_subdomain(host[: -len(platform) - 1])
     return _custom_domain(host)
@@ -52,7 +54,7 @@ def _platform_subdomain(slug: str) -> Target:
         return None
     primary = project.primary_domain
     if primary is not None and primary.state == State.ACTIVE:
-        return Redirect(primary.hostname, 301, secure=True)
+        return HostRedirect(primary.hostname, 301, secure=True)
     # The platform's own subdomains are served over HTTPS where the platform's wildcard
     # certificate is at the edge (production, SECURE_SSL_REDIRECT), not under `make run`.
     return _page(project, secure=settings.SECURE_SSL_REDIRECT)
@@ -70,7 +72,7 @@ def _custom_domain(host: str) -> Target:
     redirect = getattr(domain, "redirect_from", None)
     if redirect is not None:
         target = redirect.to_domain
-        return Redirect(target.hostname, redirect.status, secure=target.state == State.ACTIVE)
+        return HostRedirect(target.hostname, redirect.status, secure=target.state == State.ACTIVE)
     return _page(domain.project, secure=domain.state == State.ACTIVE)
 
 

@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
+from contextlib import AbstractContextManager
 
 from django.contrib.auth.models import User
 
 from domains.models import Domain, DomainEvent, Project
+from domains.services.bulk import BulkInsert
 
-# While events_in_bulk() is active, record_event() collects instead of inserting.
-_collected: ContextVar[list[DomainEvent] | None] = ContextVar("domain_events", default=None)
+_events = BulkInsert(DomainEvent.objects, "domain_events")
 
 
 def record_event(
@@ -37,23 +35,11 @@ def record_event(
         action=action,
         message=message,
     )
-    collected = _collected.get()
-    if collected is None:
-        event.save()
-    else:
-        collected.append(event)
+    _events.save(event)
     return event
 
 
-@contextmanager
-def events_in_bulk() -> Iterator[list[DomainEvent]]:
+def events_in_bulk() -> AbstractContextManager[list[DomainEvent]]:
     """Collect the events recorded inside and insert them with one bulk INSERT at the end
     (in the order they were recorded). On an exception nothing is inserted."""
-    collected: list[DomainEvent] = []
-    token = _collected.set(collected)
-    try:
-        yield collected
-    finally:
-        _collected.reset(token)
-    if collected:
-        DomainEvent.objects.bulk_create(collected)
+    return _events.in_bulk()

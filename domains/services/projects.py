@@ -50,10 +50,3 @@ def project_set_primary(*, project: Project, domain: Domain | None, actor: User 
         message=f"Primary domain: {domain.hostname if domain else 'none'}",
         actor=actor,
     )
-
-
-def project_domains_structure(*, project: Project) -> dict:
-    """The spec's `domains` structure: the primary domain and the redirect entries."""
-    primary = project.primary_domain.hostname if project.primary_domain else None
-    redirects = project.redirects.select_related("from_domain", "to_domain")
-    return {"primary": primary, "redirects": [r.as_dict() for r in redirects]}

@@ -19,6 +19,7 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from domains import selectors
 from domains.choices import (
     AWAITING_OWNER_STATES,
     LIVE_STATES,
@@ -93,7 +94,7 @@ def domain_check_many(*, domain_ids: Iterable[int]) -> Recorded:
             "pk", "hostname", "is_apex", "project_id", "state"
         )
     )
-    contested = claims.contested_claims(
+    contested = selectors.contested_claims(
         (host, project) for _, host, _, project, state in targets if state not in LIVE_STATES
     )
     ask_txt = {host for host, _ in contested}
@@ -280,10 +281,6 @@ def _record_success(domain: Domain, result: CheckResult, next_steps: NextSteps) 
         next_steps.issue_now.append(domain.pk)
 
 
-def grace_period() -> timedelta:
-    return timedelta(hours=settings.DOMAINS_GRACE_HOURS)
-
-
 def _record_failure(domain: Domain, result: CheckResult) -> None:
     if domain.is_live:
         _record_live_failure(domain, result)
@@ -303,11 +300,12 @@ def _record_live_failure(domain: Domain, result: CheckResult) -> None:
         "check_attempts": domain.check_attempts + 1,
         "failing_since": failing_since,
     }
-    if failing_since is None:
+    stops_at = domain.stops_serving_at(failing_since=failing_since)
+    if stops_at is None:
+        # Only temporary failures so far: no grace period runs yet.
         fields["next_check_at"] = now + backoff_delay(domain.check_attempts + 1)
         update(domain, **fields)
         return
-    stops_at = failing_since + grace_period()
     if now >= stops_at and not result.temporary:
         fields["check_message"] = (
             f"Not served since {now:%Y-%m-%d %H:%M} UTC: the DNS record stopped pointing here "

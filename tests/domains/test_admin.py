@@ -7,7 +7,7 @@ from django.urls import reverse
 
 from domains.choices import State
 from domains.models import Domain, DomainEvent
-from domains.services.domains import domain_add
+from domains.services.custom_domains import domain_add
 
 pytestmark = pytest.mark.django_db
 

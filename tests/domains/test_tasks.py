@@ -12,7 +12,7 @@ from domains import tasks
 from domains.choices import State
 from domains.models import Certificate, Domain, DomainEvent
 from domains.services import certificates, scheduling
-from domains.services.domains import domain_remove
+from domains.services.custom_domains import domain_remove
 from tests.fixtures.domains import TARGET, run_at_once
 
 

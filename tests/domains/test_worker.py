@@ -8,7 +8,7 @@ from cryptography import x509
 from domains import tasks
 from domains.choices import State
 from domains.models import Domain
-from domains.services.domains import domain_add
+from domains.services.custom_domains import domain_add
 from tests.fixtures.domains import TARGET
 from tests.processes import wait_for
 

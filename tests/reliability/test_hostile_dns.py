@@ -10,7 +10,7 @@ from celery.exceptions import Retry
 from domains.choices import TEMPORARY_CHECK_CODES, CheckCode, State
 from domains.models import Domain
 from domains.services import certificates
-from domains.services.domains import domain_add
+from domains.services.custom_domains import domain_add
 from domains.services.verification import domain_check, domain_check_many
 from domains.tasks import check_domain, check_domains, issue_certificate
 from tests.fixtures.domains import TARGET

@@ -17,7 +17,7 @@ from django.utils import timezone
 
 from domains.choices import State
 from domains.models import Domain, DomainEvent
-from domains.services.domains import domain_add
+from domains.services.custom_domains import domain_add
 from pets.models import Category, Pet
 from petstore.apikeys.services import api_key_issue
 from petstore.celery import app

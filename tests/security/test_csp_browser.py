@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from domains.models import Domain
-from domains.services.domains import domain_add
+from domains.services.custom_domains import domain_add
 from domains.services.projects import deploy_record, project_create
 from tests.fixtures.browser import sign_in
 from tests.fixtures.people import PASSWORD

@@ -16,7 +16,7 @@ from django.urls import URLPattern, reverse
 
 from domains import urls as dashboard_urls
 from domains.models import Deploy, Domain, DomainEvent, Project, Redirect
-from domains.services.domains import domain_add
+from domains.services.custom_domains import domain_add
 from domains.services.redirects import redirect_save
 from tests.fixtures.domains import go_live
 from tests.fixtures.people import PASSWORD

@@ -5,8 +5,8 @@ from django.core.management.base import BaseCommand, CommandError
 
 from domains.management.commands._base import refusal
 from domains.models import Project
-from domains.services.claims import is_contested
-from domains.services.domains import domain_add
+from domains.selectors import is_contested
+from domains.services.custom_domains import domain_add
 
 
 class Command(BaseCommand):

@@ -8,8 +8,7 @@ from django.core.management.base import BaseCommand
 
 from domains.management.commands._base import add_claim_arguments, get_claims
 from domains.models import Domain
-from domains.services.claims import is_contested
-from domains.services.domains import domain_troubleshoot
+from domains.selectors import domain_troubleshoot, is_contested
 
 
 def _iso(value: datetime | None) -> str | None:

@@ -3,7 +3,7 @@ from __future__ import annotations
 from django.core.management.base import BaseCommand
 
 from domains.management.commands._base import add_claim_arguments, get_domain
-from domains.services.domains import domain_remove
+from domains.services.custom_domains import domain_remove
 
 
 class Command(BaseCommand):

@@ -5,7 +5,7 @@ from django.core.management.base import BaseCommand, CommandError
 from domains import tasks
 from domains.choices import CheckCode
 from domains.management.commands._base import add_claim_arguments, get_domain
-from domains.services.domains import domain_request_check
+from domains.services.custom_domains import domain_request_check
 from domains.services.verification import domain_check
 
 

@@ -6,7 +6,7 @@ import pytest
 from django.test import Client
 
 from domains.models import Domain, DomainEvent, Redirect
-from domains.services.domains import domain_add
+from domains.services.custom_domains import domain_add
 from domains.services.projects import project_create
 from domains.services.redirects import redirect_save
 from tests.fixtures.domains import go_live

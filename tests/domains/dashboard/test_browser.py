@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from domains.choices import CertState
 from domains.models import Domain
-from domains.services.domains import domain_add
+from domains.services.custom_domains import domain_add
 from domains.services.verification import domain_check
 from domains.tasks import enqueue
 from tests.fixtures.browser import sign_in

@@ -12,7 +12,7 @@ from django.core.management.base import CommandError
 
 from devtools.devdns import DNSServer
 from domains.models import Deploy, Project
-from domains.services.domains import domain_add
+from domains.services.custom_domains import domain_add
 from domains.services.verification import domain_check
 from tests.fixtures.domains import TARGET
 

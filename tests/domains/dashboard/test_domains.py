@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from domains.models import Domain, DomainEvent, Redirect
-from domains.services.domains import domain_add, domain_request_check
+from domains.services.custom_domains import domain_add, domain_request_check
 from domains.services.projects import project_create
 from domains.services.redirects import redirect_save
 from domains.services.verification import domain_check

@@ -10,7 +10,7 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from domains.services.domains import domain_add
+from domains.services.custom_domains import domain_add
 from domains.services.redirects import redirect_save
 from domains.services.verification import domain_check
 from tests.fixtures.domains import TARGET, go_live

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from domains.models import Redirect
-from domains.services.domains import domain_add
+from domains.services.custom_domains import domain_add
 from domains.services.projects import project_set_primary
 from domains.services.redirects import redirect_save
 from tests.fixtures.domains import go_live

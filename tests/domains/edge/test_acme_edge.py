@@ -23,7 +23,7 @@ from domains import tasks
 from domains.choices import CertState, CheckCode, State
 from domains.models import AcmeChallenge, AcmeOrder, Certificate, Domain
 from domains.services import scheduling
-from domains.services.domains import domain_add
+from domains.services.custom_domains import domain_add
 from tests.fixtures.domains import TARGET
 from tests.fixtures.edge import domainstatus, serial
 from tests.processes import paused, wait_for

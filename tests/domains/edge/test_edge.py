@@ -16,7 +16,7 @@ from django.utils import timezone
 from domains.choices import State
 from domains.models import Certificate, Domain
 from domains.services import certificates
-from domains.services.domains import domain_remove
+from domains.services.custom_domains import domain_remove
 from tests.fixtures.domains import go_live
 from tests.fixtures.edge import domainstatus, serial
 

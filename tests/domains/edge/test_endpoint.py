@@ -13,7 +13,7 @@ from domains.edge.paths import CERTIFICATE_PATH, PERMISSION_PATH
 from domains.models import Certificate, Domain
 from domains.pki import keys
 from domains.services import certificates
-from domains.services.domains import domain_add
+from domains.services.custom_domains import domain_add
 from tests.fixtures.domains import go_live
 
 # The endpoint closes its database connection around each request, as a process of its own

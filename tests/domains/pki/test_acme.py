@@ -20,7 +20,7 @@ from domains.choices import CertCode, CertState, State
 from domains.models import AcmeChallenge, AcmeOrder, Certificate, Domain
 from domains.pki import keys
 from domains.services import certificates
-from domains.services.domains import domain_add
+from domains.services.custom_domains import domain_add
 from domains.services.verification import domain_check
 from tests.fixtures.domains import TARGET
 

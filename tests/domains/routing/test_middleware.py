@@ -7,7 +7,7 @@ import pytest
 from domains.choices import State
 from domains.models import Domain
 from domains.routing.middleware import HostRoutingMiddleware
-from domains.services.domains import domain_add, domain_remove
+from domains.services.custom_domains import domain_add, domain_remove
 from domains.services.projects import deploy_record, project_create, project_set_primary
 from domains.services.redirects import redirect_save
 

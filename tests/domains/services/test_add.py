@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 from django.core.exceptions import ValidationError
 
+from domains.choices import State
 from domains.models import Domain, DomainEvent
-from domains.services.claims import is_contested
-from domains.services.domains import domain_add, domain_remove
+from domains.selectors import is_contested
+from domains.services.custom_domains import domain_add, domain_remove
 from domains.services.projects import deploy_record, project_create
 from tests.fixtures.domains import TARGET
 
@@ -155,4 +156,4 @@ def test_for_owner_selects_only_the_owners_rows(shop, bobs, alice, bob):
     domain_add(project=bobs, hostname="b.example.test", actor=bob)
     assert [d.hostname for d in Domain.objects.for_owner(alice)] == ["a.example.test"]
     assert [p.slug for p in type(shop).objects.for_owner(bob)] == ["bobs"]
-    assert Domain.objects.pending().count() == 2
+    assert Domain.objects.filter(state=State.PENDING).count() == 2

@@ -9,7 +9,7 @@ import time_machine
 
 from domains.choices import State
 from domains.models import Domain, DomainEvent
-from domains.services.domains import domain_request_check
+from domains.services.custom_domains import domain_request_check
 from domains.services.verification import backoff_delay, domain_check
 from tests.fixtures.domains import TARGET
 

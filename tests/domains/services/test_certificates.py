@@ -14,7 +14,7 @@ from domains.choices import CertState, State
 from domains.models import Certificate, Domain, DomainEvent
 from domains.pki import keys
 from domains.services import certificates, scheduling
-from domains.services.domains import domain_add, domain_request_check
+from domains.services.custom_domains import domain_add, domain_request_check
 from domains.services.verification import domain_check
 from tests.fixtures.domains import TARGET, run_at_once
 

@@ -10,8 +10,8 @@ from django.db import IntegrityError, transaction
 
 from domains.choices import CheckCode, State
 from domains.models import Domain, DomainEvent, ProvenHostname
-from domains.services.claims import is_contested
-from domains.services.domains import domain_add, domain_remove
+from domains.selectors import is_contested
+from domains.services.custom_domains import domain_add, domain_remove
 from domains.services.verification import domain_check
 from tests.fixtures.domains import TARGET, TARGET_ADDRESS, TARGET_ADDRESS6
 

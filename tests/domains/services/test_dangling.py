@@ -11,7 +11,7 @@ from domains import tasks
 from domains.choices import State
 from domains.models import Certificate, Domain, DomainEvent
 from domains.services import certificates
-from domains.services.domains import domain_request_check
+from domains.services.custom_domains import domain_request_check
 from domains.services.verification import domain_check
 from tests.fixtures.domains import TARGET
 

@@ -7,7 +7,7 @@ import pytest
 from domains.choices import State
 from domains.models import Domain
 from domains.services import lifecycle as states
-from domains.services.domains import domain_add
+from domains.services.custom_domains import domain_add
 
 ALL = list(State)
 

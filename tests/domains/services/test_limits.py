@@ -14,7 +14,7 @@ from domains import tasks
 from domains.choices import PLAN_DOMAIN_QUOTA, Plan
 from domains.models import Domain, DomainEvent
 from domains.services import scheduling
-from domains.services.domains import domain_add, domain_request_check
+from domains.services.custom_domains import domain_add, domain_request_check
 from domains.services.projects import project_create
 from tests.fixtures.domains import go_live
 

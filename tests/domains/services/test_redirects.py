@@ -6,8 +6,9 @@ import pytest
 from django.core.exceptions import ValidationError
 
 from domains.models import DomainEvent, Redirect
-from domains.services.domains import domain_add, domain_remove
-from domains.services.projects import project_domains_structure, project_set_primary
+from domains.selectors import project_domains_structure
+from domains.services.custom_domains import domain_add, domain_remove
+from domains.services.projects import project_set_primary
 from domains.services.redirects import redirect_delete, redirect_save
 from tests.fixtures.domains import go_live
 

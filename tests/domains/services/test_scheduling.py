@@ -21,7 +21,7 @@ from domains.choices import State
 from domains.dns import diagnosis
 from domains.models import Domain, DomainEvent
 from domains.services import scheduling
-from domains.services.domains import domain_add, domain_remove
+from domains.services.custom_domains import domain_add, domain_remove
 from domains.services.verification import domain_check, domain_check_many
 from petstore.celery import app
 from tests.fixtures.domains import TARGET, run_at_once

@@ -6,8 +6,9 @@ import pytest
 
 from domains.choices import State
 from domains.models import Domain
+from domains.selectors import domain_troubleshoot
 from domains.services import certificates
-from domains.services.domains import domain_add, domain_remove, domain_troubleshoot
+from domains.services.custom_domains import domain_add, domain_remove
 from domains.services.verification import domain_check
 from tests.fixtures.domains import TARGET, TARGET_ADDRESS, TARGET_ADDRESS6
 

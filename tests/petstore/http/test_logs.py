@@ -10,7 +10,7 @@ import pytest
 import requests
 
 from domains.models import Domain
-from domains.services.domains import domain_add
+from domains.services.custom_domains import domain_add
 from tests.fixtures.domains import TARGET
 from tests.processes import Worker, gunicorn, service_env, wait_for
 

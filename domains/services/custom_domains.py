@@ -1,4 +1,4 @@
-"""Custom domains: Add domain, Verify / Re-verify, Remove, and the troubleshooting steps.
+"""A custom domain's own writes: Add domain, Verify / Re-verify, Remove.
 
 Each function is keyword-only; a refusal raises django.core.exceptions.ValidationError
 with a message a person can act on and a `code` a program can branch on. Nothing here
@@ -14,13 +14,12 @@ from django.conf import settings
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
-from django.db.models import Q
 from django.utils import timezone
 
-from domains.choices import PLAN_DOMAIN_QUOTA, Action, CertCode, CheckCode, State
+from domains import selectors
+from domains.choices import PLAN_DOMAIN_QUOTA, Action, State
 from domains.dns import hostnames
-from domains.models import Domain, Project, Redirect
-from domains.services import claims
+from domains.models import Domain, Project
 from domains.services.events import record_event
 from domains.services.lifecycle import transition, update
 
@@ -68,7 +67,7 @@ def domain_add(*, project: Project, hostname: str, actor: User | None) -> Domain
             f"{shown} is already added to this project.", code="duplicate"
         ) from None
     record_event(project=project, domain=domain, action=Action.ADDED, actor=actor)
-    for rival in claims.rival_claims(domain):
+    for rival in selectors.rival_claims(domain):
         record_event(
             domain=rival,
             action=Action.RIVAL_CLAIM,
@@ -122,39 +121,12 @@ def _refuse_if_too_soon(domain: Domain, now: datetime) -> None:
         )
 
 
-def domain_troubleshoot(*, domain: Domain) -> dict:
-    """The spec's troubleshooting steps, from what the last checks stored (a page never
-    asks the DNS itself): does it still verify? does CAA block the certificate? did the
-    CA refuse the order, and why?"""
-    refused = domain.cert_code == CertCode.CA_REFUSED
-    return {
-        "verifies": domain.check_code == CheckCode.OK,
-        "verify_message": domain.check_message,
-        "checked_at": domain.checked_at,
-        "caa_blocks": domain.cert_code == CheckCode.CAA_BLOCKED,
-        "caa_message": "" if refused else domain.cert_message,
-        "ca_refused": refused,
-        # The CA's own words ("The CA refused the order: ..."), as the order left them.
-        "ca_refused_message": domain.cert_message if refused else "",
-    }
-
-
-def removal_effects(domain: Domain) -> dict:
-    """What Remove changes besides the domain itself: the redirects that go with it, and
-    whether the project loses its primary domain (the confirmation lists both)."""
-    redirects = Redirect.objects.filter(Q(from_domain=domain) | Q(to_domain=domain))
-    return {
-        "redirects": list(redirects.select_related("from_domain", "to_domain")),
-        "is_primary": domain.project.primary_domain_id == domain.pk,
-    }
-
-
 @transaction.atomic
 def domain_remove(*, domain: Domain, actor: User | None) -> None:
     """Stop serving at once: the row goes; its redirects and certificates with it. What
     proved the name stays (claims.ProvenHostname), so another project needs a TXT proof."""
     project, hostname = domain.project, domain.hostname
-    effects = removal_effects(domain)
+    effects = selectors.removal_effects(domain)
     for redirect in effects["redirects"]:
         record_event(
             project=project,
