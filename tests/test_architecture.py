@@ -141,6 +141,16 @@ LAYERS = [
         id="production-code-never-imports-devtools",
     ),
     pytest.param(
+        ("pets",),
+        ("domains",),
+        id="the-pets-app-never-imports-the-domains-app",
+    ),
+    pytest.param(
+        ("domains",),
+        ("pets",),
+        id="the-domains-app-never-imports-the-pets-app",
+    ),
+    pytest.param(
         ("domains.selectors",),
         (
             "domains.services",
