@@ -18,6 +18,7 @@ import subprocess
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Required, TypedDict, Unpack
 
 WRK_DIR = Path(__file__).resolve().parent / "wrk"
 
@@ -107,35 +108,30 @@ def parse(output: str) -> Run:
     )  # fmt: skip
 
 
-def wrk_command(
-    url: str,
-    *,
-    seconds: int,
-    connections: int,
-    headers: dict[str, str] | None = None,
-    script: str | None = None,
-) -> list[str]:
+class WrkOptions(TypedDict, total=False):
+    """What a wrk run is told, besides its URL and environment."""
+
+    seconds: Required[int]
+    connections: Required[int]
+    headers: dict[str, str] | None
+    script: str | None
+
+
+def wrk_command(url: str, **options: Unpack[WrkOptions]) -> list[str]:
+    seconds, connections = options["seconds"], options["connections"]
     cmd = ["wrk", "-t1", f"-c{connections}", f"-d{seconds}s", "--latency", "--timeout", "10s"]
-    for name, value in (headers or {}).items():
+    for name, value in (options.get("headers") or {}).items():
         cmd += ["-H", f"{name}: {value}"]
-    if script:
+    if script := options.get("script"):
         cmd += ["-s", str(WRK_DIR / script)]
     cmd.append(url)
     return cmd
 
 
-def wrk(
-    url: str,
-    *,
-    seconds: int,
-    connections: int,
-    headers: dict[str, str] | None = None,
-    script: str | None = None,
-    env: dict[str, str] | None = None,
-) -> Run:
+def wrk(url: str, *, env: dict[str, str] | None = None, **options: Unpack[WrkOptions]) -> Run:
     if not shutil.which("wrk"):
         raise SystemExit("wrk is not installed: apt-get install -y wrk")
-    cmd = wrk_command(url, seconds=seconds, connections=connections, headers=headers, script=script)
+    cmd = wrk_command(url, **options)
     # BENCH_RUN makes every invocation's generated names unique (see post_pets.lua).
     env = {**os.environ, **(env or {}), "BENCH_RUN": uuid.uuid4().hex[:12]}
     out = subprocess.run(cmd, capture_output=True, text=True, check=True, env=env)

@@ -5,7 +5,7 @@ serves the app with gunicorn (sync workers sized for 2 cores, persistent
 database connections), drives it with wrk from a separate process on loopback,
 and writes bench/results.md. Every target is a ratio against a floor measured
 in the same run, alternating rounds. Then the domain sweep (bench/domains_sweep.py)
-and the TLS edge (bench/edge.py, a section of its own: `--edge-only` runs that alone,
+and the TLS edge (bench/edge/, a section of its own: `--edge-only` runs that alone,
 `--skip-edge` keeps the one the file has).
 """
 

@@ -1,0 +1,179 @@
+"""HTTPS throughput through the edge against plain HTTP to the same gunicorn, with wrk:
+the figures side by side, the certificate lookups per request (from PostgreSQL's
+statistics), the CPU per request of each process, and the certificate endpoint alone."""
+
+from __future__ import annotations
+
+import http.client
+import os
+import shlex
+import ssl
+import time
+from dataclasses import dataclass, field
+
+from django.db import connection
+
+from bench.edge.platform import Platform
+from bench.edge.verify import PAGE, ZONE, https_get
+from bench.environment import ROOT
+from bench.load import WRK_DIR, Side, paired, side_by_side, spread, wrk, wrk_command
+from bench.processes import cpu_used
+from domains.edge.paths import CERTIFICATE_PATH
+from domains.models import Certificate
+
+LOOPBACK = "loopback.lua"
+# PostgreSQL defers a backend's statistics by up to 10 s once it is idle.
+STATS_LAG = 12.0
+CPU_SECONDS = 5  # the length of each run measured for CPU per request
+CPU_GROUPS = ("web (gunicorn)", "Caddy", "certificate endpoint", "PostgreSQL", "wrk")
+FORWARDED = {"X-Forwarded-Proto": "https"}
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    headers: dict[str, str] = field(default_factory=dict)
+    edge_env: dict[str, str] = field(default_factory=dict)  # wrk's, on the edge side
+
+
+CASES = (
+    Case("Keep-alive"),
+    Case("`Connection: close`: a new TCP and TLS connection per request",
+         {"Connection": "close"}),
+    # TLS 1.2 without tickets: wrk cannot resume (bench/wrk/full-handshakes.cnf says why).
+    Case("`Connection: close`, wrk unable to resume TLS sessions: a full handshake per request",
+         {"Connection": "close"}, {"OPENSSL_CONF": str(WRK_DIR / "full-handshakes.cnf")}),
+)  # fmt: skip
+
+
+def certificate_lookups() -> int:
+    """Scans of the certificates table so far: one per lookup of the certificate endpoint,
+    its only reader while the load runs (the page does not read it, no worker runs)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT coalesce(idx_scan, 0) + coalesce(seq_scan, 0) FROM pg_stat_user_tables "
+            "WHERE relname = %s",
+            [Certificate._meta.db_table],
+        )
+        return cursor.fetchone()[0]
+
+
+def _plain_get(port: int, hostname: str) -> tuple[int, str]:
+    client = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+    try:
+        client.request("GET", "/", headers={"Host": hostname, **FORWARDED})
+        response = client.getresponse()
+        return response.status, response.read().decode(errors="replace")
+    finally:
+        client.close()
+
+
+def _sides(platform: Platform, hostname: str, case: Case) -> tuple[dict, dict]:
+    plain = {
+        "url": f"http://{hostname}:{platform.web_port}/",
+        "headers": {**FORWARDED, **case.headers},
+    }
+    edge = {
+        "url": f"https://{hostname}:{platform.https_port}/",
+        "headers": case.headers,
+        "env": case.edge_env,
+    }
+    return plain, edge  # fmt: skip
+
+
+def _shown(hostname: str, case: Case, common: dict) -> str:
+    """The edge side's wrk command line, paths from the checkout, the port as a variable."""
+    command = wrk_command(f"https://{hostname}:PORT/", headers=case.headers, **common)
+    env = [f"{name}={value}" for name, value in case.edge_env.items()]
+    text = shlex.join([*env, *command]).replace(str(ROOT) + "/", "")
+    return text.replace(":PORT/", ":$HTTPS_PORT/")
+
+
+def _side(side: Side) -> str:
+    return f"{side.rps:,.0f} req/s (p50 {side.p50_ms:.1f} ms, p99 {side.p99_ms:.1f} ms)"
+
+
+def throughput_rows(platform: Platform, hostname: str, args, notes: list[str]) -> list[str]:
+    # wrk counts a 301 as an answer: both sides must answer the page itself.
+    if _plain_get(platform.web_port, hostname) != (200, PAGE):
+        raise SystemExit(f"edge: plain HTTP to gunicorn does not answer {hostname}'s page")
+    context = ssl.create_default_context(cafile=str(platform.local_ca_root))
+    if (https_get(platform.https_port, hostname, context) or ())[:2] != (200, PAGE):
+        raise SystemExit(f"edge: the edge does not answer {hostname}'s page")
+    common = {"seconds": args.seconds, "connections": args.connections, "script": LOOPBACK}
+    rows = []
+    for case in CASES:
+        plain_side, edge_side = _sides(platform, hostname, case)
+        before = certificate_lookups()
+        plain, edge = side_by_side(
+            ("plain", plain_side), ("edge", edge_side), rounds=args.rounds, **common
+        )
+        time.sleep(STATS_LAG)
+        lookups = certificate_lookups() - before
+        requests = sum(run.requests for run in edge.runs + edge.warmups)
+        low, high = spread(edge, plain, "rps")
+        rows.append(
+            f"| {case.name} | {_side(plain)} | {_side(edge)} | "
+            f"{paired(edge, plain, 'rps'):.2f} (rounds {low:.2f}–{high:.2f}) | "
+            f"{paired(edge, plain, 'p50_ms'):.2f} | {lookups / requests:.2f} |"
+        )
+        print(f"edge: {rows[-1]}", flush=True)
+        if plain.errors or edge.errors:
+            notes.append(
+                f"{case.name}: {plain.errors} errors plain, {edge.errors} through the edge."
+            )
+        notes.append(f"{case.name}, edge side: `{_shown(hostname, case, common)}`.")
+    notes.append(
+        f"With one connection instead of {args.connections}, full handshakes make "
+        f"{_lookups_alone(platform, hostname, args.seconds):.2f} certificate lookups per request: "
+        "concurrent handshakes for the same name share one lookup."
+    )
+    return rows
+
+
+def _lookups_alone(platform: Platform, hostname: str, seconds: int) -> float:
+    """Certificate lookups per request, full handshakes on a single connection."""
+    edge_side = _sides(platform, hostname, CASES[-1])[1]
+    before = certificate_lookups()
+    run = wrk(**edge_side, script=LOOPBACK, seconds=seconds, connections=1)
+    time.sleep(STATS_LAG)
+    return (certificate_lookups() - before) / run.requests
+
+
+def cpu_rows(platform: Platform, hostname: str, connections: int) -> list[str]:
+    """CPU milliseconds per request of each process, one CPU_SECONDS run per figure."""
+    figures = [("Plain HTTP", _sides(platform, hostname, CASES[0])[0])]
+    figures += [(f"Edge: {case.name}", _sides(platform, hostname, case)[1]) for case in CASES]
+    rows, plain = [], 0.0
+    for name, side in figures:
+        before, started = platform.cpu_seconds(), os.times()
+        run = wrk(**side, script=LOOPBACK, seconds=CPU_SECONDS, connections=connections)
+        after, ended = platform.cpu_seconds(), os.times()
+        used = {**dict.fromkeys(CPU_GROUPS, 0.0), **cpu_used(before, after)}
+        used["wrk"] = (ended.children_user - started.children_user) + (
+            ended.children_system - started.children_system
+        )
+        per_request = [used[group] * 1000 / run.requests for group in CPU_GROUPS]
+        served = sum(per_request[:-1])  # all but wrk's own
+        plain = plain or served
+        rows.append(
+            f"| {name} | {run.rps:,.0f} | "
+            + " | ".join(f"{ms:.2f}" for ms in per_request)
+            + f" | {served:.2f} | {served + per_request[-1]:.2f} | {plain / served:.2f} |"
+        )
+    return rows
+
+
+def endpoint_note(platform: Platform, hostname: str, args) -> str:
+    """The certificate endpoint alone, asked as Caddy asks it in a full handshake."""
+    endpoint = f"http://127.0.0.1:{platform.certificates_port}{CERTIFICATE_PATH}?server_name="
+    unknown, active = side_by_side(
+        ("unknown name (204)", {"url": endpoint + f"unknown.{ZONE}"}),
+        ("active name (200: chain and key)", {"url": endpoint + hostname}),
+        rounds=min(args.rounds, 4), seconds=args.seconds, connections=args.connections,
+    )  # fmt: skip
+    return (
+        f"The certificate endpoint alone, wrk straight to `GET {CERTIFICATE_PATH}` as Caddy "
+        f"asks it in a full handshake, {min(args.rounds, 4)} rounds: {_side(active)} for an "
+        f"active name, {_side(unknown)} for an unknown one."
+    )
