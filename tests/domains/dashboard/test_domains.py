@@ -77,9 +77,9 @@ def test_project_without_a_successful_deploy_is_refused(alice_client, alice):
 
 
 def test_a_name_another_project_claims_is_added_and_asks_for_the_txt_proof(
-    alice_client, shop, bob, bobs_project
+    alice_client, shop, bob, bobs
 ):
-    theirs = domain_add(project=bobs_project, hostname="www.example.com", actor=bob)
+    theirs = domain_add(project=bobs, hostname="www.example.com", actor=bob)
     response = _add(alice_client, "WWW.Example.com")
     assert response.status_code == 302
     mine = Domain.objects.get(hostname="www.example.com", project=shop)
