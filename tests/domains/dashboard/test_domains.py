@@ -219,6 +219,7 @@ def test_the_domain_page_reads_the_certificate_once(alice_client, shop, alice, d
     domain = domain_add(project=shop, hostname="www.example.com", actor=alice)
     domain_check(domain_id=domain.pk)  # verified: its certificate is requested
     issued = certificates.certificate_issue(domain_id=domain.pk)
+    assert issued is not None
 
     with CaptureQueriesContext(connection) as captured:
         response = alice_client.get(SHOP + "www.example.com/")
