@@ -305,7 +305,7 @@ CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 300)
 CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 240)
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
-CELERY_BEAT_SCHEDULE = {
+CELERY_BEAT_SCHEDULE: dict[str, dict[str, str | float]] = {
     # Pets API: Idempotency-Key records live 24 hours; purge the expired ones hourly.
     "pets-purge-idempotency-keys": {
         "task": "pets.tasks.purge_expired_idempotency_keys",

@@ -55,7 +55,7 @@ def test_reverify_action_restarts_verification(
     failed.refresh_from_db()
     assert failed.state == State.PENDING
     event = DomainEvent.objects.get(action="verify_requested")
-    assert event.actor.username == "carol"
+    assert event.actor is not None and event.actor.username == "carol"
 
 
 def test_deleting_in_the_admin_goes_through_domain_remove(staff_client, failed):

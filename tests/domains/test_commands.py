@@ -112,6 +112,7 @@ def test_domainstatus_prints_state_check_and_certificate_as_json(
     with django_capture_on_commit_callbacks(execute=False):
         run("verifydomain", "www.example.test")
     certificate = certificates.certificate_issue(domain_id=Domain.objects.get().pk)
+    assert certificate is not None
     status = json.loads(run("domainstatus", "www.example.test"))
     assert status["state"] == "active"
     assert status["check"]["code"] == "ok"

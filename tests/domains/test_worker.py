@@ -30,6 +30,7 @@ def test_domain_goes_from_pending_to_active_with_a_certificate(
 
     wait_for(active, timeout=60, what="the domain to become active")
     certificate = domain.certificate
+    assert certificate is not None
     cert = x509.load_pem_x509_certificate(certificate.pem.encode())
     san = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
     assert san.get_values_for_type(x509.DNSName) == ["www.example.test"]

@@ -53,6 +53,7 @@ def variables_read(source: str) -> set[str]:
             and isinstance(node.ctx, ast.Load)
             and _is_os_environ(node.value)
             and isinstance(node.slice, ast.Constant)
+            and isinstance(node.slice.value, str)
         ):
             names.add(node.slice.value)
     return names

@@ -13,7 +13,7 @@ from domains.services import certificates
 from domains.services.custom_domains import domain_add
 from domains.services.verification import domain_check, domain_check_many
 from domains.tasks import check_domain, check_domains, issue_certificate
-from tests.fixtures.domains import TARGET
+from tests.fixtures.domains import TARGET, check
 from tests.reliability.hostile_dns import SPOOFED
 
 pytestmark = pytest.mark.django_db
@@ -38,7 +38,7 @@ def batch(shop, alice, dns_server, www):
 @pytest.mark.parametrize("mode", HOSTILE)
 def test_a_hostile_server_is_a_temporary_failure_and_the_check_retries(hostile_dns, www, mode):
     hostile_dns.mode, hostile_dns.delay = mode, 0.9  # beyond the 0.6 s lifetime
-    domain = domain_check(domain_id=www.pk).domain
+    domain = check(www)
     assert domain.check_code in TEMPORARY_CHECK_CODES, domain.check_code
     assert domain.check_message
     stored = Domain.objects.get(pk=www.pk)
@@ -73,14 +73,14 @@ def test_a_batch_asks_truncated_answers_again_over_tcp_and_verifies(hostile_dns,
 
 def test_a_truncated_answer_is_asked_again_over_tcp_and_verifies(hostile_dns, www):
     hostile_dns.mode = "truncate"
-    domain = domain_check(domain_id=www.pk).domain
+    domain = check(www)
     assert domain.check_code == CheckCode.OK
     assert {transport for transport, _ in hostile_dns.queries} == {"udp", "tcp"}
 
 
 def test_a_forged_answer_from_another_port_is_ignored(hostile_dns, www):
     hostile_dns.mode = "spoof"  # a forged CNAME arrives first, from another port
-    domain = domain_check(domain_id=www.pk).domain
+    domain = check(www)
     assert domain.check_code == CheckCode.OK
     assert SPOOFED.rstrip(".") not in domain.check_found
 
@@ -88,14 +88,14 @@ def test_a_forged_answer_from_another_port_is_ignored(hostile_dns, www):
 def test_a_slow_answer_within_the_lifetime_is_just_slow(hostile_dns, www, platform_settings):
     hostile_dns.mode, hostile_dns.delay = "slow", 0.1
     platform_settings.DOMAINS_DNS_TIMEOUT = platform_settings.DOMAINS_DNS_LIFETIME = 3.0
-    assert domain_check(domain_id=www.pk).domain.check_code == CheckCode.OK
+    assert check(www).check_code == CheckCode.OK
 
 
 def test_after_the_storm_the_next_check_verifies(hostile_dns, www):
     hostile_dns.mode = "garbage_same_id"
-    assert domain_check(domain_id=www.pk).domain.check_code in TEMPORARY_CHECK_CODES
+    assert check(www).check_code in TEMPORARY_CHECK_CODES
     hostile_dns.mode = "forward"
-    assert domain_check(domain_id=www.pk).domain.check_code == CheckCode.OK
+    assert check(www).check_code == CheckCode.OK
     assert Domain.objects.get(pk=www.pk).state in (State.VERIFIED, State.ISSUING)
 
 

@@ -13,6 +13,7 @@ every refusal in the Error body.
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 import schemathesis
@@ -127,7 +128,7 @@ def test_raw_fuzzing_of_v1_never_breaks_the_error_contract(
     from urllib.parse import quote, urlencode
 
     client = APIClient()
-    headers = {}
+    headers: dict[str, Any] = {}  # WSGI environ for the test client
     if auth == "good":
         headers["HTTP_AUTHORIZATION"] = f"Bearer {alice_key.plaintext}"
     elif auth == "junk":

@@ -96,7 +96,7 @@ def test_anonymous_visitors_are_sent_to_sign_in_and_change_nothing(alices):
     assert _snapshot() == before
 
 
-def test_another_owner_is_refused_everywhere_and_changes_nothing(alices, bob, bobs_project):
+def test_another_owner_is_refused_everywhere_and_changes_nothing(alices, bob, bobs):
     before, client = _snapshot(), Client()
     client.force_login(bob)
     data = _post_data(alices)
@@ -153,8 +153,8 @@ def test_the_admin_is_for_staff_only(alices, bob):
 # --- no open redirect -----------------------------------------------------------
 
 
-def test_a_redirect_cannot_point_at_another_projects_domain(alices, alice, bob, bobs_project):
-    bobs_domain = domain_add(project=bobs_project, hostname="bob.example.net", actor=bob)
+def test_a_redirect_cannot_point_at_another_projects_domain(alices, alice, bob, bobs):
+    bobs_domain = domain_add(project=bobs, hostname="bob.example.net", actor=bob)
     with pytest.raises(ValidationError) as refused:
         redirect_save(
             project=alices["project"],
@@ -165,10 +165,8 @@ def test_a_redirect_cannot_point_at_another_projects_domain(alices, alice, bob, 
     assert refused.value.code == "not_owned"
 
 
-def test_the_dashboard_form_offers_and_accepts_only_the_projects_domains(
-    alices, alice, bob, bobs_project
-):
-    bobs_domain = domain_add(project=bobs_project, hostname="bob.example.net", actor=bob)
+def test_the_dashboard_form_offers_and_accepts_only_the_projects_domains(alices, alice, bob, bobs):
+    bobs_domain = domain_add(project=bobs, hostname="bob.example.net", actor=bob)
     client = Client()
     client.force_login(alice)
     add = reverse("dashboard:redirect_add", kwargs={"slug": "shop"})

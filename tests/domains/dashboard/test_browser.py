@@ -13,7 +13,7 @@ from domains.services.custom_domains import domain_add
 from domains.services.verification import domain_check
 from domains.tasks import enqueue
 from tests.fixtures.browser import sign_in
-from tests.fixtures.domains import TARGET
+from tests.fixtures.domains import TARGET, check
 from tests.fixtures.people import PASSWORD
 from tests.processes import wait_for
 
@@ -168,7 +168,7 @@ def test_two_owners_claim_one_name_and_the_txt_proof_decides(
     settings.DOMAINS_VERIFY_COOLDOWN = 0
     dns_server.add("www.example.test", "CNAME", TARGET + ".")
     bobs_claim = domain_add(project=bobs, hostname="www.example.test", actor=bob)
-    assert domain_check(domain_id=bobs_claim.pk).domain.is_live
+    assert check(bobs_claim).is_live
 
     sign_in(page, live_dashboard, "alice", PASSWORD)
     page.get_by_role("link", name="Shop", exact=True).click()

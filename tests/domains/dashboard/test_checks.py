@@ -54,6 +54,7 @@ def test_verified_domain_waits_for_its_certificate_then_shows_it(alice_client, w
     assert alice_client.get(D + "status.json").json()["live"] is True
 
     certificate = certificates.certificate_issue(domain_id=www.pk)
+    assert certificate is not None
     page = alice_client.get(D).content.decode()
     assert ">Active<" in page
     assert f"expires <strong>{certificate.not_after:%Y-%m-%d}</strong>" in page

@@ -13,8 +13,7 @@ from django.core.management.base import CommandError
 from devtools.devdns import DNSServer
 from domains.models import Deploy, Project
 from domains.services.custom_domains import domain_add
-from domains.services.verification import domain_check
-from tests.fixtures.domains import TARGET
+from tests.fixtures.domains import TARGET, check
 
 
 @pytest.fixture
@@ -73,14 +72,14 @@ def test_starter_zone_verifies_once_the_newcomer_adds_the_cname(db, demo_setting
     try:
         demo_settings.DOMAINS_DNS_NAMESERVERS = [server.address]
         server.reload_zones()
-        assert domain_check(domain_id=domain.pk).domain.check_code == "nxdomain"
+        assert check(domain).check_code == "nxdomain"
 
         # The walk-through in docs/dashboard.md: un-comment the CNAME line.
         starter = zone_file.read_text()
         text = starter.replace(f"; shop  IN CNAME {TARGET}.", f"shop  IN CNAME {TARGET}.")
         _save(zone_file, text)
         server.reload_zones()
-        assert domain_check(domain_id=domain.pk).domain.check_code == "ok"
+        assert check(domain).check_code == "ok"
 
         # ... and to see the failures, an A record or a wrong target instead of it.
         for line, code in [
@@ -89,7 +88,7 @@ def test_starter_zone_verifies_once_the_newcomer_adds_the_cname(db, demo_setting
         ]:
             _save(zone_file, starter.replace("; " + line, line))
             server.reload_zones()
-            checked = domain_check(domain_id=domain.pk).domain
+            checked = check(domain)
             assert checked.check_code == code, checked.check_message
     finally:
         server.stop()

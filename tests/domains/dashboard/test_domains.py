@@ -77,9 +77,9 @@ def test_project_without_a_successful_deploy_is_refused(alice_client, alice):
 
 
 def test_a_name_another_project_claims_is_added_and_asks_for_the_txt_proof(
-    alice_client, shop, bob, bobs_project
+    alice_client, shop, bob, bobs
 ):
-    theirs = domain_add(project=bobs_project, hostname="www.example.com", actor=bob)
+    theirs = domain_add(project=bobs, hostname="www.example.com", actor=bob)
     response = _add(alice_client, "WWW.Example.com")
     assert response.status_code == 302
     mine = Domain.objects.get(hostname="www.example.com", project=shop)
@@ -219,6 +219,7 @@ def test_the_domain_page_reads_the_certificate_once(alice_client, shop, alice, d
     domain = domain_add(project=shop, hostname="www.example.com", actor=alice)
     domain_check(domain_id=domain.pk)  # verified: its certificate is requested
     issued = certificates.certificate_issue(domain_id=domain.pk)
+    assert issued is not None
 
     with CaptureQueriesContext(connection) as captured:
         response = alice_client.get(SHOP + "www.example.com/")

@@ -13,7 +13,7 @@ from django.utils import timezone
 from domains.services.custom_domains import domain_add
 from domains.services.redirects import redirect_save
 from domains.services.verification import domain_check
-from tests.fixtures.domains import TARGET, go_live
+from tests.fixtures.domains import TARGET, check, go_live
 
 pytestmark = pytest.mark.django_db
 P = "/dashboard/projects/shop/"
@@ -89,9 +89,7 @@ def test_activity_speaks_plain_words(alice_client, www, dns_server):
 
 def test_the_losing_project_is_told_it_lost_the_name(dns_server, shop, bobs, alice, bob):
     dns_server.add("www.example.test", "CNAME", TARGET + ".")
-    theirs = domain_check(
-        domain_id=domain_add(project=bobs, hostname="www.example.test", actor=bob).pk
-    ).domain
+    theirs = check(domain_add(project=bobs, hostname="www.example.test", actor=bob))
     mine = domain_add(project=shop, hostname="www.example.test", actor=alice)
     dns_server.add("_petstore-verification.www.example.test", "TXT", f'"{mine.verification_token}"')
     domain_check(domain_id=mine.pk)

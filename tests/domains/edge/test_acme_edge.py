@@ -87,6 +87,7 @@ def test_verify_gets_pebbles_certificate_and_the_edge_serves_it(
 
     domain = wait_until(added, worker, state=State.ACTIVE)
     certificate = domain.certificate
+    assert certificate is not None
     assert domain.cert_state == CertState.ISSUED
     leaf(certificate).verify_directly_issued_by(pebble.intermediate())
     # Pebble fetched the challenge from the edge's web process, and signed once.
@@ -143,6 +144,7 @@ def test_a_worker_killed_mid_order_still_ends_with_exactly_one_certificate(
 
     domain = wait_until(added, rerun, state=State.ACTIVE)
     certificate = domain.certificate
+    assert certificate is not None
     assert Certificate.objects.filter(domain=added).count() == 1
     assert not AcmeOrder.objects.exists() and not AcmeChallenge.objects.exists()
     # The run after the kill resumed the same order: Pebble placed one and signed once.
@@ -172,6 +174,7 @@ def test_a_caa_record_naming_another_ca_blocks_the_order_with_its_reason(
     settings.DOMAINS_VERIFY_COOLDOWN = 0
     verify(alice_client)
 
-    domain = wait_until(added, worker, state=State.ACTIVE)
-    assert pebble.issued() == [domain.certificate.serial]
-    assert serial(edge.handshake(HOST, cafile=pebble.root_file)) == domain.certificate.serial
+    certificate = wait_until(added, worker, state=State.ACTIVE).certificate
+    assert certificate is not None
+    assert pebble.issued() == [certificate.serial]
+    assert serial(edge.handshake(HOST, cafile=pebble.root_file)) == certificate.serial

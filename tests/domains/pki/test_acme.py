@@ -48,6 +48,7 @@ def leaf(certificate: Certificate) -> x509.Certificate:
 def test_a_verified_domain_gets_a_certificate_from_the_acme_ca(verified, pebble):
     certificate = certificates.certificate_issue(domain_id=verified.pk)
 
+    assert certificate is not None
     verified.refresh_from_db()
     assert verified.state == State.ACTIVE
     assert verified.cert_state == CertState.ISSUED
@@ -91,6 +92,7 @@ def test_the_challenge_is_answered_on_the_domain_whatever_the_port(verified, cli
 
 def test_renewal_gets_a_new_certificate_from_the_acme_ca(verified):
     first = certificates.certificate_issue(domain_id=verified.pk)
+    assert first is not None
     assert certificates.certificates_due_for_renewal() == []
     Certificate.objects.filter(pk=first.pk).update(renew_after=timezone.now())
     assert certificates.certificates_due_for_renewal() == [verified.pk]
@@ -121,7 +123,7 @@ def test_a_run_that_dies_after_the_ca_signed_ends_with_that_one_certificate(veri
     stored = certificates.certificate_issue(domain_id=verified.pk)
     again = certificates.certificate_issue(domain_id=verified.pk)
 
-    assert stored.serial == signed.serial
+    assert stored is not None and stored.serial == signed.serial
     assert again == stored
     assert Certificate.objects.filter(domain=verified).count() == 1
 

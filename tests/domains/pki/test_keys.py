@@ -60,6 +60,7 @@ def test_a_local_certificate_is_stored_with_its_key_sealed_issuer_and_renewal(
 ):
     go_live(www, "issuing")
     certificate = certificates.certificate_issue(domain_id=www.pk)
+    assert certificate is not None
     stored = Certificate.objects.get(pk=certificate.pk)
     assert keys.is_sealed(stored.key_pem)
     load_pem_private_key(keys.unseal(stored.key_pem).encode(), None)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 import time_machine
@@ -22,25 +24,32 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def verified(dns_server, shop, alice, django_capture_on_commit_callbacks):
-    """www.example.test, verified: the certificate is requested (issuing)."""
+def queued(dns_server, shop, alice, django_capture_on_commit_callbacks) -> list[Callable[[], Any]]:
+    """What verifying www.example.test queued to run on commit (none of it runs)."""
     dns_server.add("www.example.test", "CNAME", TARGET + ".")
     domain = domain_add(project=shop, hostname="www.example.test", actor=alice)
-    with django_capture_on_commit_callbacks(execute=False) as queued:
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
         tasks.enqueue(domain_check(domain_id=domain.pk).next_steps)
-    domain.refresh_from_db()
-    domain.queued = queued
-    return domain
+    return callbacks
 
 
-def test_verification_requests_the_certificate_after_the_configured_delay(verified, settings):
+@pytest.fixture
+def verified(queued) -> Domain:
+    """www.example.test, verified: the certificate is requested (issuing)."""
+    return Domain.objects.get(hostname="www.example.test")
+
+
+def test_verification_requests_the_certificate_after_the_configured_delay(
+    verified, queued, settings
+):
     assert verified.state == State.ISSUING
     assert verified.cert_state == CertState.REQUESTED
-    assert len(verified.queued) == 1  # issue_certificate.apply_async(countdown=...) on commit
+    assert len(queued) == 1  # issue_certificate.apply_async(countdown=...) on commit
 
 
 def test_issuing_makes_a_real_certificate_for_the_host_name(verified):
     certificate = certificates.certificate_issue(domain_id=verified.pk)
+    assert certificate is not None
     verified.refresh_from_db()
     assert verified.state == State.ACTIVE
     assert verified.cert_state == CertState.ISSUED
@@ -102,6 +111,7 @@ def test_caa_timeout_is_retried_not_read_as_permission(verified, dns_server):
 
 def test_renewal_replaces_a_certificate_30_days_before_expiry(verified):
     first = certificates.certificate_issue(domain_id=verified.pk)
+    assert first is not None
     assert certificates.certificates_due_for_renewal() == []
     assert certificates.certificate_renew(domain_id=verified.pk) is None
     with time_machine.travel(first.not_after - timedelta(days=30), tick=False):
@@ -109,7 +119,7 @@ def test_renewal_replaces_a_certificate_30_days_before_expiry(verified):
         # Renewal needs a passing check within the last day: the scheduled re-check.
         domain_check(domain_id=verified.pk)
         renewed = certificates.certificate_renew(domain_id=verified.pk)
-        assert renewed.not_after == first.not_after + timedelta(days=60)
+        assert renewed is not None and renewed.not_after == first.not_after + timedelta(days=60)
         assert certificates.certificate_renew(domain_id=verified.pk) is None  # idempotent
         assert Domain.objects.get(pk=verified.pk).certificate == renewed
     assert Certificate.objects.filter(domain=verified).count() == 2
@@ -178,6 +188,7 @@ def test_reverify_while_the_certificate_is_late_queues_issuance_again(
 
 def test_a_domain_whose_dns_left_is_not_renewed(verified, dns_server):
     first = certificates.certificate_issue(domain_id=verified.pk)
+    assert first is not None
     with time_machine.travel(first.not_after - timedelta(days=30), tick=False):
         dns_server.remove("www.example.test")
         domain_check(domain_id=verified.pk)  # fails: still served, within its grace period
@@ -190,6 +201,7 @@ def test_a_domain_whose_dns_left_is_not_renewed(verified, dns_server):
 
 def test_a_domain_last_checked_over_a_day_ago_is_not_renewed(verified):
     first = certificates.certificate_issue(domain_id=verified.pk)
+    assert first is not None
     with time_machine.travel(first.not_after - timedelta(days=30), tick=False):
         assert certificates.certificate_renew(domain_id=verified.pk) is None
     assert Certificate.objects.filter(domain=verified).count() == 1

@@ -12,18 +12,11 @@ from domains.choices import CheckCode, State
 from domains.models import Domain, DomainEvent, ProvenHostname
 from domains.selectors import is_contested
 from domains.services.custom_domains import domain_add, domain_remove
-from domains.services.verification import domain_check
-from tests.fixtures.domains import TARGET, TARGET_ADDRESS, TARGET_ADDRESS6
+from tests.fixtures.domains import TARGET, TARGET_ADDRESS, TARGET_ADDRESS6, check
 
 pytestmark = pytest.mark.django_db
 
 VICTIM = "www.victim.test"
-
-
-def check(domain: Domain) -> Domain:
-    checked = domain_check(domain_id=domain.pk).domain
-    assert checked is not None
-    return checked
 
 
 def prove(dns_server, *claims: Domain) -> None:

@@ -13,7 +13,7 @@ from domains.models import Certificate, Domain, DomainEvent
 from domains.services import certificates
 from domains.services.custom_domains import domain_request_check
 from domains.services.verification import domain_check
-from tests.fixtures.domains import TARGET
+from tests.fixtures.domains import TARGET, check
 
 pytestmark = pytest.mark.django_db
 T0 = datetime(2026, 11, 2, 12, 0, tzinfo=UTC)
@@ -38,8 +38,7 @@ def test_reverify_every_40_hours_does_not_keep_a_dangling_domain_alive(
         time_machine.move_to(T0 + timedelta(hours=hours), tick=False)
         domain = Domain.objects.get(pk=active.pk)
         domain_request_check(domain=domain, actor=alice, cooldown=False)
-        domain = domain_check(domain_id=domain.pk).domain
-        assert domain is not None
+        domain = check(domain)
         if hours < 49:
             assert domain.state == State.ACTIVE  # within the grace period: still served
             assert domain.failing_since == T0 + timedelta(hours=1)  # Verify did not reset it
@@ -55,21 +54,21 @@ def test_the_sweep_stops_it_on_time_without_anybody_pressing_anything(
 ):
     dns_server.remove("www.example.test")
     time_machine.move_to(T0 + timedelta(hours=6), tick=False)  # the scheduled re-check
-    domain = domain_check(domain_id=active.pk).domain
+    domain = check(active)
     assert domain.state == State.ACTIVE
     # The last check of the grace period lands on its end.
-    assert domain.next_check_at <= T0 + timedelta(hours=54)
+    assert domain.next_check_at is not None and domain.next_check_at <= T0 + timedelta(hours=54)
     time_machine.move_to(T0 + timedelta(hours=54), tick=False)
-    assert domain_check(domain_id=active.pk).domain.state == State.MISCONFIGURED
+    assert check(active).state == State.MISCONFIGURED
 
 
 def test_a_passing_check_within_the_grace_period_clears_it(dns_server, active, time_machine):
     dns_server.remove("www.example.test")
     time_machine.move_to(T0 + timedelta(hours=6), tick=False)
-    assert domain_check(domain_id=active.pk).domain.failing_since is not None
+    assert check(active).failing_since is not None
     dns_server.add("www.example.test", "CNAME", TARGET + ".")
     time_machine.move_to(T0 + timedelta(hours=7), tick=False)
-    domain = domain_check(domain_id=active.pk).domain
+    domain = check(active)
     assert domain.failing_since is None and domain.state == State.ACTIVE
 
 
@@ -77,7 +76,7 @@ def test_a_temporary_dns_failure_starts_no_grace_period(dns_server, active, time
     dns_server.blackhole("www.example.test")
     # The clock runs: dnspython measures its lifetime on it.
     time_machine.move_to(T0 + timedelta(hours=6), tick=True)
-    domain = domain_check(domain_id=active.pk).domain
+    domain = check(active)
     assert domain.check_code == "dns_timeout"
     assert domain.failing_since is None and domain.state == State.ACTIVE
 

@@ -5,12 +5,11 @@ from __future__ import annotations
 import pytest
 
 from domains.choices import State
-from domains.models import Domain
 from domains.selectors import domain_troubleshoot
 from domains.services import certificates
 from domains.services.custom_domains import domain_add, domain_remove
 from domains.services.verification import domain_check
-from tests.fixtures.domains import TARGET, TARGET_ADDRESS, TARGET_ADDRESS6
+from tests.fixtures.domains import TARGET, TARGET_ADDRESS, TARGET_ADDRESS6, check
 
 pytestmark = pytest.mark.django_db
 
@@ -18,10 +17,6 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def apex(shop, alice):
     return domain_add(project=shop, hostname="example.test", actor=alice)
-
-
-def check(domain: Domain) -> Domain:
-    return domain_check(domain_id=domain.pk).domain
 
 
 def test_correct_cname_verifies(dns_server, www):

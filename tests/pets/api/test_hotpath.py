@@ -101,7 +101,8 @@ def test_every_page_of_every_filter_is_answered_alike_by_the_hot_path(
         f"/v1/pets?cursor={encode_cursor(pets[-1].pk)}",  # after the last pet: []
     ]
     for start in starts:
-        url, pages = start, 0
+        url: str | None = start
+        pages = 0
         while url:  # follow the next links through both paths, page by page
             (answer,) = assert_same(settings, alice_key, [(url, {})], hot=True)
             url, pages = link_of(answer), pages + 1
