@@ -148,14 +148,6 @@ def test_the_ca_is_created_once_even_when_many_ask_at_the_same_time(settings, tm
     assert keys.is_sealed(key_file.read_text())
 
 
-def test_a_ca_key_kept_in_clear_before_sealing_is_still_read(tmp_path, settings):
-    settings.DOMAINS_CA_DIR = tmp_path / "old-ca"
-    key, cert = pki.load_or_create_ca()
-    (tmp_path / "old-ca" / "ca-key.pem").write_text(keys.pem(key))
-    again, same = pki.load_or_create_ca()
-    assert again.private_numbers() == key.private_numbers() and same == cert
-
-
 def test_sweep_requeues_a_certificate_whose_task_was_lost(verified, settings):
     settings.DOMAINS_CERT_ISSUE_DELAY = 5
     later = datetime.now(UTC) + timedelta(minutes=6)
