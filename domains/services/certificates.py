@@ -2,9 +2,10 @@
 
 These are the plain functions behind domains/tasks.py; tests call them directly.
 They speak to the certificate authority only through domains.pki's interface
-(local CA or ACME, by DOMAINS_CA). A CA that is not done raises `pki.Pending`
-(the task retries after its Retry-After); one that refuses leaves its reason on
-the domain, like a CAA block.
+(local CA or ACME, by DOMAINS_CA). A temporary failure raises `RetryLater` (a
+CAA lookup that timed out: `TemporaryDNSError`; a CA that is not done:
+`pki.Pending`, with its Retry-After); one that refuses leaves its reason on the
+domain, like a CAA block.
 """
 
 from __future__ import annotations
@@ -22,11 +23,12 @@ from domains.dns import diagnosis
 from domains.dns.diagnosis import CheckResult
 from domains.models import Certificate, Domain
 from domains.pki import keys
+from domains.retry import RetryLater
 from domains.services.events import record_event
 from domains.services.lifecycle import transition, update
 
 
-class TemporaryDNSError(Exception):
+class TemporaryDNSError(RetryLater):
     """CAA could not be looked up; retry later (RFC 8659: never read it as permission)."""
 
     def __init__(self, result: CheckResult):

@@ -126,4 +126,4 @@ def test_tasks_acknowledge_late_and_retry_with_a_limit():
     for task in every:
         assert task.acks_late is True
         assert task.max_retries == tasks.MAX_RETRIES
-    assert [tasks._retry_countdown(n) for n in range(3)] == [10, 30, 90]
+    assert [tasks.retry_countdown(n) for n in range(3)] == [10, 30, 90]

@@ -191,7 +191,7 @@ def test_the_batch_task_retries_only_the_temporary_failures(mixed):
     temporary = {"slow.example.test", "broken.example.test"}
     retried = Domain.objects.filter(pk__in=retry.value.sig.args[0])
     assert set(retried.values_list("hostname", flat=True)) == temporary
-    assert retry.value.when == tasks._retry_countdown(0)
+    assert retry.value.when == tasks.retry_countdown(0)
     # Temporary failures never fail a domain; the misconfigured ones wait for the backoff.
     assert not Domain.objects.filter(state=State.FAILED).exists()
 
