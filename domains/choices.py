@@ -6,6 +6,8 @@ nothing else spells a state, a code or a status as a raw string.
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from django.db import models
 
 
@@ -83,6 +85,16 @@ class CertState(models.TextChoices):
     REQUESTED = "requested", "Requested"
     ISSUED = "issued", "Issued"
     BLOCKED = "blocked", "Blocked"
+
+
+# Certificate work still not done this long after its issue delay
+# (DOMAINS_CERT_ISSUE_DELAY) is late, and is claimed and queued again. Two rules, so two
+# facts. A check that passes while the domain is issuing (the owner chose Re-verify and
+# waits) asks again after a minute. The sweep runs every minute with nobody waiting and
+# takes a request for lost only after five, so it does not queue again, each minute, work
+# still under way (an ACME order being validated, a task waiting out its retry).
+CERT_LATE_AT_CHECK = timedelta(minutes=1)
+CERT_LOST_AT_SWEEP = timedelta(minutes=5)
 
 
 class CheckCode(models.TextChoices):

@@ -52,16 +52,26 @@ def certificate_request_fields(now: datetime) -> dict:
     }
 
 
-def certificate_claim_if_late(*, domain: Domain) -> bool:
-    """True when the requested certificate is overdue and this call claimed its re-issue
-    (the caller queues it); a concurrent caller's claim wins, and this one is False."""
-    now, asked = timezone.now(), domain.cert_requested_at
-    overdue = timedelta(seconds=settings.DOMAINS_CERT_ISSUE_DELAY) + timedelta(minutes=1)
-    if asked is None or now - asked < overdue:
+def certificate_overdue(late_after: timedelta) -> timedelta:
+    """How long after its request certificate work is late: the issue delay, plus
+    `late_after` (domains.choices: CERT_LATE_AT_CHECK, CERT_LOST_AT_SWEEP)."""
+    return timedelta(seconds=settings.DOMAINS_CERT_ISSUE_DELAY) + late_after
+
+
+def certificate_claim_if_late(
+    *, domain: Domain, late_after: timedelta, now: datetime | None = None
+) -> bool:
+    """True when the domain's requested certificate is late and this call claimed its
+    re-issue (the caller queues it): a conditional UPDATE on the request time it read, so a
+    concurrent caller's claim wins and this one is False."""
+    now, asked = now or timezone.now(), domain.cert_requested_at
+    if asked is None or now - asked < certificate_overdue(late_after):
         return False
     claimed = Domain.objects.filter(
         pk=domain.pk, state=State.ISSUING, cert_requested_at=asked
     ).update(cert_requested_at=now)
+    if claimed:
+        domain.cert_requested_at = now
     return bool(claimed)
 
 

@@ -21,6 +21,7 @@ from django.utils import timezone
 
 from domains.choices import (
     AWAITING_OWNER_STATES,
+    CERT_LATE_AT_CHECK,
     LIVE_STATES,
     Action,
     CertState,
@@ -275,7 +276,9 @@ def _record_success(domain: Domain, result: CheckResult, next_steps: NextSteps) 
         # A Re-verify after a CAA block (or a lost request) asks for the certificate again.
         if certificates.certificate_request(domain=domain):
             next_steps.issue.append(domain.pk)
-    elif domain.state == State.ISSUING and certificates.certificate_claim_if_late(domain=domain):
+    elif domain.state == State.ISSUING and certificates.certificate_claim_if_late(
+        domain=domain, late_after=CERT_LATE_AT_CHECK, now=now
+    ):
         # Re-verify while the certificate is late: issue it again (issuing is idempotent).
         next_steps.issue_now.append(domain.pk)
 

@@ -10,7 +10,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives.asymmetric import ec
 
 from domains import pki, tasks
-from domains.choices import CertState, State
+from domains.choices import CERT_LATE_AT_CHECK, CERT_LOST_AT_SWEEP, CertState, State
 from domains.models import Certificate, Domain, DomainEvent
 from domains.pki import keys
 from domains.services import certificates, scheduling
@@ -166,6 +166,34 @@ def test_reverify_while_the_certificate_is_late_queues_issuance_again(
         # Just claimed again: not overdue again yet.
         assert domain_check(domain_id=verified.pk).next_steps.issue_now == []
     assert certificates.certificate_issue(domain_id=verified.pk) is not None
+
+
+def test_certificate_work_is_late_after_a_minute_for_a_check_and_five_for_the_sweep():
+    """Two rules (docs/decisions/domains.md): the owner's Re-verify asks again sooner than
+    the unattended sweep takes a request for lost."""
+    late = (CERT_LATE_AT_CHECK, CERT_LOST_AT_SWEEP)
+    assert late == (timedelta(minutes=1), timedelta(minutes=5))
+
+
+def test_a_passing_check_claims_late_work_from_the_issue_delay_plus_a_minute(verified, settings):
+    overdue = timedelta(seconds=settings.DOMAINS_CERT_ISSUE_DELAY) + CERT_LATE_AT_CHECK
+    with time_machine.travel(
+        verified.cert_requested_at + overdue - timedelta(seconds=1), tick=False
+    ):
+        assert domain_check(domain_id=verified.pk).next_steps.issue_now == []
+    with time_machine.travel(verified.cert_requested_at + overdue, tick=False):
+        assert domain_check(domain_id=verified.pk).next_steps.issue_now == [verified.pk]
+
+
+def test_the_sweep_claims_lost_work_from_the_issue_delay_plus_five_minutes(verified, settings):
+    overdue = timedelta(seconds=settings.DOMAINS_CERT_ISSUE_DELAY) + CERT_LOST_AT_SWEEP
+    with time_machine.travel(
+        verified.cert_requested_at + overdue - timedelta(seconds=1), tick=False
+    ):
+        assert scheduling.sweep().issue_now == []
+    with time_machine.travel(verified.cert_requested_at + overdue, tick=False):
+        assert scheduling.sweep().issue_now == [verified.pk]
+        assert scheduling.sweep().issue_now == []  # claimed: not queued twice
 
 
 def test_a_domain_whose_dns_left_is_not_renewed(verified, dns_server):
