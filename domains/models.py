@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import secrets
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -221,7 +222,7 @@ class Domain(models.Model):
         places), read again after `refresh_from_db()`."""
         return self.certificates.served().first()
 
-    def refresh_from_db(self, *args, **kwargs) -> None:
+    def refresh_from_db(self, *args: Any, **kwargs: Any) -> None:
         super().refresh_from_db(*args, **kwargs)
         self.__dict__.pop("certificate", None)
 
@@ -290,7 +291,7 @@ class Certificate(models.Model):
     def __str__(self) -> str:
         return f"{self.san} serial {self.serial}"
 
-    def save(self, *args, **kwargs) -> None:
+    def save(self, *args: Any, **kwargs: Any) -> None:
         if self.renew_after is None:
             self.renew_after = renewal_time(self.not_before, self.not_after)
         super().save(*args, **kwargs)
