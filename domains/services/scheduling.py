@@ -15,7 +15,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from domains.choices import CERT_LOST_AT_SWEEP, Action, CertState
+from domains.choices import CERT_LOST_AT_SWEEP, Action
 from domains.models import Domain
 from domains.services import certificates
 from domains.services.events import record_event
@@ -49,7 +49,7 @@ def sweep() -> NextSteps:
             domain=domain, late_after=CERT_LOST_AT_SWEEP, now=now
         ):
             steps.issue_now.append(domain.pk)
-    for domain in Domain.objects.needing_certificate().filter(cert_state=CertState.NONE):
+    for domain in Domain.objects.needing_certificate():
         if certificates.certificate_request(domain=domain):
             steps.issue.append(domain.pk)
     return steps

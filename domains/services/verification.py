@@ -24,7 +24,6 @@ from domains.choices import (
     CERT_LATE_AT_CHECK,
     LIVE_STATES,
     Action,
-    CertState,
     CheckCode,
     State,
 )
@@ -272,8 +271,9 @@ def _record_success(domain: Domain, result: CheckResult, next_steps: NextSteps) 
     update(domain, **fields)
     if was_failing and domain.is_live:
         record_event(domain=domain, action=Action.VERIFIES_AGAIN)
-    if domain.state == State.VERIFIED and domain.cert_state != CertState.ISSUED:
-        # A Re-verify after a CAA block (or a lost request) asks for the certificate again.
+    if domain.state == State.VERIFIED:
+        # A Re-verify after a CAA block (or a lost request) asks for the certificate again
+        # (a verified domain's certificate is blocked or not requested: CERT_STATES).
         if certificates.certificate_request(domain=domain):
             next_steps.issue.append(domain.pk)
     elif domain.state == State.ISSUING and certificates.certificate_claim_if_late(

@@ -16,7 +16,7 @@ from domains.pki import keys
 from domains.services import certificates, scheduling
 from domains.services.domains import domain_add, domain_request_check
 from domains.services.verification import domain_check
-from tests.fixtures.domains import TARGET, run_at_once
+from tests.fixtures.domains import TARGET, in_step, run_at_once
 
 pytestmark = pytest.mark.django_db
 
@@ -119,7 +119,7 @@ def test_an_active_domain_without_a_certificate_is_due_for_renewal(
     verified, django_assert_num_queries
 ):
     assert certificates.certificates_due_for_renewal() == []  # issuing, not active
-    Domain.objects.filter(pk=verified.pk).update(state=State.ACTIVE)
+    Domain.objects.filter(pk=verified.pk).update(**in_step(State.ACTIVE))
     with django_assert_num_queries(1):
         assert certificates.certificates_due_for_renewal() == [verified.pk]
 
