@@ -6,6 +6,8 @@ nothing else spells a state, a code or a status as a raw string.
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from django.db import models
 
 
@@ -79,10 +81,38 @@ AWAITING_OWNER_STATES = frozenset({State.PENDING, State.FAILED, State.MISCONFIGU
 
 
 class CertState(models.TextChoices):
+    """Where a domain's certificate stands; which go with which State: CERT_STATES."""
+
     NONE = "none", "No certificate"
     REQUESTED = "requested", "Requested"
     ISSUED = "issued", "Issued"
     BLOCKED = "blocked", "Blocked"
+
+
+# The certificate states a domain may have in each state, as the transitions leave them
+# (domains/services/lifecycle.py); a database constraint built from this table
+# (Domain.Meta) refuses every other pair. A served domain's state says where its
+# certificate stands: issuing means requested, active means issued, and verified means
+# the request was blocked (CAA, the CA), or none was made yet (the sweep makes it). A
+# domain that is not served keeps the certificate state it had when it stopped.
+CERT_STATES: dict[str, frozenset[str]] = {
+    State.PENDING: frozenset(CertState),
+    State.VERIFIED: frozenset({CertState.NONE, CertState.BLOCKED}),
+    State.ISSUING: frozenset({CertState.REQUESTED}),
+    State.ACTIVE: frozenset({CertState.ISSUED}),
+    State.FAILED: frozenset(CertState),
+    State.MISCONFIGURED: frozenset(CertState),
+    State.LOST: frozenset(CertState),
+}
+
+# Certificate work still not done this long after its issue delay
+# (DOMAINS_CERT_ISSUE_DELAY) is late, and is claimed and queued again. Two rules, so two
+# facts. A check that passes while the domain is issuing (the owner chose Re-verify and
+# waits) asks again after a minute. The sweep runs every minute with nobody waiting and
+# takes a request for lost only after five, so it does not queue again, each minute, work
+# still under way (an ACME order being validated, a task waiting out its retry).
+CERT_LATE_AT_CHECK = timedelta(minutes=1)
+CERT_LOST_AT_SWEEP = timedelta(minutes=5)
 
 
 class CheckCode(models.TextChoices):

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import secrets
 from datetime import datetime, timedelta
+from functools import reduce
+from operator import or_
 from typing import Any
 
 from django.conf import settings
@@ -18,6 +20,7 @@ from django.utils import timezone
 from django.utils.functional import cached_property
 
 from domains.choices import (
+    CERT_STATES,
     LIVE_STATES,
     PAID_PLANS,
     RESERVED_PROJECT_SLUGS,
@@ -145,6 +148,18 @@ class Domain(models.Model):
             ),
             models.UniqueConstraint(
                 fields=["project", "hostname"], name="domains_one_claim_per_project"
+            ),
+            # State and certificate state move in step: the pairs domains.choices.CERT_STATES
+            # allows, and no other.
+            models.CheckConstraint(
+                condition=reduce(
+                    or_,
+                    (
+                        models.Q(state=state, cert_state__in=sorted(cert_states))
+                        for state, cert_states in sorted(CERT_STATES.items())
+                    ),
+                ),
+                name="domains_cert_state_in_step_with_state",
             ),
         ]
 

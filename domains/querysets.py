@@ -44,8 +44,8 @@ class DomainQuerySet(models.QuerySet):
         )
 
     def needing_certificate(self) -> Self:
-        """Verified, not blocked by CAA, and no certificate requested yet."""
-        return self.filter(state=State.VERIFIED).exclude(cert_state=CertState.BLOCKED)
+        """Verified, and no certificate requested yet (not blocked by CAA or the CA)."""
+        return self.filter(state=State.VERIFIED, cert_state=CertState.NONE)
 
 
 class CertificateQuerySet(models.QuerySet):

@@ -9,6 +9,7 @@ transaction commits.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
@@ -16,7 +17,7 @@ from django.contrib.auth.models import User
 
 from domains.choices import TEMPORARY_CHECK_CODES
 from domains.models import Domain
-from domains.pki import Pending
+from domains.retry import RetryLater
 from domains.services import certificates, scheduling, verification
 from domains.services.custom_domains import domain_request_check
 from domains.services.nextsteps import NextSteps
@@ -27,13 +28,8 @@ from petstore.queueing import QueueTask, queue_task
 MAX_RETRIES = 5
 
 
-def _retry_countdown(retries: int) -> int:
+def retry_countdown(retries: int) -> int:
     return 10 * 3**retries
-
-
-def _ca_countdown(pending: Pending, retries: int) -> float:
-    """The backoff, never sooner than the CA's own Retry-After (RFC 8555 §6.6)."""
-    return max(pending.retry_after, _retry_countdown(retries))
 
 
 def enqueue(steps: NextSteps) -> None:
@@ -66,7 +62,7 @@ def check_domain(self: QueueTask[Any, Any], domain_id: int) -> None:
     domain = recorded.domain
     temporary = domain is not None and domain.check_code in TEMPORARY_CHECK_CODES
     if temporary and self.request.retries < MAX_RETRIES:
-        raise self.retry(countdown=_retry_countdown(self.request.retries))
+        raise self.retry(countdown=retry_countdown(self.request.retries))
 
 
 @queue_task(bind=True, acks_late=True, max_retries=MAX_RETRIES, ignore_result=True)
@@ -76,43 +72,56 @@ def check_domains(self: QueueTask[Any, Any], domain_ids: list[int]) -> None:
     enqueue(recorded.next_steps)
     temporary = [d.pk for d in recorded.domains if d.check_code in TEMPORARY_CHECK_CODES]
     if temporary and self.request.retries < MAX_RETRIES:
-        raise self.retry(args=(temporary,), countdown=_retry_countdown(self.request.retries))
+        raise self.retry(args=(temporary,), countdown=retry_countdown(self.request.retries))
 
 
 @queue_task(bind=True, acks_late=True, max_retries=MAX_RETRIES, ignore_result=True)
 def issue_certificate(self: QueueTask[Any, Any], domain_id: int) -> None:
-    try:
-        certificates.certificate_issue(domain_id=domain_id)
-    except certificates.TemporaryDNSError as exc:
-        raise self.retry(exc=exc, countdown=_retry_countdown(self.request.retries)) from exc
-    except Pending as exc:
-        raise self.retry(exc=exc, countdown=_ca_countdown(exc, self.request.retries)) from exc
+    _retry_later(self, certificates.certificate_issue, [domain_id])
 
 
 @queue_task(bind=True, acks_late=True, max_retries=MAX_RETRIES, ignore_result=True)
 def issue_certificates(self: QueueTask[Any, Any], domain_ids: list[int]) -> None:
     """Issuance for a batch of domains verified together; retry only the temporary failures."""
-    temporary, countdown = [], float(_retry_countdown(self.request.retries))
-    for domain_id in domain_ids:
-        try:
-            certificates.certificate_issue(domain_id=domain_id)
-        except certificates.TemporaryDNSError:
-            temporary.append(domain_id)
-        except Pending as exc:
-            temporary.append(domain_id)
-            countdown = max(countdown, _ca_countdown(exc, self.request.retries))
-    if temporary and self.request.retries < MAX_RETRIES:
-        raise self.retry(args=(temporary,), countdown=countdown)
+    _retry_later(self, certificates.certificate_issue, domain_ids, batch=True)
 
 
 @queue_task(bind=True, acks_late=True, max_retries=MAX_RETRIES, ignore_result=True)
 def renew_certificate(self: QueueTask[Any, Any], domain_id: int) -> None:
-    try:
-        certificates.certificate_renew(domain_id=domain_id)
-    except certificates.TemporaryDNSError as exc:
-        raise self.retry(exc=exc, countdown=_retry_countdown(self.request.retries)) from exc
-    except Pending as exc:
-        raise self.retry(exc=exc, countdown=_ca_countdown(exc, self.request.retries)) from exc
+    _retry_later(self, certificates.certificate_renew, [domain_id])
+
+
+def _retry_later(
+    task: QueueTask[Any, Any],
+    service: Callable[..., object],
+    domain_ids: list[int],
+    *,
+    batch: bool = False,
+) -> None:
+    """Run a certificate service for each domain; the ones that failed for now (RetryLater:
+    a CAA lookup that timed out, a CA not done yet) are retried by the same task after the
+    backoff, never sooner than the longest wait one of them asked for.
+
+    A task for one domain retries itself and, past MAX_RETRIES, fails with the last reason;
+    a batch retries only the domains that must wait and, past the limit, leaves them to the
+    sweep, so one slow domain never fails the others.
+    """
+    waiting: list[int] = []
+    failure: RetryLater | None = None
+    countdown = float(retry_countdown(task.request.retries))
+    for domain_id in domain_ids:
+        try:
+            service(domain_id=domain_id)
+        except RetryLater as exc:
+            waiting.append(domain_id)
+            failure = exc
+            countdown = max(countdown, exc.retry_after)
+    if failure is None:
+        return
+    if not batch:
+        raise task.retry(exc=failure, countdown=countdown) from failure
+    if task.request.retries < MAX_RETRIES:
+        raise task.retry(args=(waiting,), countdown=countdown)
 
 
 @queue_task(acks_late=True, ignore_result=True)

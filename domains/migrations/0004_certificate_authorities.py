@@ -1,13 +1,65 @@
 """Certificates from either CA: issuer and renewal time on each certificate, ACME orders
-and their HTTP-01 challenges, and private keys sealed at rest (domains/pki/keys.py)."""
+and their HTTP-01 challenges, and private keys sealed at rest (domains/pki/keys.py).
+
+The data step carries its own copy of the application code it used when it was
+written (`renewal_time` from domains/models.py; `common_name` and `issued_from_pem`
+from domains/pki/authority.py; `seal` and `is_sealed` from domains/pki/keys.py), frozen
+as they were then, so that changing the application never changes what this migration
+does to a database.
+"""
+
+import base64
 
 import django.db.models.deletion
 import django.utils.timezone
+from cryptography import x509
+from cryptography.fernet import Fernet
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+from cryptography.x509.oid import NameOID
+from django.conf import settings
 from django.db import migrations, models
 
-from domains.models import renewal_time
-from domains.pki import keys
-from domains.pki.authority import issued_from_pem
+# Frozen copies; see the module docstring.
+PURPOSE = b"petstore domains: private keys at rest"
+PEM_START = "-----BEGIN"
+
+
+def renewal_time(not_before, not_after):
+    return not_before + (not_after - not_before) * 2 / 3
+
+
+def is_sealed(value):
+    return not value.lstrip().startswith(PEM_START)
+
+
+def seal(key_pem):
+    secret = settings.DOMAINS_KEY_ENCRYPTION_KEY.encode()
+    derived = HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=PURPOSE).derive(secret)
+    return Fernet(base64.urlsafe_b64encode(derived)).encrypt(key_pem.encode()).decode()
+
+
+def common_name(name):
+    names = name.get_attributes_for_oid(NameOID.COMMON_NAME)
+    return str(names[0].value) if names else name.rfc4514_string()
+
+
+def issued_from_pem(chain_pem, key_pem):
+    leaf = x509.load_pem_x509_certificates(chain_pem.encode())[0]
+    try:
+        san = leaf.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+        names = san.get_values_for_type(x509.DNSName)
+    except x509.ExtensionNotFound:
+        names = []
+    return {
+        "serial": format(leaf.serial_number, "x"),
+        "not_before": leaf.not_valid_before_utc,
+        "not_after": leaf.not_valid_after_utc,
+        "san": ",".join(names) or common_name(leaf.subject),
+        "pem": chain_pem,
+        "key_pem": key_pem,
+        "issuer": common_name(leaf.issuer),
+    }
 
 
 def fill_and_seal(apps, schema_editor):
@@ -16,12 +68,12 @@ def fill_and_seal(apps, schema_editor):
     Certificate = apps.get_model("domains", "Certificate")
     for certificate in Certificate.objects.all().iterator():
         try:
-            certificate.issuer = issued_from_pem(certificate.pem, "").issuer
+            certificate.issuer = issued_from_pem(certificate.pem, "")["issuer"]
         except ValueError:
             certificate.issuer = ""  # not a PEM certificate: nothing to read
         certificate.renew_after = renewal_time(certificate.not_before, certificate.not_after)
-        if not keys.is_sealed(certificate.key_pem):
-            certificate.key_pem = keys.seal(certificate.key_pem)
+        if not is_sealed(certificate.key_pem):
+            certificate.key_pem = seal(certificate.key_pem)
         certificate.save(update_fields=["issuer", "renew_after", "key_pem"])
 
 

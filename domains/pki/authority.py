@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Protocol
 from cryptography import x509
 from cryptography.x509.oid import NameOID
 
+from domains.retry import RetryLater
+
 if TYPE_CHECKING:
     from domains.models import Domain
 
@@ -33,12 +35,11 @@ class Issued:
     issuer: str
 
 
-class Pending(Exception):
-    """The CA has not finished: ask again in `retry_after` seconds."""
+class Pending(RetryLater):
+    """The CA has not finished: ask again in `retry_after` seconds (its Retry-After)."""
 
     def __init__(self, message: str, *, retry_after: float):
-        super().__init__(message)
-        self.retry_after = retry_after
+        super().__init__(message, retry_after=retry_after)
 
 
 class Refused(Exception):

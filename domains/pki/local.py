@@ -77,9 +77,7 @@ def load_or_create_ca() -> tuple[ec.EllipticCurvePrivateKey, x509.Certificate]:
     directory = files.directory()
     cert_path, key_path = directory / CERT_FILE, directory / KEY_FILE
     files.create_once(cert_path, "ca.lock", _create_ca)
-    stored = key_path.read_text()
-    # A CA made before keys were sealed is read as it is.
-    pem = keys.unseal(stored) if keys.is_sealed(stored) else stored
+    pem = keys.unseal(key_path.read_text())
     key = serialization.load_pem_private_key(pem.encode(), password=None)
     if not isinstance(key, ec.EllipticCurvePrivateKey):
         raise TypeError(f"{key_path} does not hold an EC private key; remove the CA to recreate it")

@@ -2,14 +2,18 @@
 
 These are the plain functions behind domains/tasks.py; tests call them directly.
 They speak to the certificate authority only through domains.pki's interface
-(local CA or ACME, by DOMAINS_CA). A CA that is not done raises `pki.Pending`
-(the task retries after its Retry-After); one that refuses leaves its reason on
-the domain, like a CAA block.
+(local CA or ACME, by DOMAINS_CA). Issuing and renewing take one path
+(`_obtain`), told apart by a small strategy (`_Issuance`, `_Renewal`). A
+temporary failure raises `RetryLater` (a CAA lookup that timed out:
+`TemporaryDNSError`; a CA that is not done: `pki.Pending`, with its
+Retry-After); a CA that refuses leaves its reason on the domain, like a CAA
+block.
 """
 
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from typing import Any, Protocol
 
 from django.conf import settings
 from django.db import transaction
@@ -22,11 +26,12 @@ from domains.dns import diagnosis
 from domains.dns.diagnosis import CheckResult
 from domains.models import Certificate, Domain
 from domains.pki import keys
+from domains.retry import RetryLater
 from domains.services.events import record_event
 from domains.services.lifecycle import transition, update
 
 
-class TemporaryDNSError(Exception):
+class TemporaryDNSError(RetryLater):
     """CAA could not be looked up; retry later (RFC 8659: never read it as permission)."""
 
     def __init__(self, result: CheckResult):
@@ -39,7 +44,7 @@ def certificate_request(*, domain: Domain) -> bool:
     return transition(domain, State.ISSUING, **certificate_request_fields(timezone.now()))
 
 
-def certificate_request_fields(now: datetime) -> dict:
+def certificate_request_fields(now: datetime) -> dict[str, Any]:
     """What a certificate request writes beside the move to `issuing` (the check that
     verifies a domain writes them in its own transition, `verification._record_success`)."""
     return {
@@ -50,16 +55,26 @@ def certificate_request_fields(now: datetime) -> dict:
     }
 
 
-def certificate_claim_if_late(*, domain: Domain) -> bool:
-    """True when the requested certificate is overdue and this call claimed its re-issue
-    (the caller queues it); a concurrent caller's claim wins, and this one is False."""
-    now, asked = timezone.now(), domain.cert_requested_at
-    overdue = timedelta(seconds=settings.DOMAINS_CERT_ISSUE_DELAY) + timedelta(minutes=1)
-    if asked is None or now - asked < overdue:
+def certificate_overdue(late_after: timedelta) -> timedelta:
+    """How long after its request certificate work is late: the issue delay, plus
+    `late_after` (domains.choices: CERT_LATE_AT_CHECK, CERT_LOST_AT_SWEEP)."""
+    return timedelta(seconds=settings.DOMAINS_CERT_ISSUE_DELAY) + late_after
+
+
+def certificate_claim_if_late(
+    *, domain: Domain, late_after: timedelta, now: datetime | None = None
+) -> bool:
+    """True when the domain's requested certificate is late and this call claimed its
+    re-issue (the caller queues it): a conditional UPDATE on the request time it read, so a
+    concurrent caller's claim wins and this one is False."""
+    now, asked = now or timezone.now(), domain.cert_requested_at
+    if asked is None or now - asked < certificate_overdue(late_after):
         return False
     claimed = Domain.objects.filter(
         pk=domain.pk, state=State.ISSUING, cert_requested_at=asked
     ).update(cert_requested_at=now)
+    if claimed:
+        domain.cert_requested_at = now
     return bool(claimed)
 
 
@@ -68,29 +83,134 @@ def certificate_issue(*, domain_id: int) -> Certificate | None:
     domain = Domain.objects.filter(pk=domain_id).select_related("project").first()
     if domain is None or domain.state != State.ISSUING:
         return domain.certificate if domain else None
+    return _obtain(domain, _Issuance())
+
+
+# A certificate is renewed only for a domain whose DNS passed a check this recently.
+RENEW_ONLY_CHECKED_WITHIN = timedelta(days=1)
+
+
+def certificate_renew(
+    *, domain_id: int, issued_before: datetime | None = None
+) -> Certificate | None:
+    """Replace an active domain's certificate once it reaches its renewal time (or, with
+    `issued_before`, one issued before then: staff renewing now), if the domain still proves
+    it points here (a passing check within the last day)."""
+    domain = (
+        Domain.objects.filter(pk=domain_id, state=State.ACTIVE).select_related("project").first()
+    )
+    if domain is None or not _needs_renewal(domain, issued_before):
+        return None
+    if not _recently_verified(domain):
+        message = (
+            "Not renewed: the domain has not passed a DNS check in the last day. Fix the "
+            "DNS record; renewal follows the next passing check."
+        )
+        if domain.cert_message != message:
+            update(domain, cert_code=domain.check_code, cert_message=message)
+            record_event(
+                domain=domain,
+                action=Action.RENEWAL_BLOCKED,
+                message=message,
+            )
+        return None
+    return _obtain(domain, _Renewal(issued_before))
+
+
+class _Way(Protocol):
+    """What differs between issuing a domain's first certificate and renewing it."""
+
+    # The Activity line recorded with the stored certificate.
+    action: Action
+
+    def wanted(self, domain: Domain) -> bool:
+        """Still to do? Asked again under the row lock: a concurrent run may have done it."""
+        ...
+
+    def refused(self, domain: Domain, code: str, message: str) -> None:
+        """CAA or the CA said no: keep the reason on the domain."""
+        ...
+
+    def done(self, domain: Domain) -> None:
+        """The row's own change beside the stored certificate, under the row lock."""
+        ...
+
+    def found_done(self, domain: Domain) -> Certificate | None:
+        """What a run that finds the work no longer wanted returns."""
+        ...
+
+
+class _Issuance:
+    action = Action.CERTIFICATE_ISSUED
+
+    def wanted(self, domain: Domain) -> bool:
+        return domain.state == State.ISSUING
+
+    def refused(self, domain: Domain, code: str, message: str) -> None:
+        _block(domain, code, message)
+
+    def done(self, domain: Domain) -> None:
+        transition(domain, State.ACTIVE, cert_state=CertState.ISSUED)
+
+    def found_done(self, domain: Domain) -> Certificate | None:
+        return domain.certificate
+
+
+class _Renewal:
+    action = Action.CERTIFICATE_RENEWED
+
+    def __init__(self, issued_before: datetime | None):
+        self.issued_before = issued_before
+
+    def wanted(self, domain: Domain) -> bool:
+        return (
+            domain.state == State.ACTIVE
+            and _needs_renewal(domain, self.issued_before)
+            and _recently_verified(domain)
+        )
+
+    def refused(self, domain: Domain, code: str, message: str) -> None:
+        """The current certificate stays; the reason the next one could not be issued is kept."""
+        update(domain, cert_code=code, cert_message=f"Renewal blocked: {message}")
+        record_event(
+            domain=domain,
+            action=Action.RENEWAL_BLOCKED,
+            message=message,
+        )
+
+    def done(self, domain: Domain) -> None:
+        update(domain, cert_code="", cert_message="")
+
+    def found_done(self, domain: Domain) -> Certificate | None:
+        return None
+
+
+def _obtain(domain: Domain, way: _Way) -> Certificate | None:
+    """The one path to a certificate: CAA, then the CA's `prepare` outside any lock (it may
+    take a while), then its `issue` and the store under the domain's row lock, so two runs
+    never both store one."""
     result = _caa(domain)
     if not result.ok:
-        _block(domain, result.code, result.message)
+        way.refused(domain, result.code, result.message)
         return None
     authority = pki.authority()
     try:
         authority.prepare(domain)
     except pki.Refused as refused:
-        _block(domain, CertCode.CA_REFUSED, str(refused))
+        way.refused(domain, CertCode.CA_REFUSED, str(refused))
         return None
     with transaction.atomic():
-        # The row lock makes a second, concurrent run wait and then see `active`.
-        locked = _locked(domain_id)
-        if locked.state != State.ISSUING:
-            return locked.certificate
+        # The row lock makes a second, concurrent run wait and then see the work done.
+        locked = _locked(domain.pk)
+        if not way.wanted(locked):
+            return way.found_done(locked)
         try:
             issued = authority.issue(locked)
         except pki.Refused as refused:
-            _block(locked, CertCode.CA_REFUSED, str(refused))
+            way.refused(locked, CertCode.CA_REFUSED, str(refused))
             return None
-        transition(locked, State.ACTIVE, cert_state=CertState.ISSUED)
-        certificate = _store(locked, issued, action=Action.CERTIFICATE_ISSUED)
-    return certificate
+        way.done(locked)
+        return _store(locked, issued, action=way.action)
 
 
 def _locked(domain_id: int) -> Domain:
@@ -143,70 +263,6 @@ def _store(domain: Domain, issued: pki.Issued, *, action: Action) -> Certificate
         message=f"Serial {certificate.serial}, valid until {certificate.not_after:%Y-%m-%d}",
     )
     return certificate
-
-
-# A certificate is renewed only for a domain whose DNS passed a check this recently.
-RENEW_ONLY_CHECKED_WITHIN = timedelta(days=1)
-
-
-def certificate_renew(
-    *, domain_id: int, issued_before: datetime | None = None
-) -> Certificate | None:
-    """Replace an active domain's certificate once it reaches its renewal time (or, with
-    `issued_before`, one issued before then: staff renewing now), if the domain still proves
-    it points here (a passing check within the last day)."""
-    domain = (
-        Domain.objects.filter(pk=domain_id, state=State.ACTIVE).select_related("project").first()
-    )
-    if domain is None or not _needs_renewal(domain, issued_before):
-        return None
-    if not _recently_verified(domain):
-        message = (
-            "Not renewed: the domain has not passed a DNS check in the last day. Fix the "
-            "DNS record; renewal follows the next passing check."
-        )
-        if domain.cert_message != message:
-            update(domain, cert_code=domain.check_code, cert_message=message)
-            record_event(
-                domain=domain,
-                action=Action.RENEWAL_BLOCKED,
-                message=message,
-            )
-        return None
-    result = _caa(domain)
-    if not result.ok:
-        _renewal_blocked(domain, result.code, result.message)
-        return None
-    authority = pki.authority()
-    try:
-        authority.prepare(domain)
-    except pki.Refused as refused:
-        _renewal_blocked(domain, CertCode.CA_REFUSED, str(refused))
-        return None
-    with transaction.atomic():
-        locked = _locked(domain_id)
-        if locked.state != State.ACTIVE or not _needs_renewal(locked, issued_before):
-            return None
-        if not _recently_verified(locked):
-            return None
-        try:
-            issued = authority.issue(locked)
-        except pki.Refused as refused:
-            _renewal_blocked(locked, CertCode.CA_REFUSED, str(refused))
-            return None
-        update(locked, cert_code="", cert_message="")
-        certificate = _store(locked, issued, action=Action.CERTIFICATE_RENEWED)
-    return certificate
-
-
-def _renewal_blocked(domain: Domain, code: str, message: str) -> None:
-    """The current certificate stays; the reason the next one could not be issued is kept."""
-    update(domain, cert_code=code, cert_message=f"Renewal blocked: {message}")
-    record_event(
-        domain=domain,
-        action=Action.RENEWAL_BLOCKED,
-        message=message,
-    )
 
 
 def _recently_verified(domain: Domain) -> bool:

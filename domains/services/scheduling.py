@@ -15,14 +15,12 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from domains.choices import Action, CertState
+from domains.choices import CERT_LOST_AT_SWEEP, Action
 from domains.models import Domain
 from domains.services import certificates
 from domains.services.events import record_event
 from domains.services.nextsteps import NextSteps
 
-# A requested certificate not issued after the issue delay plus this is queued again.
-LOST_TASK_GRACE = timedelta(minutes=5)
 # How long the sweep's claim on a due check lasts before it is due again.
 SWEEP_LEASE = timedelta(minutes=5)
 # Domains per batch task: enough to overlap their DNS round trips, small enough to
@@ -45,13 +43,13 @@ def sweep() -> NextSteps:
     now = timezone.now()
     claims_expire(now=now)
     steps = NextSteps(checks=_claim_due_checks(now))
-    grace = timedelta(seconds=settings.DOMAINS_CERT_ISSUE_DELAY) + LOST_TASK_GRACE
-    for pk, asked in Domain.objects.stuck_issuing(grace, now).values_list(
-        "pk", "cert_requested_at"
-    ):
-        if Domain.objects.filter(pk=pk, cert_requested_at=asked).update(cert_requested_at=now):
-            steps.issue_now.append(pk)
-    for domain in Domain.objects.needing_certificate().filter(cert_state=CertState.NONE):
+    lost = Domain.objects.stuck_issuing(certificates.certificate_overdue(CERT_LOST_AT_SWEEP), now)
+    for domain in lost.only("pk", "cert_requested_at"):
+        if certificates.certificate_claim_if_late(
+            domain=domain, late_after=CERT_LOST_AT_SWEEP, now=now
+        ):
+            steps.issue_now.append(domain.pk)
+    for domain in Domain.objects.needing_certificate():
         if certificates.certificate_request(domain=domain):
             steps.issue.append(domain.pk)
     return steps

@@ -22,9 +22,9 @@ from django.utils import timezone
 from domains import selectors
 from domains.choices import (
     AWAITING_OWNER_STATES,
+    CERT_LATE_AT_CHECK,
     LIVE_STATES,
     Action,
-    CertState,
     CheckCode,
     State,
 )
@@ -272,11 +272,14 @@ def _record_success(domain: Domain, result: CheckResult, next_steps: NextSteps) 
     update(domain, **fields)
     if was_failing and domain.is_live:
         record_event(domain=domain, action=Action.VERIFIES_AGAIN)
-    if domain.state == State.VERIFIED and domain.cert_state != CertState.ISSUED:
-        # A Re-verify after a CAA block (or a lost request) asks for the certificate again.
+    if domain.state == State.VERIFIED:
+        # A Re-verify after a CAA block (or a lost request) asks for the certificate again
+        # (a verified domain's certificate is blocked or not requested: CERT_STATES).
         if certificates.certificate_request(domain=domain):
             next_steps.issue.append(domain.pk)
-    elif domain.state == State.ISSUING and certificates.certificate_claim_if_late(domain=domain):
+    elif domain.state == State.ISSUING and certificates.certificate_claim_if_late(
+        domain=domain, late_after=CERT_LATE_AT_CHECK, now=now
+    ):
         # Re-verify while the certificate is late: issue it again (issuing is idempotent).
         next_steps.issue_now.append(domain.pk)
 

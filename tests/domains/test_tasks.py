@@ -13,7 +13,7 @@ from domains.choices import State
 from domains.models import Certificate, Domain, DomainEvent
 from domains.services import certificates, scheduling
 from domains.services.custom_domains import domain_remove
-from tests.fixtures.domains import TARGET, run_at_once
+from tests.fixtures.domains import TARGET, in_step, run_at_once
 
 
 @pytest.mark.django_db
@@ -93,7 +93,7 @@ def test_running_the_check_twice_requests_one_certificate(
 
 @pytest.mark.django_db
 def test_issue_task_retries_when_caa_cannot_be_looked_up(dns_server, www):
-    Domain.objects.filter(pk=www.pk).update(state=State.ISSUING)
+    Domain.objects.filter(pk=www.pk).update(**in_step(State.ISSUING))
     dns_server.blackhole("www.example.test")
     with pytest.raises(Retry):
         tasks.issue_certificate.apply(args=(www.pk,), throw=True)
@@ -103,7 +103,7 @@ def test_issue_task_retries_when_caa_cannot_be_looked_up(dns_server, www):
 @pytest.mark.needs_postgres
 @pytest.mark.django_db(transaction=True)
 def test_concurrent_issue_tasks_make_one_certificate(dns_server, www):
-    Domain.objects.filter(pk=www.pk).update(state=State.ISSUING)
+    Domain.objects.filter(pk=www.pk).update(**in_step(State.ISSUING))
     _, errors = run_at_once(lambda: certificates.certificate_issue(domain_id=www.pk), 4)
     assert errors == []
     assert Certificate.objects.filter(domain=www).count() == 1
@@ -126,4 +126,4 @@ def test_tasks_acknowledge_late_and_retry_with_a_limit():
     for task in every:
         assert task.acks_late is True
         assert task.max_retries == tasks.MAX_RETRIES
-    assert [tasks._retry_countdown(n) for n in range(3)] == [10, 30, 90]
+    assert [tasks.retry_countdown(n) for n in range(3)] == [10, 30, 90]

@@ -22,7 +22,7 @@ from domains.pki import keys
 from domains.services import certificates
 from domains.services.custom_domains import domain_add
 from domains.services.verification import domain_check
-from tests.fixtures.domains import TARGET
+from tests.fixtures.domains import TARGET, in_step
 
 pytestmark = pytest.mark.acme
 
@@ -85,7 +85,7 @@ def test_the_challenge_is_answered_on_the_domain_whatever_the_port(verified, cli
     assert answered.content.decode() == challenge.key_authorization
     assert client.get(path, HTTP_HOST="other.example.test").status_code == 404
     # Renewal: the domain is active and plain HTTP goes to https, challenges excepted.
-    Domain.objects.filter(pk=verified.pk).update(state=State.ACTIVE)
+    Domain.objects.filter(pk=verified.pk).update(**in_step(State.ACTIVE))
     assert client.get("/", HTTP_HOST="www.example.test:5002").status_code == 301
     assert client.get(path, HTTP_HOST="www.example.test:5002").status_code == 200
 

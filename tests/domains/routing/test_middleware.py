@@ -11,12 +11,13 @@ from domains.routing.middleware import HostRoutingMiddleware
 from domains.services.custom_domains import domain_add, domain_remove
 from domains.services.projects import deploy_record, project_create, project_set_primary
 from domains.services.redirects import redirect_save
+from tests.fixtures.domains import in_step
 
 pytestmark = pytest.mark.django_db
 
 
 def live(domain: Domain, state: str = State.ACTIVE) -> Domain:
-    Domain.objects.filter(pk=domain.pk).update(state=state)
+    Domain.objects.filter(pk=domain.pk).update(**in_step(state))
     domain.refresh_from_db()
     return domain
 

@@ -11,7 +11,7 @@ from domains.choices import State
 from domains.models import Domain, DomainEvent
 from domains.services.custom_domains import domain_request_check
 from domains.services.verification import backoff_delay
-from tests.fixtures.domains import TARGET, check
+from tests.fixtures.domains import TARGET, check, in_step
 
 pytestmark = pytest.mark.django_db
 
@@ -122,7 +122,7 @@ def test_a_verified_domain_is_rechecked_on_a_schedule(clock, www, dns_server, se
 def test_a_live_domain_that_stops_verifying_says_so_and_keeps_serving(clock, www, dns_server):
     dns_server.add("www.example.test", "CNAME", TARGET + ".")
     check(www)
-    Domain.objects.filter(pk=www.pk).update(state=State.ACTIVE)
+    Domain.objects.filter(pk=www.pk).update(**in_step(State.ACTIVE))
     dns_server.remove("www.example.test")
     clock.move_to(T0 + timedelta(hours=6))
     domain = check(www)

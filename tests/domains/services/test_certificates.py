@@ -12,13 +12,13 @@ from cryptography import x509
 from cryptography.hazmat.primitives.asymmetric import ec
 
 from domains import pki, tasks
-from domains.choices import CertState, State
+from domains.choices import CERT_LATE_AT_CHECK, CERT_LOST_AT_SWEEP, CertState, State
 from domains.models import Certificate, Domain, DomainEvent
 from domains.pki import keys
 from domains.services import certificates, scheduling
 from domains.services.custom_domains import domain_add, domain_request_check
 from domains.services.verification import domain_check
-from tests.fixtures.domains import TARGET, run_at_once
+from tests.fixtures.domains import TARGET, in_step, run_at_once
 
 pytestmark = pytest.mark.django_db
 
@@ -129,7 +129,7 @@ def test_an_active_domain_without_a_certificate_is_due_for_renewal(
     verified, django_assert_num_queries
 ):
     assert certificates.certificates_due_for_renewal() == []  # issuing, not active
-    Domain.objects.filter(pk=verified.pk).update(state=State.ACTIVE)
+    Domain.objects.filter(pk=verified.pk).update(**in_step(State.ACTIVE))
     with django_assert_num_queries(1):
         assert certificates.certificates_due_for_renewal() == [verified.pk]
 
@@ -158,14 +158,6 @@ def test_the_ca_is_created_once_even_when_many_ask_at_the_same_time(settings, tm
     assert keys.is_sealed(key_file.read_text())
 
 
-def test_a_ca_key_kept_in_clear_before_sealing_is_still_read(tmp_path, settings):
-    settings.DOMAINS_CA_DIR = tmp_path / "old-ca"
-    key, cert = pki.load_or_create_ca()
-    (tmp_path / "old-ca" / "ca-key.pem").write_text(keys.pem(key))
-    again, same = pki.load_or_create_ca()
-    assert again.private_numbers() == key.private_numbers() and same == cert
-
-
 def test_sweep_requeues_a_certificate_whose_task_was_lost(verified, settings):
     settings.DOMAINS_CERT_ISSUE_DELAY = 5
     later = datetime.now(UTC) + timedelta(minutes=6)
@@ -184,6 +176,34 @@ def test_reverify_while_the_certificate_is_late_queues_issuance_again(
         # Just claimed again: not overdue again yet.
         assert domain_check(domain_id=verified.pk).next_steps.issue_now == []
     assert certificates.certificate_issue(domain_id=verified.pk) is not None
+
+
+def test_certificate_work_is_late_after_a_minute_for_a_check_and_five_for_the_sweep():
+    """Two rules (docs/decisions/domains.md): the owner's Re-verify asks again sooner than
+    the unattended sweep takes a request for lost."""
+    late = (CERT_LATE_AT_CHECK, CERT_LOST_AT_SWEEP)
+    assert late == (timedelta(minutes=1), timedelta(minutes=5))
+
+
+def test_a_passing_check_claims_late_work_from_the_issue_delay_plus_a_minute(verified, settings):
+    overdue = timedelta(seconds=settings.DOMAINS_CERT_ISSUE_DELAY) + CERT_LATE_AT_CHECK
+    with time_machine.travel(
+        verified.cert_requested_at + overdue - timedelta(seconds=1), tick=False
+    ):
+        assert domain_check(domain_id=verified.pk).next_steps.issue_now == []
+    with time_machine.travel(verified.cert_requested_at + overdue, tick=False):
+        assert domain_check(domain_id=verified.pk).next_steps.issue_now == [verified.pk]
+
+
+def test_the_sweep_claims_lost_work_from_the_issue_delay_plus_five_minutes(verified, settings):
+    overdue = timedelta(seconds=settings.DOMAINS_CERT_ISSUE_DELAY) + CERT_LOST_AT_SWEEP
+    with time_machine.travel(
+        verified.cert_requested_at + overdue - timedelta(seconds=1), tick=False
+    ):
+        assert scheduling.sweep().issue_now == []
+    with time_machine.travel(verified.cert_requested_at + overdue, tick=False):
+        assert scheduling.sweep().issue_now == [verified.pk]
+        assert scheduling.sweep().issue_now == []  # claimed: not queued twice
 
 
 def test_a_domain_whose_dns_left_is_not_renewed(verified, dns_server):

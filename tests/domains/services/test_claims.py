@@ -12,7 +12,7 @@ from domains.choices import CheckCode, State
 from domains.models import Domain, DomainEvent, ProvenHostname
 from domains.selectors import is_contested
 from domains.services.custom_domains import domain_add, domain_remove
-from tests.fixtures.domains import TARGET, TARGET_ADDRESS, TARGET_ADDRESS6, check
+from tests.fixtures.domains import TARGET, TARGET_ADDRESS, TARGET_ADDRESS6, check, in_step
 
 pytestmark = pytest.mark.django_db
 
@@ -154,7 +154,7 @@ def test_when_both_tokens_are_in_the_record_the_live_claim_keeps_the_name(
 def test_at_most_one_claim_is_live_whatever_the_code_does(shop, bobs, alice, bob):
     mine = domain_add(project=shop, hostname=VICTIM, actor=alice)
     rival = domain_add(project=bobs, hostname=VICTIM, actor=bob)
-    Domain.objects.filter(pk=mine.pk).update(state=State.ACTIVE)
+    Domain.objects.filter(pk=mine.pk).update(**in_step(State.ACTIVE))
     with pytest.raises(IntegrityError), transaction.atomic():
         Domain.objects.filter(pk=rival.pk).update(state=State.VERIFIED)
 
