@@ -129,6 +129,7 @@ class CheckCode(models.TextChoices):
     TARGET_UNRESOLVED = "target_unresolved", "The platform target did not resolve"
     OWNERSHIP_REQUIRED = "ownership_required", "The TXT record is missing"
     PROVEN_ELSEWHERE = "proven_elsewhere", "Another project's TXT record is there too"
+    UNASKABLE = "unaskable", "The name cannot be asked in DNS"
 
 
 class CertCode(models.TextChoices):

@@ -127,6 +127,10 @@ class Domain(models.Model):
     # The first failed check of a live domain; Verify does not reset it, a passing check
     # does. The domain stops serving DOMAINS_GRACE_HOURS after it.
     failing_since = models.DateTimeField(null=True, blank=True)
+    # The first of an unbroken run of temporary check failures (SERVFAIL, timeout) of a live
+    # domain; a check that is not a temporary failure clears it. After
+    # DOMAINS_TEMPORARY_FAILURE_LIMIT hours the run counts as failing (`failing_since`).
+    failing_temporarily_since = models.DateTimeField(null=True, blank=True)
 
     # The certificate side: its state, when it was requested, and the last problem.
     cert_state = models.CharField(max_length=20, choices=CertState.choices, default=CertState.NONE)

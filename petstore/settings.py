@@ -344,6 +344,9 @@ DOMAINS_RECHECK_INTERVAL = env_int("DOMAINS_RECHECK_INTERVAL", 6)  # hours, veri
 DOMAINS_CERT_VALIDITY_DAYS = env_int("DOMAINS_CERT_VALIDITY_DAYS", 90)
 # A live domain whose checks fail keeps serving this long after its first failed check.
 DOMAINS_GRACE_HOURS = env_int("DOMAINS_GRACE_HOURS", 48)
+# A live domain whose checks fail only temporarily (SERVFAIL, timeout) this many hours in a
+# row counts as failing: its grace period starts (a lame delegation never answers).
+DOMAINS_TEMPORARY_FAILURE_LIMIT = env_int("DOMAINS_TEMPORARY_FAILURE_LIMIT", 72)
 # A claim that never verified is dropped after this many days.
 DOMAINS_CLAIM_EXPIRY_DAYS = env_int("DOMAINS_CLAIM_EXPIRY_DAYS", 7)
 # Seconds between two Verify / Re-verify of one domain (a queued check is never doubled).

@@ -10,13 +10,15 @@ from django import forms
 from django.db.models import QuerySet
 
 from domains.choices import LIVE_STATES, RedirectStatus
+from domains.dns import hostnames
 from domains.models import Domain, Project
 
 
 class DomainAddForm(forms.Form):
     hostname = forms.CharField(
         label="Domain or subdomain",
-        max_length=253,
+        max_length=hostnames.MAX_HOSTNAME_LENGTH,
+        error_messages={"max_length": hostnames.TOO_LONG_MESSAGE},
         strip=True,
         help_text="For example shop.example.com or example.com.",
         widget=forms.TextInput(

@@ -6,6 +6,8 @@ answers "may the platform's CA issue for it?". Both return a CheckResult whose
 
 `verify_many()` is the same check for a batch: it asks every question of every
 domain at once (lookups.lookup_many), then runs the very same `verify()` on the answers.
+Each domain is decided on its own: one whose decision raises gets that exception as
+its result, and the rest of the batch is decided as usual.
 """
 
 from __future__ import annotations
@@ -67,11 +69,24 @@ def _describe(records: list[str]) -> str:
 Lookup = Callable[[str, str], lookups.Lookup]
 
 
+def _unaskable(lookup: lookups.Lookup, hostname: str, expected: str = "") -> CheckResult:
+    return CheckResult(
+        CheckCode.UNASKABLE,
+        f"{hostname} cannot be checked: the DNS name {lookup.name} is not one DNS can carry "
+        f"({lookup.error}), so no record can exist there. Remove this domain and add a name "
+        f"of at most {hostnames.MAX_HOSTNAME_LENGTH} characters.",
+        expected,
+    )
+
+
 def verify(hostname: str, *, is_apex: bool, ask_txt: bool = False) -> CheckResult:
     """Does this host name point at the platform (and, with `ask_txt`, what does its
     ownership TXT record say)? Every question is asked at once, so the check as a whole
     ends within one DNS lifetime."""
-    return verify_many([(hostname, is_apex)], ask_txt={hostname} if ask_txt else ())[0]
+    [result] = verify_many([(hostname, is_apex)], ask_txt={hostname} if ask_txt else ())
+    if isinstance(result, Exception):
+        raise result
+    return result
 
 
 def questions(hostname: str, *, is_apex: bool, ask_txt: bool = False) -> list[tuple[str, str]]:
@@ -88,9 +103,10 @@ def questions(hostname: str, *, is_apex: bool, ask_txt: bool = False) -> list[tu
 
 def verify_many(
     domains: Iterable[tuple[str, bool]], *, ask_txt: Collection[str] = ()
-) -> list[CheckResult]:
+) -> list[CheckResult | Exception]:
     """`verify()` for each (hostname, is_apex), all DNS questions asked concurrently; the
-    ownership TXT record is asked for the host names in `ask_txt`."""
+    ownership TXT record is asked for the host names in `ask_txt`. A domain whose decision
+    raised has the exception as its result (the caller logs it with the domain's id)."""
     domains = list(domains)
     answers = lookups.lookup_many(
         q for host, apex in domains for q in questions(host, is_apex=apex, ask_txt=host in ask_txt)
@@ -99,10 +115,22 @@ def verify_many(
     def lookup(name: str, rdtype: str) -> lookups.Lookup:
         return answers[(name, rdtype)]
 
-    return [_verify(host, apex, lookup, host in ask_txt) for host, apex in domains]
+    results: list[CheckResult | Exception] = []
+    for host, apex in domains:
+        try:
+            results.append(_verify(host, apex, lookup, host in ask_txt))
+        except Exception as exc:  # noqa: BLE001 - this domain's result, not the batch's
+            results.append(exc)
+    return results
 
 
 def _verify(hostname: str, is_apex: bool, lookup: Lookup, ask_txt: bool) -> CheckResult:
+    asked = questions(hostname, is_apex=is_apex, ask_txt=ask_txt)
+    answers = (lookup(name, rdtype) for name, rdtype in asked)
+    unaskable = [answer for answer in answers if answer.status == lookups.UNASKABLE]
+    if unaskable:
+        # A name DNS cannot carry: no answer will ever come, so nothing else is decided.
+        return _unaskable(unaskable[0], hostname)
     result = _verify_apex(hostname, lookup) if is_apex else _verify_subdomain(hostname, lookup)
     if not ask_txt or result.temporary:
         return result
@@ -225,15 +253,22 @@ def _verify_apex(hostname: str, lookup: Lookup) -> CheckResult:
     )
 
 
-# Names the CAA climb asks at most: a host name deeper than this is not a real one, and
-# each name is a question a hostile name server could hold until the deadline.
-MAX_CAA_NAMES = 10
+# Names below the registrable domain the CAA climb asks at most (the nearest ones): a
+# host name deeper than this is not a real one, and each name is a question a hostile
+# name server could hold until the deadline. The registrable domain and its parents,
+# where owners actually put CAA records, are always asked.
+MAX_CAA_NAMES_BELOW_REGISTRABLE = 10
 
 
 def _climb(hostname: str) -> list[str]:
-    """The name and its parents, nearest first, down to (not including) the root (RFC 8659)."""
-    labels = hostnames.comparable(hostname).split(".")
-    return [".".join(labels[i:]) for i in range(len(labels))][:MAX_CAA_NAMES]
+    """The name and its parents, nearest first, down to (not including) the root (RFC 8659);
+    of the names below the registrable domain only the nearest few."""
+    name = hostnames.comparable(hostname)
+    labels = name.split(".")
+    names = [".".join(labels[i:]) for i in range(len(labels))]
+    registrable = hostnames.registrable_domain(name)
+    below = names.index(registrable) if registrable in names else len(names)
+    return names[: min(below, MAX_CAA_NAMES_BELOW_REGISTRABLE)] + names[below:]
 
 
 def caa(hostname: str, identity: str) -> CheckResult:
@@ -246,6 +281,8 @@ def caa(hostname: str, identity: str) -> CheckResult:
     answers = lookups.lookup_many((name, "CAA") for name in climb)
     for name in climb:
         lookup = answers[(name, "CAA")]
+        if lookup.status == lookups.UNASKABLE:
+            return _unaskable(lookup, hostname, expected)
         if lookup.temporary:
             # RFC 8659: a failed CAA lookup must not be read as permission.
             return _temporary(lookup, expected)

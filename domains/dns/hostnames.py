@@ -23,6 +23,16 @@ from publicsuffixlist import PublicSuffixList
 # The TXT record that proves control of a contested name: _petstore-verification.<name>.
 # Its leading underscore keeps it apart from any name a project could claim.
 OWNERSHIP_TXT_LABEL = "_petstore-verification"
+# The longest name DNS can carry (255 octets on the wire, 253 characters as text).
+DNS_NAME_MAX = 253
+# The longest name a project may add: its ownership TXT name must still be a DNS name,
+# or the TXT record that proves control of it could never be created, nor asked for.
+MAX_HOSTNAME_LENGTH = DNS_NAME_MAX - len(OWNERSHIP_TXT_LABEL + ".")
+TOO_LONG_MESSAGE = (
+    f"A domain name can be at most {MAX_HOSTNAME_LENGTH} characters long here: its "
+    f"verification record {OWNERSHIP_TXT_LABEL}.<name> must fit in DNS's "
+    f"{DNS_NAME_MAX} characters."
+)
 _LABEL = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$")
 
 
@@ -63,15 +73,15 @@ def normalize_hostname(raw: str) -> str:
     try:
         ascii_name = idna.encode(value, uts46=True).decode("ascii")
     except idna.IDNAError as exc:
-        if len(value) > 253:
-            raise _refuse("A domain name can be at most 253 characters long.", "too_long") from None
+        if len(value) > MAX_HOSTNAME_LENGTH:
+            raise _refuse(TOO_LONG_MESSAGE, "too_long") from None
         if any(len(label) > 63 for label in value.split(".")):
             raise _refuse(
                 "Each part of a domain name can be at most 63 characters long.", "label_too_long"
             ) from None
         raise _refuse(f"{raw!r} is not a valid domain name ({exc}).", "invalid_hostname") from None
-    if len(ascii_name) > 253:
-        raise _refuse("A domain name can be at most 253 characters long.", "too_long")
+    if len(ascii_name) > MAX_HOSTNAME_LENGTH:
+        raise _refuse(TOO_LONG_MESSAGE, "too_long")
     labels = ascii_name.split(".")
     if len(labels) < 2:
         raise _refuse(

@@ -3,7 +3,13 @@
 It returns plain values and keeps apart the four outcomes that mean different
 things to a domain owner: the name does not exist (NXDOMAIN), the name exists
 without records of that type (no data), the server failed (SERVFAIL / refused)
-and nobody answered in time (timeout). The last two are temporary.
+and nobody answered in time (timeout). The last two are temporary. A fifth is ours:
+the question cannot be asked at all (a name longer than DNS allows), which no
+retry changes.
+
+Every question ends in its own Lookup: one that cannot be asked, or whose asking
+raises something unexpected, is that question's result, never an exception that
+takes the other questions of a batch (other tenants' domains) with it.
 
 `lookup_many()` asks many questions at once (the sweep's batches) and `lookup()` is
 the same for one, so the single check and the batch share one code path. Every
@@ -20,6 +26,7 @@ measured in docs/decisions/domain-sweep.md.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Coroutine, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -42,12 +49,15 @@ from dns.rdtypes.IN.AAAA import AAAA
 from domains.dns import hostnames
 
 _T = TypeVar("_T")
+log = logging.getLogger(__name__)
 
 OK = "ok"
 NODATA = "nodata"
 NXDOMAIN = "nxdomain"
 SERVFAIL = "servfail"
 TIMEOUT = "timeout"
+# The question cannot be put (the name is too long, a label too long or empty): permanent.
+UNASKABLE = "unaskable"
 TEMPORARY = frozenset({SERVFAIL, TIMEOUT})
 # Questions in flight at once in lookup_many(): enough to hide the round trips,
 # few enough not to overrun a nameserver's (or our loopback server's) UDP buffer.
@@ -132,7 +142,13 @@ async def _ask_all(
 
     async def ask(name: str, rdtype: str) -> Lookup:
         async with in_flight:
-            return await _ask(resolver, backend, name, rdtype)
+            try:
+                return await _ask(resolver, backend, name, rdtype)
+            except Exception as exc:  # noqa: BLE001 - this question's failure, not the batch's
+                # Not one of the outcomes above (a resolver bug, a reply it chokes on): the
+                # question failed, for now; its neighbours in the batch go on.
+                log.exception("DNS question %s %s failed unexpectedly", name, rdtype)
+                return Lookup(name, rdtype, SERVFAIL, error=f"{type(exc).__name__}: {exc}")
 
     found = await asyncio.gather(*(ask(name, rdtype) for name, rdtype in questions))
     return dict(zip(questions, found, strict=True))
@@ -155,7 +171,11 @@ async def _ask(
     name: str,
     rdtype: str,
 ) -> Lookup:
-    qname, wanted = dns.name.from_text(name), dns.rdatatype.from_text(rdtype)
+    try:
+        qname, wanted = dns.name.from_text(name), dns.rdatatype.from_text(rdtype)
+    except dns.exception.DNSException as exc:
+        # NameTooLong, LabelTooLong, EmptyLabel...: no server could be asked this.
+        return Lookup(name, rdtype, UNASKABLE, error=f"{type(exc).__name__}: {exc}")
     try:
         answer = await resolver.resolve(
             qname, wanted, raise_on_no_answer=False, search=False, backend=backend

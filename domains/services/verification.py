@@ -5,6 +5,10 @@
 then record every result through the same functions below, so a domain ends in the
 same place whichever way it was checked. Both return what they recorded and the
 certificate work it calls for (`Recorded.next_steps`), which the caller queues.
+
+In a batch every domain is decided and recorded on its own (its own savepoint): a domain
+whose check raises, at any stage, is logged with its id, counted in the task failures,
+and left out; the others are recorded, whoever owns them.
 """
 
 from __future__ import annotations
@@ -35,6 +39,8 @@ from domains.services import certificates, claims
 from domains.services.events import events_in_bulk, record_event
 from domains.services.lifecycle import transition, update
 from domains.services.nextsteps import NextSteps
+from petstore.models import TaskFailure
+from petstore.taskfailures import describe, task_failure_record
 
 log = logging.getLogger(__name__)
 
@@ -61,6 +67,21 @@ def recheck_interval() -> timedelta:
 
 def verify_window() -> timedelta:
     return timedelta(hours=settings.DOMAINS_VERIFY_WINDOW)
+
+
+def temporary_failure_limit() -> timedelta:
+    return timedelta(hours=settings.DOMAINS_TEMPORARY_FAILURE_LIMIT)
+
+
+def _domain_failed(domain_id: int, stage: str, exc: BaseException) -> None:
+    """One domain's check raised: logged with its id and counted; the batch goes on, and
+    the sweep finds the domain due again when its lease ends."""
+    log.error("checking domain %s failed while %s", domain_id, stage, exc_info=exc)
+    task_failure_record(
+        task_name=f"{__name__}.domain_check_many",
+        kind=TaskFailure.Kind.FAILED,
+        error=f"domain {domain_id}, {stage}: {describe(exc)}",
+    )
 
 
 @dataclass
@@ -101,12 +122,13 @@ def domain_check_many(*, domain_ids: Iterable[int]) -> Recorded:
     results = diagnosis.verify_many(
         ((host, is_apex) for _, host, is_apex, _, _ in targets), ask_txt=ask_txt
     )
-    return _record_results(
-        {
-            pk: Checked(result, contested=(host, project) in contested)
-            for (pk, host, _, project, _), result in zip(targets, results, strict=True)
-        }
-    )
+    checked: dict[int, Checked] = {}
+    for (pk, host, _, project, _), result in zip(targets, results, strict=True):
+        if isinstance(result, Exception):
+            _domain_failed(pk, "deciding", result)
+        else:
+            checked[pk] = Checked(result, contested=(host, project) in contested)
+    return _record_results(checked)
 
 
 @dataclass(frozen=True)
@@ -123,9 +145,12 @@ def _record_results(results: dict[int, Checked]) -> Recorded:
     One transaction for the lot, each domain re-read under its row lock (in primary-key
     order, so two batches never deadlock), so decisions are made on the row as it is
     now: a check run twice or concurrently records twice, never inconsistently, and a
-    domain removed meanwhile is simply not there. Events go in with one INSERT. If the
-    batch fails, each domain is recorded on its own, so one bad row cannot block the rest.
+    domain removed meanwhile is simply not there. Events go in with one INSERT. Each
+    domain is recorded in its own savepoint, so one that raises is left out alone; if the
+    batch as a whole fails (its lock, its INSERTs), each domain is recorded on its own.
     """
+    if not results:
+        return Recorded()
     try:
         return _record_together(results)
     except Exception:
@@ -136,8 +161,8 @@ def _record_results(results: dict[int, Checked]) -> Recorded:
     for domain_id, result in results.items():
         try:
             one = _record_together({domain_id: result})
-        except Exception:
-            log.exception("recording the check of domain %s failed", domain_id)
+        except Exception as exc:  # noqa: BLE001 - this domain's failure, not the batch's
+            _domain_failed(domain_id, "recording", exc)
             continue
         recorded.domains += one.domains
         recorded.next_steps += one.next_steps
@@ -146,7 +171,12 @@ def _record_results(results: dict[int, Checked]) -> Recorded:
 
 def _record_together(results: dict[int, Checked]) -> Recorded:
     recorded = Recorded()
-    with transaction.atomic(), events_in_bulk(), claims.proofs_in_bulk():
+    failed: list[tuple[int, Exception]] = []
+    with (
+        transaction.atomic(),
+        events_in_bulk() as events,
+        claims.proofs_in_bulk() as proofs,
+    ):
         locked = (
             Domain.objects.select_for_update(of=("self",))
             .select_related("project")
@@ -154,16 +184,31 @@ def _record_together(results: dict[int, Checked]) -> Recorded:
             .order_by("pk")
         )
         for domain in locked:
-            checked = results[domain.pk]
-            result = checked.result
-            if result.ok and not domain.is_live:
-                result = _claim(domain, checked)
-            if result.ok:
-                _record_success(domain, result, recorded.next_steps)
-            else:
-                _record_failure(domain, result)
+            # What this domain adds to the bulk INSERTs goes if its savepoint is rolled back.
+            marks, steps = (len(events), len(proofs)), NextSteps()
+            try:
+                with transaction.atomic():
+                    _record_one(domain, results[domain.pk], steps)
+            except Exception as exc:  # noqa: BLE001 - this domain's failure, not the batch's
+                del events[marks[0] :], proofs[marks[1] :]
+                failed.append((domain.pk, exc))
+                continue
             recorded.domains.append(domain)
+            recorded.next_steps += steps
+    for domain_id, error in failed:
+        _domain_failed(domain_id, "recording", error)
     return recorded
+
+
+def _record_one(domain: Domain, checked: Checked, next_steps: NextSteps) -> None:
+    """Decide what the check means for the row as it is now, and record it."""
+    result = checked.result
+    if result.ok and not domain.is_live:
+        result = _claim(domain, checked)
+    if result.ok:
+        _record_success(domain, result, next_steps)
+    else:
+        _record_failure(domain, result)
 
 
 def _claim(domain: Domain, checked: Checked) -> CheckResult:
@@ -250,6 +295,7 @@ def _record_success(domain: Domain, result: CheckResult, next_steps: NextSteps) 
         "check_attempts": 0,
         "next_check_at": now + recheck_interval(),
         "failing_since": None,
+        "failing_temporarily_since": None,
     }
     if domain.state in AWAITING_OWNER_STATES:
         # Verified, and its certificate requested at once: one statement, not two.
@@ -292,28 +338,50 @@ def _record_failure(domain: Domain, result: CheckResult) -> None:
 
 
 def _record_live_failure(domain: Domain, result: CheckResult) -> None:
-    """A served domain failed its check. A temporary DNS failure only schedules another
-    check; the owner's misconfiguration starts the grace period at the first failed check
-    (Verify does not restart it), and at its end the domain stops serving."""
+    """A served domain failed its check. The owner's misconfiguration starts the grace
+    period at the first failed check (Verify does not restart it), and at its end the
+    domain stops serving. A temporary DNS failure only schedules another check, until
+    temporary failures have lasted DOMAINS_TEMPORARY_FAILURE_LIMIT hours in a row (a lame
+    delegation answers SERVFAIL forever): from then on they count as failures too."""
     now = timezone.now()
+    temporarily_since = (domain.failing_temporarily_since or now) if result.temporary else None
+    limit_at = temporarily_since + temporary_failure_limit() if temporarily_since else None
+    counts = limit_at is None or now >= limit_at
     failing_since = domain.failing_since
-    if failing_since is None and not result.temporary:
+    if failing_since is None and counts:
         failing_since = now
     fields: dict[str, Any] = _result_fields(result, now) | {
         "check_attempts": domain.check_attempts + 1,
         "failing_since": failing_since,
+        "failing_temporarily_since": temporarily_since,
     }
+    reason = result.message
+    if result.temporary and counts:
+        reason = (
+            f"The DNS has failed to answer for {domain.hostname_unicode} since "
+            f"{temporarily_since:%Y-%m-%d %H:%M} UTC, for more than "
+            f"{settings.DOMAINS_TEMPORARY_FAILURE_LIMIT} hours. Ask your DNS provider whether "
+            "the zone is still served (a lame delegation answers SERVFAIL or nothing)."
+        )
+        fields["check_message"] = reason
     stops_at = domain.stops_serving_at(failing_since=failing_since)
+    next_at = now + backoff_delay(domain.check_attempts + 1)
     if stops_at is None:
-        # Only temporary failures so far: no grace period runs yet.
-        fields["next_check_at"] = now + backoff_delay(domain.check_attempts + 1)
+        # Only temporary failures so far: no grace period runs yet; the check that ends
+        # the limit lands on it, so the grace period starts on time.
+        fields["next_check_at"] = min(next_at, limit_at) if limit_at else next_at
         update(domain, **fields)
         return
-    if now >= stops_at and not result.temporary:
+    if now >= stops_at and counts:
+        what = (
+            "its DNS stopped answering"
+            if result.temporary
+            else "the DNS record stopped pointing here"
+        )
         fields["check_message"] = (
-            f"Not served since {now:%Y-%m-%d %H:%M} UTC: the DNS record stopped pointing here "
+            f"Not served since {now:%Y-%m-%d %H:%M} UTC: {what} "
             f"on {failing_since:%Y-%m-%d %H:%M} UTC and was not fixed within "
-            f"{settings.DOMAINS_GRACE_HOURS} hours. {result.message} Then choose Re-verify."
+            f"{settings.DOMAINS_GRACE_HOURS} hours. {reason} Then choose Re-verify."
         )
         if transition(domain, State.MISCONFIGURED, next_check_at=None, **fields):
             record_event(
@@ -322,7 +390,7 @@ def _record_live_failure(domain: Domain, result: CheckResult) -> None:
                 message=fields["check_message"],
             )
         return
-    fields["next_check_at"] = min(now + backoff_delay(domain.check_attempts + 1), stops_at)
+    fields["next_check_at"] = min(next_at, stops_at)
     first = domain.failing_since is None
     update(domain, **fields)
     if first:
@@ -330,7 +398,7 @@ def _record_live_failure(domain: Domain, result: CheckResult) -> None:
             domain=domain,
             action=Action.STOPPED_VERIFYING,
             message=(
-                f"{result.message} The domain is still served until "
+                f"{reason} The domain is still served until "
                 f"{stops_at:%Y-%m-%d %H:%M} UTC; fix the record before then."
             ),
         )

@@ -4,6 +4,8 @@ a truncated answer is fetched again over TCP."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
+
 import pytest
 from celery.exceptions import Retry
 
@@ -112,3 +114,25 @@ def test_issuance_waits_when_caa_cannot_be_read(hostile_dns, www, mode):
         issue_certificate(www.pk)
     stored = Domain.objects.get(pk=www.pk)
     assert stored.state == State.ISSUING and stored.certificates.count() == 0
+
+
+@pytest.mark.parametrize("mode", ["servfail", "hold"])
+def test_a_live_domain_whose_name_server_never_answers_again_stops_serving(
+    hostile_dns, www, time_machine, mode
+):
+    """A lame delegation: the name server answers SERVFAIL, or nothing, for ever."""
+    start = datetime(2026, 11, 2, 12, 0, tzinfo=UTC)
+    time_machine.move_to(start, tick=True)  # dnspython measures its lifetime on the clock
+    assert check(www).is_live
+    hostile_dns.mode = mode
+
+    def check_at(hours: float) -> Domain:
+        time_machine.move_to(start + timedelta(hours=hours), tick=True)
+        return check(www)
+
+    assert check_at(1).check_code in TEMPORARY_CHECK_CODES
+    assert check_at(72).failing_since is None  # 71 hours of failures: not yet
+    grace = check_at(73.5)
+    assert grace.failing_since is not None and grace.is_live  # the grace period runs
+    assert check_at(73.5 + 47).state == State.ISSUING
+    assert check_at(73.5 + 48.1).state == State.MISCONFIGURED

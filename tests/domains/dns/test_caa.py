@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import pytest
 
+from domains.choices import CertState, State
 from domains.dns import diagnosis
-from tests.fixtures.domains import CA_ID
+from domains.models import Certificate
+from domains.services import certificates
+from domains.services.custom_domains import domain_add
+from tests.fixtures.domains import CA_ID, TARGET, check
 
 pytestmark = pytest.mark.django_db
 
@@ -72,3 +76,40 @@ def test_the_identity_looked_for_is_the_one_the_issuing_authority_gives(dns_serv
     blocked = diagnosis.caa("shop.example.test", CA_ID)
     assert blocked.code == "caa_blocked"
     assert "letsencrypt.org" in blocked.message and CA_ID in blocked.message
+
+
+# Twelve labels: ten below the registrable domain example.test.
+DEEP = ".".join(f"l{i}" for i in range(10)) + ".example.test"
+
+
+def test_a_deep_name_still_reads_its_registrable_domains_caa(dns_server):
+    assert len(DEEP.split(".")) == 12
+    dns_server.add("example.test", "CAA", '0 issue "otherca.example"')
+    result = diagnosis.caa(DEEP, CA_ID)
+    assert result.code == "caa_blocked"
+    assert 'example.test CAA 0 issue "otherca.example"' in result.message
+
+
+def test_a_deep_names_certificate_is_blocked_by_its_registrable_domains_caa(
+    dns_server, shop, alice
+):
+    dns_server.add(DEEP, "CNAME", TARGET + ".")
+    dns_server.add("example.test", "CAA", '0 issue "otherca.example"')
+    domain = domain_add(project=shop, hostname=DEEP, actor=alice)
+    assert check(domain).state == State.ISSUING
+
+    assert certificates.certificate_issue(domain_id=domain.pk) is None
+
+    domain.refresh_from_db()
+    assert domain.cert_state == CertState.BLOCKED
+    assert domain.cert_code == "caa_blocked"
+    assert not Certificate.objects.exists()
+
+
+def test_only_the_names_between_are_capped(dns_server):
+    deeper = ".".join(f"l{i}" for i in range(30)) + ".example.test"
+    dns_server.queries.clear()
+    assert diagnosis.caa(deeper, CA_ID).code == "ok"
+    asked = {name.rstrip(".") for name, rdtype in dns_server.queries if rdtype == "CAA"}
+    nearest = {".".join(deeper.split(".")[i:]) for i in range(10)}
+    assert asked == nearest | {"example.test", "test"}

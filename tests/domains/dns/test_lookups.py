@@ -106,3 +106,47 @@ def test_a_caller_already_inside_an_event_loop_gets_its_answer(zone):
 
     answer = asyncio.run(ask_from_a_running_loop())
     assert answer.status == lookups.OK and answer.values == (TARGET,)
+
+
+# Names no DNS server can be asked: longer than 253 characters (the verification record of a
+# 240-character name), a label longer than 63, an empty label.
+UNASKABLE = [
+    ("_petstore-verification." + ".".join(["a" * 60] * 3) + ".b" * 27 + ".example.test", "TXT"),
+    ("a" * 64 + ".example.test", "A"),
+    ("shop..example.test", "CNAME"),
+    ("ok.example.test", "NOT-A-TYPE"),
+]
+
+
+def test_a_question_that_cannot_be_asked_is_its_own_permanent_result(zone):
+    assert len(UNASKABLE[0][0]) > 253
+
+    found = lookups.lookup_many(UNASKABLE + QUESTIONS)
+
+    for question in UNASKABLE:
+        assert found[question].status == lookups.UNASKABLE, question
+        assert not found[question].temporary
+        assert found[question].error
+    # The questions asked beside them are answered as if they were alone.
+    assert found[("ok.example.test", "A")].final == ("192.0.2.80",)
+    assert found[("missing.example.test", "A")].status == lookups.NXDOMAIN
+
+
+def test_a_question_that_raises_unexpectedly_fails_alone(zone, monkeypatch, caplog):
+    # Nothing on loopback makes dnspython raise something unexpected; a resolver that does
+    # for one name stands in for a bug or a reply it chokes on.
+    real = lookups.dns.asyncresolver.Resolver.resolve
+
+    async def resolve(self, qname, *args, **kwargs):
+        if str(qname).startswith("elsewhere."):
+            raise RuntimeError("the resolver choked")
+        return await real(self, qname, *args, **kwargs)
+
+    monkeypatch.setattr(lookups.dns.asyncresolver.Resolver, "resolve", resolve)
+
+    found = lookups.lookup_many(QUESTIONS)
+
+    choked = found[("elsewhere.example.test", "CNAME")]
+    assert choked.status == lookups.SERVFAIL and "the resolver choked" in choked.error
+    assert found[("ok.example.test", "A")].final == ("192.0.2.80",)
+    assert "elsewhere.example.test CNAME failed unexpectedly" in caplog.text

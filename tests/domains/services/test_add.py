@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import html
+
 import pytest
 from django.core.exceptions import ValidationError
+from django.core.management import call_command
+from django.core.management.base import CommandError
 
 from domains.choices import State
+from domains.dns import hostnames
 from domains.models import Domain, DomainEvent
 from domains.selectors import is_contested
 from domains.services.custom_domains import domain_add, domain_remove
@@ -157,3 +162,61 @@ def test_for_owner_selects_only_the_owners_rows(shop, bobs, alice, bob):
     assert [d.hostname for d in Domain.objects.for_owner(alice)] == ["a.example.test"]
     assert [p.slug for p in type(shop).objects.for_owner(bob)] == ["bobs"]
     assert Domain.objects.filter(state=State.PENDING).count() == 2
+
+
+def name_of_length(length: int, under: str = "example.test") -> str:
+    """A valid host name of exactly `length` characters under `under`."""
+    labels, left = [], length - len(under)  # each label costs its length and a dot
+    while left > 0:
+        size = min(63, left - 1)
+        if left - (size + 1) == 1:  # never leave room for an empty label only
+            size -= 1
+        labels.append("a" * size)
+        left -= size + 1
+    name = ".".join([*labels, under])
+    assert len(name) == length
+    return name
+
+
+def test_the_longest_name_leaves_room_for_its_verification_record():
+    assert hostnames.MAX_HOSTNAME_LENGTH == 230
+    longest = name_of_length(hostnames.MAX_HOSTNAME_LENGTH)
+    assert len(hostnames.ownership_txt_name(longest)) == 253
+
+
+@pytest.mark.parametrize("length", [231, 240, 253])
+def test_a_name_whose_verification_record_cannot_exist_is_refused(shop, alice, length):
+    with pytest.raises(ValidationError) as refused:
+        domain_add(project=shop, hostname=name_of_length(length), actor=alice)
+    assert refused.value.code == "too_long"
+    assert refused.value.messages == [
+        "A domain name can be at most 230 characters long here: its verification record "
+        "_petstore-verification.<name> must fit in DNS's 253 characters."
+    ]
+    assert not Domain.objects.exists()
+
+
+def test_a_name_of_230_characters_is_added(shop, alice):
+    name = name_of_length(230)
+    assert domain_add(project=shop, hostname=name, actor=alice).hostname == name
+
+
+@pytest.mark.parametrize("length", [231, 253])
+def test_the_add_domain_form_says_why_a_long_name_is_refused(alice_client, shop, length):
+    response = alice_client.post(
+        "/dashboard/projects/shop/domains/add/", {"hostname": name_of_length(length)}
+    )
+    assert response.status_code == 400
+    page = html.unescape(response.content.decode())
+    assert "can be at most 230 characters long here: its verification record" in page
+    assert not Domain.objects.exists()
+
+
+def test_adddomain_refuses_a_long_name_in_one_line(shop):
+    with pytest.raises(CommandError) as refused:
+        call_command("adddomain", "shop", name_of_length(240))
+    assert str(refused.value) == (
+        "A domain name can be at most 230 characters long here: its verification record "
+        "_petstore-verification.<name> must fit in DNS's 253 characters."
+    )
+    assert not Domain.objects.exists()

@@ -92,3 +92,63 @@ def test_a_stopped_domain_is_not_renewed(dns_server, active, time_machine):
     assert certificates.certificates_due_for_renewal() == []
     assert certificates.certificate_renew(domain_id=active.pk) is None
     assert Certificate.objects.filter(domain=active).count() == 1
+
+
+def test_dns_that_fails_for_good_starts_the_grace_period_after_the_limit(
+    client, dns_server, active, time_machine, settings
+):
+    assert settings.DOMAINS_TEMPORARY_FAILURE_LIMIT == 72
+    dns_server.servfail("www.example.test")  # a lame delegation: SERVFAIL, for ever
+    first = T0 + timedelta(hours=1)
+    for hours in (1, 24, 72):  # the limit runs from the first temporary failure
+        time_machine.move_to(T0 + timedelta(hours=hours), tick=False)
+        domain = check(active)
+        assert domain.check_code == "dns_servfail"
+        assert domain.failing_since is None and domain.state == State.ACTIVE
+        assert domain.stops_serving_at() is None
+    # The check that ends the limit is scheduled on it.
+    assert domain.next_check_at is not None
+    assert domain.next_check_at <= first + timedelta(hours=72)
+    assert not DomainEvent.objects.filter(domain=domain, action="stopped_verifying").exists()
+
+    time_machine.move_to(first + timedelta(hours=72), tick=False)
+    domain = check(active)
+    assert domain.failing_since == first + timedelta(hours=72)  # the grace period starts
+    assert domain.stops_serving_at() == first + timedelta(hours=120)
+    assert domain.state == State.ACTIVE
+    assert "failed to answer for www.example.test since" in domain.check_message
+    [started] = DomainEvent.objects.filter(domain=domain, action="stopped_verifying")
+    assert "more than 72 hours" in started.message
+    assert client.get("/", HTTP_HOST="www.example.test", secure=True).status_code == 200
+
+    time_machine.move_to(first + timedelta(hours=119), tick=False)
+    assert check(active).state == State.ACTIVE
+    time_machine.move_to(first + timedelta(hours=120), tick=False)
+    domain = check(active)
+    assert domain.state == State.MISCONFIGURED
+    assert client.get("/", HTTP_HOST="www.example.test", secure=True).status_code == 404
+    [stopped] = DomainEvent.objects.filter(domain=domain, action="stopped_serving")
+    assert "its DNS stopped answering" in stopped.message
+
+
+def test_an_answer_between_temporary_failures_restarts_the_limit(dns_server, active, time_machine):
+    dns_server.servfail("www.example.test")
+    time_machine.move_to(T0 + timedelta(hours=1), tick=False)
+    domain_check(domain_id=active.pk)
+    dns_server.records.servfailing.clear()  # the DNS answers again, rightly
+    time_machine.move_to(T0 + timedelta(hours=40), tick=False)
+    assert check(active).failing_temporarily_since is None
+    dns_server.servfail("www.example.test")
+    time_machine.move_to(T0 + timedelta(hours=80), tick=False)
+    domain = check(active)
+    assert domain.failing_since is None  # 40 hours of failures in a row, not 79
+    assert domain.failing_temporarily_since == T0 + timedelta(hours=80)
+
+
+def test_the_limit_is_a_setting(dns_server, active, time_machine, settings):
+    settings.DOMAINS_TEMPORARY_FAILURE_LIMIT = 1
+    dns_server.servfail("www.example.test")
+    time_machine.move_to(T0 + timedelta(hours=1), tick=False)
+    assert check(active).failing_since is None
+    time_machine.move_to(T0 + timedelta(hours=2), tick=False)
+    assert check(active).failing_since == T0 + timedelta(hours=2)

@@ -2,14 +2,23 @@
 
 from __future__ import annotations
 
-import pytest
+from datetime import timedelta
 
-from domains.choices import State
+import pytest
+from django.db import connection
+from django.db.models import Q
+from django.utils import timezone
+
+from domains import tasks
+from domains.choices import CertState, State
+from domains.models import Domain
 from domains.selectors import domain_troubleshoot
 from domains.services import certificates
 from domains.services.custom_domains import domain_add, domain_remove
-from domains.services.verification import domain_check
+from domains.services.verification import domain_check, domain_check_many
+from petstore.models import TaskFailure
 from tests.fixtures.domains import TARGET, TARGET_ADDRESS, TARGET_ADDRESS6, check
+from tests.processes import wait_for
 
 pytestmark = pytest.mark.django_db
 
@@ -159,3 +168,127 @@ def test_troubleshoot_reports_both_checks_from_what_they_stored(dns_server, www)
     assert report["verifies"] is True
     assert report["caa_blocks"] is True
     assert "letsencrypt.org" in report["caa_message"]
+
+
+# --- every domain is checked on its own ---------------------------------------------------
+
+# A 240-character name under a registrable domain another project proved: made before Add
+# refused such names, so its verification record (_petstore-verification.<name>, 263
+# characters) is not a DNS name at all.
+POISON = "b" * 45 + "." + ".".join(["a" * 60] * 3) + ".victim.test"
+assert len(POISON) == 240
+
+
+def _batch_of_100(shop, bobs, bob, dns_server) -> tuple[list[int], Domain, Domain]:
+    """98 live domains of two tenants, bob's live www.victim.test (which proved
+    victim.test), and alice's poisoned claim: the ids of a sweep batch, due now."""
+    dns_server.add("www.victim.test", "CNAME", TARGET + ".")
+    victim = domain_add(project=bobs, hostname="www.victim.test", actor=bob)
+    assert check(victim).is_live
+    now = timezone.now()
+    live = []
+    for i in range(98):
+        host = f"site{i}.example.test"
+        dns_server.add(host, "CNAME", TARGET + ".")
+        live.append(
+            Domain(
+                project=shop if i % 2 else bobs,
+                hostname=host,
+                state=State.ACTIVE,
+                cert_state=CertState.ISSUED,
+                check_code="ok",
+                verified_at=now,
+                window_started_at=now,
+            )
+        )
+    Domain.objects.bulk_create(live)
+    poisoned = Domain.objects.create(project=shop, hostname=POISON, window_started_at=now)
+    batch = Domain.objects.filter(Q(hostname__endswith=".example.test") | Q(pk=victim.pk))
+    ids = [*batch.values_list("pk", flat=True), poisoned.pk]
+    Domain.objects.filter(pk__in=ids).update(
+        checked_at=None, next_check_at=now - timedelta(minutes=1)
+    )
+    assert len(ids) == 100
+    return ids, victim, poisoned
+
+
+def _the_other_99_were_checked(ids: list[int], poisoned: Domain, since) -> None:
+    others = Domain.objects.filter(pk__in=ids).exclude(pk=poisoned.pk)
+    assert others.count() == 99
+    assert not others.filter(Q(checked_at__isnull=True) | Q(checked_at__lt=since)).exists()
+    assert set(others.values_list("check_code", flat=True)) == {"ok"}
+    assert all(domain.is_live for domain in others)
+    assert not others.filter(next_check_at__lt=since + timedelta(hours=1)).exists()
+
+
+def test_one_unaskable_name_does_not_stop_the_batch(dns_server, shop, bobs, bob):
+    ids, victim, poisoned = _batch_of_100(shop, bobs, bob, dns_server)
+    started = timezone.now()
+
+    recorded = domain_check_many(domain_ids=ids)
+
+    assert len(recorded.domains) == 100
+    _the_other_99_were_checked(ids, poisoned, started)
+    poisoned.refresh_from_db()
+    # Its own result: permanent (it fails at the end of its window), and says what to do.
+    assert poisoned.check_code == "unaskable"
+    assert poisoned.state == State.PENDING
+    assert "Remove this domain and add a name of at most 230 characters" in (poisoned.check_message)
+
+
+def test_the_sweeps_batch_task_records_the_other_99(dns_server, shop, bobs, bob):
+    ids, victim, poisoned = _batch_of_100(shop, bobs, bob, dns_server)
+    started = timezone.now()
+
+    tasks.check_domains(ids)  # what the worker runs for a sweep's batch (no retry asked)
+
+    _the_other_99_were_checked(ids, poisoned, started)
+
+
+@pytest.mark.needs_postgres
+def test_a_domain_whose_recording_raises_is_left_out_alone(dns_server, shop, bobs, bob):
+    ids, victim, poisoned = _batch_of_100(shop, bobs, bob, dns_server)
+    sacrificed = Domain.objects.get(hostname="site7.example.test")
+    with connection.cursor() as cursor:  # the database itself refuses this one row's update
+        cursor.execute(
+            "CREATE FUNCTION refuse_one() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+            f"IF NEW.id = {sacrificed.pk} THEN RAISE EXCEPTION 'row refused'; END IF; "
+            "RETURN NEW; END $$"
+        )
+        cursor.execute(
+            f"CREATE TRIGGER refuse_one BEFORE UPDATE ON {Domain._meta.db_table} "
+            "FOR EACH ROW EXECUTE FUNCTION refuse_one()"
+        )
+    started = timezone.now()
+
+    recorded = domain_check_many(domain_ids=ids)
+
+    assert sacrificed.pk not in {domain.pk for domain in recorded.domains}
+    assert len(recorded.domains) == 99
+    recorded_ids = [pk for pk in ids if pk != sacrificed.pk]
+    others = Domain.objects.filter(pk__in=recorded_ids).exclude(pk=poisoned.pk)
+    assert not others.filter(Q(checked_at__isnull=True) | Q(checked_at__lt=started)).exists()
+    assert Domain.objects.get(pk=sacrificed.pk).checked_at is None
+    failure = TaskFailure.objects.get(
+        task_name="domains.services.verification.domain_check_many", kind="failed"
+    )
+    assert failure.count == 1
+    assert f"domain {sacrificed.pk}, recording" in failure.last_error
+    assert "row refused" in failure.last_error
+
+
+@pytest.mark.needs_postgres
+@pytest.mark.needs_redis
+def test_a_real_workers_sweep_records_the_other_99(celery_worker, dns_server, shop, bobs, bob):
+    ids, victim, poisoned = _batch_of_100(shop, bobs, bob, dns_server)
+    started = timezone.now()
+
+    tasks.sweep()  # what beat runs: claims the 100 due checks and queues their batch
+
+    def checked() -> bool:
+        rows = Domain.objects.filter(pk__in=ids, checked_at__gte=started)
+        return rows.count() == 100
+
+    wait_for(checked, timeout=60, what="the worker to check the batch")
+    _the_other_99_were_checked(ids, poisoned, started)
+    assert Domain.objects.get(pk=poisoned.pk).check_code == "unaskable"
