@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import ipaddress
+
 import pytest
 from django.core.cache import cache
 from rest_framework.test import APIClient
@@ -87,6 +89,7 @@ def test_writes_count_too_and_a_refused_create_stores_nothing(settings, alice_ke
 def test_the_address_behind_trusted_proxies_is_the_client(settings, alice_key, bob_key):
     settings.API_ADDRESS_RATE_LIMIT = "1/min"
     settings.NUM_PROXIES = 1
+    settings.TRUSTED_PROXIES = [ipaddress.ip_network("10.0.0.0/24")]
     via_proxy = {"REMOTE_ADDR": "10.0.0.1"}
     first = _client(alice_key, "10.0.0.1")
     second = _client(bob_key, "10.0.0.1")
