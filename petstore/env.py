@@ -6,6 +6,7 @@ stops the process at start-up instead of running with a silent default.
 
 from __future__ import annotations
 
+import ipaddress
 import os
 from pathlib import Path
 
@@ -54,6 +55,25 @@ def env_float(name: str, default: float) -> float:
 def env_list(name: str, default: str = "") -> list[str]:
     """A comma-separated list; blanks are dropped."""
     return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
+
+
+IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+
+def env_networks(name: str, default: str = "") -> list[IPNetwork]:
+    """A comma-separated list of IP addresses and CIDR networks (`127.0.0.0/8,::1`); an
+    address is a network of one. Set but empty: none. A network with host bits set
+    (`10.0.0.1/24`) is refused, not rounded: it is more likely a typo than a wish."""
+    networks = []
+    for item in env_list(name, default):
+        try:
+            networks.append(ipaddress.ip_network(item))
+        except ValueError as exc:
+            raise ImproperlyConfigured(
+                f"{name} must be comma-separated IP addresses or networks "
+                f"(e.g. 127.0.0.1,10.0.0.0/8), got {item!r}: {exc}"
+            ) from None
+    return networks
 
 
 def load_env_file(path: str, *, base_dir: Path) -> None:

@@ -13,7 +13,15 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from petstore.env import env_bool, env_float, env_int, env_list, env_str, load_env_file
+from petstore.env import (
+    env_bool,
+    env_float,
+    env_int,
+    env_list,
+    env_networks,
+    env_str,
+    load_env_file,
+)
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 # A file of development settings, read only when PETSTORE_ENV_FILE names one (`make run`
@@ -63,6 +71,9 @@ if DEBUG:  # `make run`'s DNS server and demo commands; production never install
     INSTALLED_APPS.append("devtools")
 
 MIDDLEWARE = [
+    # First: X-Forwarded-* headers from a peer outside TRUSTED_PROXIES are dropped before
+    # anything reads them (is_secure(), the client address of the sign-in and API limits).
+    "petstore.http.forwarded.ForwardedHeadersMiddleware",
     "petstore.http.requestid.RequestIDMiddleware",
     # /healthz and /readyz on any Host (a load balancer probes by IP), before host checks.
     "petstore.http.health.ProbeMiddleware",
@@ -169,7 +180,12 @@ AXES_USERNAME_CALLABLE = "petstore.http.signin.username"
 AXES_LOCKOUT_CALLABLE = "petstore.http.signin.lockout_response"
 # No start-up banner in every process, and attempt log lines name only what is counted.
 AXES_VERBOSE = False
-# Reverse proxies in front of the app whose X-Forwarded-For is trusted (0: use REMOTE_ADDR).
+# The proxies the app takes X-Forwarded-For and -Proto from: addresses or networks that the
+# immediate peer (REMOTE_ADDR) must be in (petstore/http/forwarded.py); from any other peer
+# the headers are dropped. Default: this host's loopback, where the edge runs.
+TRUSTED_PROXIES = env_networks("TRUSTED_PROXIES", "127.0.0.0/8,::1")
+# How many proxies in front of the app append to X-Forwarded-For (0: use REMOTE_ADDR); the
+# client is the address the outermost of them saw.
 NUM_PROXIES = env_int("NUM_PROXIES", 0)
 LOGIN_REDIRECT_URL = "/dashboard/"
 LOGOUT_REDIRECT_URL = "login"

@@ -3,6 +3,7 @@ Dockerfile and Procfile.production. Docker cannot run here, so their structure i
 
 from __future__ import annotations
 
+import ipaddress
 import re
 
 import pytest
@@ -48,6 +49,27 @@ def test_every_app_service_reads_env_file_and_uses_compose_own_database_and_redi
         assert environment["REDIS_URL"].startswith("redis://redis:6379/"), name
         assert environment["CELERY_BROKER_URL"].startswith("redis://redis:6379/"), name
         assert set(environment) <= code_variables() & listed, name
+
+
+def test_only_the_edge_reaches_web_on_an_internal_network_whose_subnet_is_trusted(compose):
+    services = compose["services"]
+    upstream = compose["networks"]["upstream"]
+    assert upstream["internal"] is True  # no route out, nothing published
+    subnet = ipaddress.ip_network(upstream["ipam"]["config"][0]["subnet"])
+    on_upstream = {
+        name for name, service in services.items() if "upstream" in service.get("networks", ())
+    }
+    assert on_upstream == {"web", "edge"}
+    # The edge asks for web by the alias it has on `upstream` only, so its requests come
+    # from its address there, never from the default network's.
+    alias = services["web"]["networks"]["upstream"]["aliases"][0]
+    assert "default" in services["web"]["networks"]  # the database and Redis
+    environment = services["web"]["environment"]
+    assert environment["EDGE_UPSTREAMS"] == f"{alias}:8000"
+    assert alias != "web"
+    assert [ipaddress.ip_network(n) for n in environment["TRUSTED_PROXIES"].split(",")] == [subnet]
+    web = services["web"]["command"]
+    assert web[web.index("--forwarded-allow-ips") + 1] == ""
 
 
 def test_the_web_edge_worker_and_beat_start_after_migrate_on_healthy_services(compose):
@@ -98,7 +120,9 @@ def test_production_procfile_migrates_on_release_and_runs_web_worker_beat():
     )
     assert lines["release"] == "python manage.py migrate --noinput"
     assert lines["web"].startswith("gunicorn petstore.wsgi ")
-    assert "$PORT" in lines["web"]
+    # Only the edge on the same host reaches it, and the app alone decides whom to believe.
+    assert "--bind 127.0.0.1:$PORT" in lines["web"]
+    assert "--forwarded-allow-ips ''" in lines["web"]
     assert lines["worker"].startswith("celery -A petstore worker")
     assert lines["beat"].startswith("celery -A petstore beat")
     assert lines["edge"] == "python manage.py edge"

@@ -107,7 +107,8 @@ def test_make_run_checks_its_ports_before_it_starts_anything():
 def test_make_run_serves_with_gunicorn_sync_workers_as_production():
     web = procfile_command("web")
     assert web.startswith("gunicorn petstore.wsgi:application ")
-    assert "--bind 0.0.0.0:$PORT" in web
+    assert "--bind 127.0.0.1:$PORT" in web  # loopback only: the LAN never sees DEBUG
+    assert "--forwarded-allow-ips ''" in web  # the app alone decides whom to believe
     assert re.search(r"--workers [2-9]", web)
     assert "--worker-class" not in web and " -k " not in web  # gunicorn's default: sync
 

@@ -67,6 +67,14 @@ def env_file_from_example(example: str, values: dict[str, str]) -> str:
     return text
 
 
+def test_the_readme_binds_the_web_processes_where_only_the_edge_reaches_them():
+    commands = "\n".join(production_blocks((ROOT / "README.md").read_text()))
+    (web,) = [line for line in commands.splitlines() if "bin/gunicorn petstore.wsgi" in line]
+    assert "--bind 127.0.0.1:$PORT" in web
+    assert "--forwarded-allow-ips ''" in web  # the app alone decides whom to believe
+    assert "0.0.0.0" not in commands
+
+
 @pytest.fixture
 def fresh_database():
     server = connection.settings_dict

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
@@ -9,14 +11,20 @@ from rest_framework import serializers
 from pets.models import NAME_MAX_LENGTH, PET_STATUS_INVALID, Category, PetStatus
 
 INT64_MAX = 2**63 - 1
+# C0 and C1 control characters, DEL included: a tab, a newline or an ESC in a stored name would
+# reach logs, terminals and CSV exports as layout or escape sequences.
+CONTROL_CHARACTERS = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
 class StrictCharField(serializers.CharField):
-    """A JSON string only: numbers and booleans are refused, not turned into text."""
+    """A JSON string only: numbers and booleans are refused, not turned into text. Control
+    characters are refused anywhere in it, before surrounding whitespace is trimmed: a
+    trailing newline is a control character too, not whitespace to drop."""
 
     default_error_messages = {
         "invalid": "Must be a string.",
         "encoding": "Must be valid Unicode text.",
+        "control": "Must not contain control characters (U+0000-U+001F, U+007F-U+009F).",
     }
 
     def to_internal_value(self, data):
@@ -26,6 +34,8 @@ class StrictCharField(serializers.CharField):
             data.encode("utf-8")  # lone surrogates ("\ud800") cannot be stored
         except UnicodeEncodeError:
             self.fail("encoding")
+        if CONTROL_CHARACTERS.search(data):
+            self.fail("control")
         return super().to_internal_value(data)
 
 

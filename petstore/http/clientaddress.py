@@ -1,4 +1,8 @@
-"""Which address a request came from, behind as many trusted proxies as NUM_PROXIES says."""
+"""Which address a request came from, behind as many trusted proxies as NUM_PROXIES says.
+
+X-Forwarded-For is here only when the immediate peer is in TRUSTED_PROXIES: from any other
+peer petstore.http.forwarded dropped it before this runs, and the peer is the client.
+"""
 
 from __future__ import annotations
 
@@ -12,7 +16,8 @@ log = logging.getLogger(__name__)
 
 
 def client_address(request: HttpRequest) -> str:
-    """REMOTE_ADDR, or the address the trusted proxies saw (settings.NUM_PROXIES)."""
+    """REMOTE_ADDR, or the address the trusted proxies saw (settings.NUM_PROXIES): of the
+    hops they appended to X-Forwarded-For, the one the outermost proxy appended."""
     forwarded = request.META.get("HTTP_X_FORWARDED_FOR")
     proxies = settings.NUM_PROXIES
     if forwarded and proxies:

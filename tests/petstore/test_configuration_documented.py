@@ -9,7 +9,7 @@ from pathlib import Path
 
 from tests.processes import ROOT
 
-ENV_READERS = {"env_str", "env_bool", "env_int", "env_float", "env_list"}
+ENV_READERS = {"env_str", "env_bool", "env_int", "env_float", "env_list", "env_networks"}
 COMPOSE_ONLY_MARK = "# --- compose.yaml only"
 
 

@@ -1,5 +1,6 @@
 """Settings: typed readers that fail loudly, and the production start-up rules."""
 
+import ipaddress
 import os
 import re
 import secrets
@@ -9,7 +10,7 @@ import sys
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
-from petstore.env import env_bool, env_int, env_list
+from petstore.env import env_bool, env_int, env_list, env_networks
 from tests.processes import ROOT
 
 
@@ -77,6 +78,76 @@ def test_deploy_check_warns_behind_a_trusted_proxy_that_num_proxies_does_not_cou
     assert result.returncode != 0
     assert "petstore.W001" in result.stderr + result.stdout
     assert "NUM_PROXIES" in result.stderr + result.stdout
+
+
+def test_trusted_proxies_are_addresses_and_networks(monkeypatch):
+    monkeypatch.setenv("X_NETS", "127.0.0.1, 10.0.0.0/8,::1")
+    assert env_networks("X_NETS") == [
+        ipaddress.ip_network("127.0.0.1/32"),
+        ipaddress.ip_network("10.0.0.0/8"),
+        ipaddress.ip_network("::1/128"),
+    ]
+    monkeypatch.setenv("X_NETS", "")
+    assert env_networks("X_NETS", "127.0.0.0/8") == []  # set but empty: no proxy at all
+    monkeypatch.delenv("X_NETS")
+    assert env_networks("X_NETS", "127.0.0.0/8") == [ipaddress.ip_network("127.0.0.0/8")]
+
+
+@pytest.mark.parametrize("value", ["edge", "10.0.0.1/24", "10.0.0.0/33", "127.0.0.1:8000"])
+def test_a_trusted_proxy_that_is_no_address_or_network_stops_the_process(value):
+    result = _manage("check", DEBUG="1", TRUSTED_PROXIES=value)
+    assert result.returncode != 0
+    assert "TRUSTED_PROXIES must be comma-separated IP addresses or networks" in result.stderr
+    assert repr(value) in result.stderr
+
+
+def _deploy_check(**env: str) -> subprocess.CompletedProcess:
+    return _manage(
+        "check",
+        "--deploy",
+        "--fail-level",
+        "WARNING",
+        SECRET_KEY=secrets.token_urlsafe(50),
+        ALLOWED_HOSTS="api.example.com",
+        SECURE_SSL_REDIRECT="1",
+        **env,
+    )
+
+
+@pytest.mark.parametrize(
+    "trusted",
+    ["127.0.0.1", "10.77.0.0/24,fd00::/64", "172.16.0.0/12", "198.51.100.7", "::1,fe80::/10"],
+)
+def test_deploy_check_accepts_loopback_private_networks_and_one_public_address(trusted):
+    result = _deploy_check(NUM_PROXIES="1", TRUSTED_PROXIES=trusted)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "petstore.W002" not in result.stdout + result.stderr
+
+
+def test_deploy_check_warns_when_no_proxy_is_trusted_but_num_proxies_counts_one():
+    result = _deploy_check(NUM_PROXIES="1", TRUSTED_PROXIES="")
+    output = result.stdout + result.stderr
+    assert result.returncode != 0
+    assert "petstore.W002" in output
+    assert "TRUSTED_PROXIES is empty but NUM_PROXIES is 1" in output
+    assert "HINT: Set TRUSTED_PROXIES to the addresses of the proxies" in output
+
+
+@pytest.mark.parametrize(
+    ("trusted", "named"),
+    [
+        ("0.0.0.0/0", "0.0.0.0/0"),
+        ("127.0.0.1,::/0", "::/0"),
+        ("10.0.0.0/8,198.51.100.0/24", "198.51.100.0/24"),
+        ("0.0.0.0/1", "0.0.0.0/1"),
+    ],
+)
+def test_deploy_check_warns_when_a_trusted_network_reaches_the_internet(trusted, named):
+    result = _deploy_check(NUM_PROXIES="1", TRUSTED_PROXIES=trusted)
+    output = result.stdout + result.stderr
+    assert result.returncode != 0
+    assert output.count("petstore.W002") == 1
+    assert f"TRUSTED_PROXIES includes {named}, which reaches beyond loopback" in output
 
 
 @pytest.mark.django_db

@@ -54,8 +54,42 @@ def test_a_name_of_exactly_100_characters_is_accepted(api, dogs):
 
 
 def test_surrounding_whitespace_is_trimmed_from_the_name(api, dogs):
-    response = post_json(api, "/v1/pets", {"name": "  Rex \n", "categoryId": dogs.id})
+    response = post_json(api, "/v1/pets", {"name": "  Rex \u3000", "categoryId": dogs.id})
     assert response.json()["name"] == "Rex"
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "Re\x00x",
+        "Re\tx",
+        "Rex\n",  # at the end too: refused before trimming, not quietly dropped
+        "\r\nRex",
+        "Rex\x1b[2J",  # a terminal escape (clear screen)
+        "Re\x07x",
+        "Rex\x1f",
+        "Re\x7fx",
+        "Rex\x85",  # C1: NEL
+        "Rex\x9b31m",  # C1: CSI
+    ],
+    ids=["nul", "tab", "newline", "crlf", "esc", "bel", "us", "del", "nel", "csi"],
+)
+def test_a_name_with_a_control_character_is_a_400_naming_name(api, dogs, name):
+    body = assert_error(
+        post_json(api, "/v1/pets", {"name": name, "categoryId": dogs.id}), 400, "validation_error"
+    )
+    assert body["fields"] == {
+        "name": ["Must not contain control characters (U+0000-U+001F, U+007F-U+009F)."]
+    }
+    assert body["message"] == "Invalid input: name."
+    assert not Pet.objects.exists()
+
+
+@pytest.mark.parametrize("name", ["Zoë", "Rex 🐕", "a\u00a0b", "\u00a1Olé!", "~tilde~"])
+def test_printable_names_next_to_the_control_ranges_are_accepted(api, dogs, name):
+    response = post_json(api, "/v1/pets", {"name": name, "categoryId": dogs.id})
+    assert response.status_code == 201, response.content
+    assert Pet.objects.get().name == name
 
 
 @pytest.mark.parametrize(

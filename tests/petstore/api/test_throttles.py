@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 from typing import Any
 
 import pytest
@@ -89,6 +90,7 @@ def test_writes_count_too_and_a_refused_create_stores_nothing(settings, alice_ke
 def test_the_address_behind_trusted_proxies_is_the_client(settings, alice_key, bob_key):
     settings.API_ADDRESS_RATE_LIMIT = "1/min"
     settings.NUM_PROXIES = 1
+    settings.TRUSTED_PROXIES = [ipaddress.ip_network("10.0.0.0/24")]
     via_proxy: dict[str, Any] = {"REMOTE_ADDR": "10.0.0.1"}  # WSGI environ for the test client
     first = _client(alice_key, "10.0.0.1")
     second = _client(bob_key, "10.0.0.1")

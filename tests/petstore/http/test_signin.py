@@ -1,6 +1,8 @@
 """Failed sign-ins are limited on the dashboard's form and the admin's, per
 (username, address), per address and per username; staff see the attempts."""
 
+import ipaddress
+
 import pytest
 from axes.models import AccessAttempt
 from django.core.cache import cache
@@ -84,6 +86,7 @@ def test_usernames_are_counted_whatever_their_case_and_spaces(client, alice, set
 def test_a_stranger_behind_the_proxy_does_not_lock_the_owner_out(client, alice, settings):
     settings.NUM_PROXIES = 1
     proxy = "10.0.0.2"  # every request arrives from the proxy
+    settings.TRUSTED_PROXIES = [ipaddress.ip_network(proxy)]
 
     def through_proxy(password, username, client_address):
         return client.post(
