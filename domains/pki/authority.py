@@ -49,8 +49,9 @@ class Pending(RetryLater):
 
 
 class Refused(Exception):
-    """The CA will not issue; the message says why in plain words, quoting the CA
-    ("The CA refused the order: ..."), and is shown to the owner as it is."""
+    """No certificate: the CA will not issue, or what it answered is refused. The message says
+    why in plain words, quoting the CA ("The CA refused the order: ...", "The CA returned a
+    certificate for ...; refused."), and is shown to the owner as it is."""
 
 
 class Authority(Protocol):
