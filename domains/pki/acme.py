@@ -11,6 +11,12 @@ validate them; `issue` finalizes the order, or collects the certificate of an
 order finalized by a run that died, and forgets the order. A CA that is not done
 yet, or that limits our rate (429), is `Pending` with its Retry-After; an
 invalid authorization or order is `Refused` with the CA's own detail.
+
+The CA is not trusted beyond its answers: no request follows a redirect (a
+hostile directory's 302 would send the worker, with its POST turned into a GET,
+to any address this host reaches, the edge's loopback key endpoint included),
+and the certificate it returns is stored only if it is the one ordered
+(`issued_from_pem`). Either refuses the order with the reason.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime, timedelta
 from typing import Any
+from urllib.parse import urljoin
 
 import requests
 from acme import challenges, client, crypto_util, errors, messages
@@ -31,7 +38,7 @@ from josepy import ES256, JWKEC
 from domains.choices import CertCode
 from domains.models import AcmeChallenge, AcmeOrder, Domain
 from domains.pki import files, keys
-from domains.pki.authority import Issued, Pending, Refused, issued_from_pem
+from domains.pki.authority import Issued, Pending, Refused, issued_from_pem, shown
 
 ACCOUNT_KEY_FILE = "acme-account-key"
 # How long one run waits for the CA to validate or to sign before it hands back to the
@@ -74,6 +81,22 @@ class RateLimits:
         return max((when - datetime.now()).total_seconds(), 1.0)
 
 
+class Redirected(Refused):
+    """The CA answered with a redirect, which is never followed."""
+
+
+def refuse_redirects(response: requests.Response, *args: Any, **kwargs: Any) -> None:
+    """A response hook: `requests` runs it before it would follow a redirect, so raising here
+    means the target is never asked (the `acme` client offers no way to pass
+    allow_redirects=False on each of its requests)."""
+    if 300 <= response.status_code < 400:
+        location = response.headers.get("Location")
+        if location is None:
+            raise Redirected(f"The CA answered with HTTP {response.status_code}; refused.")
+        target = shown(urljoin(response.url, location))
+        raise Redirected(f"The CA answered with a redirect to {target}; refused.")
+
+
 def _connect(limits: RateLimits) -> client.ClientV2:
     bundle = settings.DOMAINS_ACME_CA_BUNDLE
     net = client.ClientNetwork(
@@ -82,7 +105,9 @@ def _connect(limits: RateLimits) -> client.ClientV2:
     if bundle:
         # requests takes a CA file where the client's signature says bool.
         net.verify_ssl = bundle  # type: ignore[assignment]
-    net.session.hooks["response"].append(limits)
+    net.session.hooks["response"] += [refuse_redirects, limits]
+    # Belt and braces: were the hook ever lost, requests would still follow no redirect.
+    net.session.max_redirects = 0
     acme = client.ClientV2(client.ClientV2.get_directory(settings.DOMAINS_ACME_DIRECTORY, net), net)
     registration = messages.NewRegistration.from_data(
         email=settings.DOMAINS_ACME_EMAIL or None, terms_of_service_agreed=True
@@ -112,7 +137,7 @@ class AcmeAuthority:
         return settings.DOMAINS_CA_IDENTIFIER
 
     def prepare(self, domain: Domain) -> None:
-        with connected() as acme:
+        with connected(domain) as acme:
             order = self._order(acme, domain)
             body = messages.Order.from_json(_get(acme, order.url).json())
             if body.status == messages.STATUS_INVALID:
@@ -142,7 +167,7 @@ class AcmeAuthority:
         order = AcmeOrder.objects.filter(domain=domain).first()
         if order is None:
             raise Pending("No ACME order yet.", retry_after=1)
-        with connected() as acme:
+        with connected(domain) as acme:
             body = messages.Order.from_json(_get(acme, order.url).json())
             resource = messages.OrderResource(
                 body=body, uri=order.url, csr_pem=order.csr_pem.encode()
@@ -168,8 +193,10 @@ class AcmeAuthority:
                     "The certificate authority has not signed yet.",
                     retry_after=DEFAULT_RETRY_AFTER,
                 ) from slow
-        issued = issued_from_pem(resource.fullchain_pem, keys.unseal(order.key_pem))
-        self._forget(domain)
+            issued = issued_from_pem(
+                resource.fullchain_pem, keys.unseal(order.key_pem), hostname=domain.hostname
+            )
+        forget(domain)
         return issued
 
     def _order(self, acme: client.ClientV2, domain: Domain) -> AcmeOrder:
@@ -221,22 +248,28 @@ class AcmeAuthority:
         return "; ".join(details) or "the order became invalid and the CA gave no detail"
 
     def _refuse(self, domain: Domain, reason: str) -> None:
-        """Forget the order (the next attempt places a new one) and say why."""
-        self._forget(domain)
+        """Say why, in the CA's words (`connected` forgets the order)."""
         raise Refused(f"{CertCode.CA_REFUSED.label}: {reason}")
 
-    def _forget(self, domain: Domain) -> None:
-        AcmeChallenge.objects.filter(domain=domain).delete()
-        AcmeOrder.objects.filter(domain=domain).delete()
+
+def forget(domain: Domain) -> None:
+    """The domain's order is done or refused: the next attempt places a new one."""
+    AcmeChallenge.objects.filter(domain=domain).delete()
+    AcmeOrder.objects.filter(domain=domain).delete()
 
 
 @contextmanager
-def connected() -> Iterator[client.ClientV2]:
-    """A client with the platform's account; a rate limit (429) or an unreachable CA
-    becomes `Pending`, with the CA's Retry-After when it gave one."""
+def connected(domain: Domain) -> Iterator[client.ClientV2]:
+    """A client with the platform's account, working on `domain`'s order; a rate limit (429)
+    or an unreachable CA becomes `Pending`, with the CA's Retry-After when it gave one; a
+    refusal (the CA's, a redirect, a certificate that is not the one ordered) forgets the
+    order."""
     limits = RateLimits()
     try:
         yield _connect(limits)
+    except Refused:
+        forget(domain)
+        raise
     except messages.Error as error:
         if error.code != "rateLimited":
             raise

@@ -5,15 +5,21 @@ challenges); it runs outside any row lock and is safe to repeat. `issue` signs
 or collects the certificate; the caller holds the domain's row lock, so two
 runs never both store one. Both raise `Pending` when the CA is not done yet
 (retry after `retry_after` seconds) and `Refused` when it will not issue.
+
+Whatever a CA returns passes `issued_from_pem`, which takes only the certificate
+that was ordered: its one name the domain's, its public key the order's, valid
+now. A CA that answers with another (a hostile or broken directory) is `Refused`
+with what it returned, and nothing is stored.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Protocol
 
 from cryptography import x509
+from cryptography.hazmat.primitives import serialization
 from cryptography.x509.oid import NameOID
 
 from domains.retry import RetryLater
@@ -43,8 +49,9 @@ class Pending(RetryLater):
 
 
 class Refused(Exception):
-    """The CA will not issue; the message says why in plain words, quoting the CA
-    ("The CA refused the order: ..."), and is shown to the owner as it is."""
+    """No certificate: the CA will not issue, or what it answered is refused. The message says
+    why in plain words, quoting the CA ("The CA refused the order: ...", "The CA returned a
+    certificate for ...; refused."), and is shown to the owner as it is."""
 
 
 class Authority(Protocol):
@@ -62,19 +69,65 @@ def common_name(name: x509.Name) -> str:
     return str(names[0].value) if names else name.rfc4514_string()
 
 
-def issued_from_pem(chain_pem: str, key_pem: str) -> Issued:
-    """What the platform stores of a certificate chain (leaf first) and its key."""
-    leaf = x509.load_pem_x509_certificates(chain_pem.encode())[0]
+def shown(text: str, *, limit: int = 200) -> str:
+    """What a CA sent, fit to quote in a message the owner reads and the logs keep: printable
+    ASCII as it is, anything else escaped, and never longer than `limit`."""
+    if not (text.isascii() and text.isprintable()):
+        text = ascii(text)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def dns_names(leaf: x509.Certificate) -> list[str]:
     try:
         san = leaf.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
-        names = san.get_values_for_type(x509.DNSName)
     except x509.ExtensionNotFound:
-        names = []
+        return []
+    return san.get_values_for_type(x509.DNSName)
+
+
+def check_leaf(leaf: x509.Certificate, *, hostname: str, key_pem: str, now: datetime) -> None:
+    """Refused unless `leaf` is the certificate that was ordered: its dNSNames exactly
+    `hostname`, its public key the one of `key_pem` (the order's, the CSR's), valid at `now`."""
+    names = dns_names(leaf)
+    if [name.lower() for name in names] != [hostname.lower()]:
+        returned = ", ".join(shown(name) for name in names[:3]) or "no DNS name"
+        more = f" and {len(names) - 3} more" if len(names) > 3 else ""
+        raise Refused(
+            f"The CA returned a certificate for {returned}{more}, not {hostname}; refused."
+        )
+    key = serialization.load_pem_private_key(key_pem.encode(), password=None)
+    if leaf.public_key() != key.public_key():
+        raise Refused(
+            f"The CA returned a certificate for {hostname} with another public key than the "
+            "order's; refused."
+        )
+    if now < leaf.not_valid_before_utc:
+        raise Refused(
+            f"The CA returned a certificate for {hostname} that is valid only from "
+            f"{leaf.not_valid_before_utc:%Y-%m-%d %H:%M} UTC; refused."
+        )
+    if now >= leaf.not_valid_after_utc:
+        raise Refused(
+            f"The CA returned a certificate for {hostname} that expired on "
+            f"{leaf.not_valid_after_utc:%Y-%m-%d %H:%M} UTC; refused."
+        )
+
+
+def issued_from_pem(
+    chain_pem: str, key_pem: str, *, hostname: str, now: datetime | None = None
+) -> Issued:
+    """What the platform stores of a certificate chain (leaf first) and its key, once the leaf
+    is the certificate ordered for `hostname` with that key (`check_leaf`), else `Refused`."""
+    try:
+        leaf = x509.load_pem_x509_certificates(chain_pem.encode())[0]
+    except (ValueError, IndexError):
+        raise Refused("The CA returned no certificate that could be read; refused.") from None
+    check_leaf(leaf, hostname=hostname, key_pem=key_pem, now=now or datetime.now(UTC))
     return Issued(
         serial=format(leaf.serial_number, "x"),
         not_before=leaf.not_valid_before_utc,
         not_after=leaf.not_valid_after_utc,
-        san=",".join(names) or common_name(leaf.subject),
+        san=hostname,
         pem=chain_pem,
         key_pem=key_pem,
         issuer=common_name(leaf.issuer),

@@ -115,7 +115,13 @@ def issue(hostname: str, *, now: datetime | None = None) -> Issued:
         )
         .sign(ca_key, hashes.SHA256())
     )
-    return issued_from_pem(cert.public_bytes(serialization.Encoding.PEM).decode(), keys.pem(key))
+    # Held to the check every CA's certificate passes, though it made the certificate itself.
+    return issued_from_pem(
+        cert.public_bytes(serialization.Encoding.PEM).decode(),
+        keys.pem(key),
+        hostname=hostname,
+        now=now,
+    )
 
 
 class LocalAuthority:

@@ -1,0 +1,121 @@
+"""A hostile ACME CA (tests/domains/pki/fake_acme.py, a real HTTP server on loopback): the
+worker follows none of its redirects, and stores no certificate but the one it ordered."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from cryptography import x509
+
+from domains.choices import CertCode, CertState, State
+from domains.models import AcmeChallenge, AcmeOrder, Certificate, Domain
+from domains.services import certificates
+from domains.services.custom_domains import domain_add
+from domains.services.verification import domain_check
+from tests.domains.pki.fake_acme import OTHER_NAME, FakeAcme, Recorder
+from tests.fixtures.domains import TARGET
+
+pytestmark = pytest.mark.django_db
+
+HOST = "www.example.test"
+
+
+@pytest.fixture
+def key_endpoint() -> Iterator[Recorder]:
+    """Stands for the edge's loopback key endpoint: it records every request that reaches it."""
+    server = Recorder()
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def fake_acme(settings, key_endpoint) -> Iterator[FakeAcme]:
+    """The platform's CA settings point at a fake ACME CA, honest until a test says otherwise."""
+    server = FakeAcme(redirect_to=f"{key_endpoint.base}/certificate?server_name={HOST}")
+    server.start()
+    settings.DOMAINS_CA = "acme"
+    settings.DOMAINS_ACME_DIRECTORY = server.directory
+    settings.DOMAINS_ACME_CA_BUNDLE = ""
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def issuing(fake_acme, dns_server, shop, alice) -> Domain:
+    """www.example.test, verified: its certificate is requested."""
+    dns_server.add(HOST, "CNAME", TARGET + ".")
+    domain = domain_add(project=shop, hostname=HOST, actor=alice)
+    domain_check(domain_id=domain.pk)
+    domain.refresh_from_db()
+    assert domain.state == State.ISSUING
+    return domain
+
+
+def refused_with(domain: Domain) -> str:
+    """The domain's refusal: no certificate, no order left, the reason on the domain."""
+    domain.refresh_from_db()
+    assert domain.state == State.VERIFIED
+    assert domain.cert_state == CertState.BLOCKED
+    assert domain.cert_code == CertCode.CA_REFUSED
+    assert not Certificate.objects.exists()
+    assert not AcmeOrder.objects.exists()  # Re-verify places a new order
+    assert not AcmeChallenge.objects.exists()
+    return domain.cert_message
+
+
+def test_the_honest_fake_ca_issues_so_each_refusal_below_is_the_platforms(issuing):
+    certificate = certificates.certificate_issue(domain_id=issuing.pk)
+
+    assert certificate is not None
+    leaf = x509.load_pem_x509_certificates(certificate.pem.encode())[0]
+    assert leaf.issuer.rfc4514_string() == "CN=Fake ACME CA"
+    assert certificate.san == HOST
+    assert Domain.objects.get(pk=issuing.pk).state == State.ACTIVE
+
+
+@pytest.mark.parametrize("where", ["redirect-directory", "redirect-certificate"])
+def test_a_redirect_from_the_ca_is_never_followed_and_refuses_the_order(
+    issuing, fake_acme, key_endpoint, where
+):
+    fake_acme.misbehaviour = where
+
+    assert certificates.certificate_issue(domain_id=issuing.pk) is None
+
+    assert key_endpoint.requests == []
+    assert refused_with(issuing) == (
+        f"The CA answered with a redirect to {key_endpoint.base}/certificate?server_name={HOST}; "
+        "refused."
+    )
+
+
+def test_a_certificate_for_another_name_is_refused(issuing, fake_acme):
+    fake_acme.misbehaviour = "other-name"
+
+    assert certificates.certificate_issue(domain_id=issuing.pk) is None
+
+    assert refused_with(issuing) == (
+        f"The CA returned a certificate for {OTHER_NAME}, not {HOST}; refused."
+    )
+
+
+def test_a_certificate_for_another_key_is_refused(issuing, fake_acme):
+    fake_acme.misbehaviour = "other-key"
+
+    assert certificates.certificate_issue(domain_id=issuing.pk) is None
+
+    assert refused_with(issuing) == (
+        f"The CA returned a certificate for {HOST} with another public key than the order's; "
+        "refused."
+    )
+
+
+def test_an_expired_certificate_is_refused(issuing, fake_acme):
+    fake_acme.misbehaviour = "expired"
+
+    assert certificates.certificate_issue(domain_id=issuing.pk) is None
+
+    message = refused_with(issuing)
+    assert message.startswith(f"The CA returned a certificate for {HOST} that expired on ")
+    assert message.endswith(" UTC; refused.")
