@@ -8,7 +8,13 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from domains.choices import AWAITING_OWNER_STATES, MOVING_STATES, STATE_HELP, CertState
+from domains.choices import (
+    AWAITING_OWNER_STATES,
+    MOVING_STATES,
+    SECURITY_ACTIONS,
+    STATE_HELP,
+    CertState,
+)
 from domains.dashboard.forms import DomainAddForm, PrimaryForm, RedirectForm
 from domains.models import Domain, Project, Redirect
 from domains.selectors import project_domains_structure
@@ -89,6 +95,17 @@ def domain_status_payload(domain: Domain) -> dict:
         # Keep polling while a check runs or the domain is on its way to active.
         "live": in_progress or (domain.state in MOVING_STATES and not blocked),
         "fingerprint": fingerprint,
+    }
+
+
+def domain_activity(domain: Domain) -> dict:
+    """A domain's Activity in two parts: the security lines (SECURITY_ACTIONS: a rival, a
+    takeover, a stop, a paused redirect) in a block of their own, and the feed of every
+    other line, so no number of ordinary lines can push a security line out of sight."""
+    events = domain.events.select_related("actor").order_by("-created_at", "-pk")
+    return {
+        "security_events": events.filter(action__in=SECURITY_ACTIONS)[:20],
+        "events": events.exclude(action__in=SECURITY_ACTIONS)[:50],
     }
 
 

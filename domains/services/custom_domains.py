@@ -20,7 +20,7 @@ from domains import selectors
 from domains.choices import PLAN_DOMAIN_QUOTA, Action, State
 from domains.dns import hostnames
 from domains.models import Domain, Project
-from domains.services.events import record_event
+from domains.services.events import record_event, record_rival_claim
 from domains.services.lifecycle import transition, update
 
 FIRST_CHECK_AFTER = timedelta(minutes=1)
@@ -67,10 +67,10 @@ def domain_add(*, project: Project, hostname: str, actor: User | None) -> Domain
             f"{shown} is already added to this project.", code="duplicate"
         ) from None
     record_event(project=project, domain=domain, action=Action.ADDED, actor=actor)
-    for rival in selectors.rival_claims(domain):
-        record_event(
-            domain=rival,
-            action=Action.RIVAL_CLAIM,
+    for holder in selectors.rival_claims(domain):
+        record_rival_claim(
+            holder=holder,
+            rival=project,
             message=(
                 f"Another project added {shown}. It cannot take the name without proving "
                 "control with a TXT record; add this project's TXT record (shown with the "
