@@ -42,6 +42,7 @@ def domain_add(*, project: Project, hostname: str, actor: User | None) -> Domain
             code="deploy_required",
         )
     ascii_name = hostnames.normalize_hostname(hostname)
+    hostnames.refuse_platform_registrable(ascii_name)
     shown = hostnames.to_unicode(ascii_name)
     # Locked, so two concurrent adds cannot both pass the quota.
     Project.objects.select_for_update().filter(pk=project.pk).first()

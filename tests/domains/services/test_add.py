@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from io import StringIO
+
 import pytest
 from django.core.exceptions import ValidationError
+from django.core.management import CommandError, call_command
 
 from domains.choices import State
 from domains.models import Domain, DomainEvent
@@ -157,3 +160,62 @@ def test_for_owner_selects_only_the_owners_rows(shop, bobs, alice, bob):
     assert [d.hostname for d in Domain.objects.for_owner(alice)] == ["a.example.test"]
     assert [p.slug for p in type(shop).objects.for_owner(bob)] == ["bobs"]
     assert Domain.objects.filter(state=State.PENDING).count() == 2
+
+
+@pytest.fixture
+def platform_hosts(settings):
+    """The platform's dashboard and API on hosts of their own registrable domain, as in
+    production; the CNAME target under another."""
+    settings.DASHBOARD_HOST = "app.petstore.example"
+    settings.API_BASE_URL = "https://api.petstore-api.example/v1"
+    settings.PLATFORM_CNAME_TARGET = "edge.petstore-dns.example"
+    return settings
+
+
+PLATFORM_REGISTRABLE_NAMES = [
+    "dashboard-sibling.petstore.example",  # beside the dashboard: same site, same cookies
+    "petstore.example",  # the apex above it
+    "deep.under.petstore.example",
+    "petstore-api.example",  # the API host's registrable domain
+    "www.petstore-api.example",
+    "petstore-dns.example",  # the CNAME target's
+    "shop.petstore-dns.example",
+    "other.petstore.localhost",  # PLATFORM_DOMAIN's (refused as before)
+]
+
+
+@pytest.mark.parametrize("name", PLATFORM_REGISTRABLE_NAMES)
+def test_the_registrable_domains_of_the_platforms_hosts_cannot_be_claimed(
+    shop, alice, platform_hosts, name
+):
+    with pytest.raises(ValidationError) as refused:
+        domain_add(project=shop, hostname=name, actor=alice)
+    assert refused.value.code == "platform_domain"
+    assert "platform" in refused.value.messages[0]
+    assert not Domain.objects.filter(hostname=name).exists()
+
+
+def test_a_sibling_of_the_dashboard_is_refused_on_the_form_and_by_the_command(
+    alice_client, shop, platform_hosts
+):
+    response = alice_client.post(
+        "/dashboard/projects/shop/domains/add/",
+        {"hostname": "dashboard-sibling.petstore.example"},
+    )
+    assert response.status_code == 400
+    assert (
+        "dashboard-sibling.petstore.example is under petstore.example, the platform&#x27;s own "
+        "domain" in response.content.decode()
+    )
+    with pytest.raises(CommandError) as refused:
+        call_command("adddomain", "shop", "petstore.example", stdout=StringIO())
+    assert "is under petstore.example, the platform's own domain" in str(refused.value)
+    assert "\n" not in str(refused.value)
+    assert not Domain.objects.exists()
+
+
+def test_names_beside_the_platforms_registrable_domains_are_not_refused(
+    shop, alice, platform_hosts
+):
+    for name in ("petstore.example.net", "mypetstore.example", "shop.example.test"):
+        assert domain_add(project=shop, hostname=name, actor=alice).hostname == name
