@@ -141,5 +141,15 @@ def project_page_context(
         "redirect_form": RedirectForm(project=project),
         "structure_json": json.dumps({"domains": structure}, indent=2),
         "latest_deploy": project.latest_deploy,
-        "events": project.events.select_related("actor").order_by("-created_at", "-pk")[:20],
+        **project_activity(project),
+    }
+
+
+def project_activity(project: Project) -> dict:
+    """The project's Activity (all its domains, removed ones too) in the same two parts as
+    a domain's: its security lines, then the feed of the others."""
+    events = project.events.select_related("actor").order_by("-created_at", "-pk")
+    return {
+        "security_events": events.filter(action__in=SECURITY_ACTIONS)[:20],
+        "events": events.exclude(action__in=SECURITY_ACTIONS)[:20],
     }

@@ -144,6 +144,9 @@ def test_the_security_block_keeps_a_lost_name_above_a_flood_of_lines(
     assert "Lost the name to another project" in security_block(text)
     feed = page.context["events"]
     assert len(feed) == 50 and all(event.action != "lost" for event in feed)
+    project_page = bobs_view.get(f"/dashboard/projects/{bobs.slug}/domains/")
+    assert "Lost the name to another project" in security_block(project_page.content.decode())
+    assert all(event.action != "lost" for event in project_page.context["events"])
 
 
 def security_block(page: str) -> str:
