@@ -16,7 +16,12 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from domains import tasks
 from domains.choices import CertCode
 from domains.dashboard.forms import DomainAddForm, PrimaryForm, RedirectForm, RemoveForm
-from domains.dashboard.presenters import dns_position, domain_status_payload, project_page_context
+from domains.dashboard.presenters import (
+    dns_position,
+    domain_activity,
+    domain_status_payload,
+    project_page_context,
+)
 from domains.dns import hostnames
 from domains.models import Domain, Project, Redirect
 from domains.selectors import (
@@ -116,7 +121,7 @@ def domain_detail(request, slug, hostname):
         "dns_position": dns_position(domain),
         "troubleshooting": troubleshooting,
         "ca_refused": domain.cert_code == CertCode.CA_REFUSED,
-        "events": domain.events.select_related("actor").order_by("-created_at", "-pk")[:50],
+        **domain_activity(domain),
     }
     return render(request, "domains/domain_detail.html", context)
 
