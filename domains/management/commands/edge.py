@@ -40,8 +40,8 @@ class Command(BaseCommand):
         edge_dir = Path(settings.EDGE_DIR)
         if options["print"]:
             # For a Caddy run by other means: its endpoint's secret is that edge's to make.
-            document = config(data_dir=edge_dir / "data", secret="<the endpoint's secret>")
-            self.stdout.write(json.dumps(document, indent=2))
+            printed = config(data_dir=edge_dir / "data", secret="<the endpoint's secret>")
+            self.stdout.write(json.dumps(printed, indent=2))
             return
         if problem := key_problem():
             raise CommandError(f"edge: {problem}")

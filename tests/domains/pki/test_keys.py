@@ -10,6 +10,7 @@ import os
 import secrets
 import subprocess
 import sys
+from collections.abc import Mapping
 from io import StringIO
 from pathlib import Path
 
@@ -41,7 +42,7 @@ def run(
     )
 
 
-def without_key(env: dict[str, str]) -> dict[str, str]:
+def without_key(env: Mapping[str, str]) -> dict[str, str]:
     return {k: v for k, v in env.items() if not k.startswith("DOMAINS_KEY_ENCRYPTION_KEY")}
 
 
