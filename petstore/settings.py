@@ -312,7 +312,7 @@ CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 CHECKS_QUEUE = "checks"
 CERTIFICATES_QUEUE = "certificates"
 CELERY_TASK_DEFAULT_QUEUE = CHECKS_QUEUE
-CELERY_TASK_QUEUES = {CHECKS_QUEUE: {}, CERTIFICATES_QUEUE: {}}
+CELERY_TASK_QUEUES: dict[str, dict[str, str]] = {CHECKS_QUEUE: {}, CERTIFICATES_QUEUE: {}}
 CELERY_TASK_ROUTES = {
     "domains.tasks.check_domain": {"queue": CHECKS_QUEUE},
     "domains.tasks.check_domains": {"queue": CHECKS_QUEUE},
