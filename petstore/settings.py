@@ -372,7 +372,7 @@ DOMAINS_VERIFY_COOLDOWN = env_int("DOMAINS_VERIFY_COOLDOWN", 5)
 DOMAINS_VERIFY_DEADLINE = env_float("DOMAINS_VERIFY_DEADLINE", 3.0)
 # Per project and per hour, counted from its Activity lines: Add domain, and Verify /
 # Re-verify (staff commands are not limited).
-DOMAINS_ADD_PER_HOUR = env_int("DOMAINS_ADD_PER_HOUR", 20)
+DOMAINS_ADD_PER_HOUR = env_int("DOMAINS_ADD_PER_HOUR", 100)
 DOMAINS_VERIFY_PER_HOUR = env_int("DOMAINS_VERIFY_PER_HOUR", 60)
 # Seconds before a project may add again a name it removed (Remove + Add resets nothing).
 DOMAINS_READD_COOLDOWN = env_int("DOMAINS_READD_COOLDOWN", 3600)
