@@ -6,7 +6,8 @@ database connections), drives it with wrk from a separate process on loopback,
 and writes bench/results.md. Every target is a ratio against a floor measured
 in the same run, alternating rounds. Then the domain sweep (bench/domains_sweep.py)
 and the TLS edge (bench/edge/, a section of its own: `--edge-only` runs that alone,
-`--skip-edge` keeps the one the file has).
+`--skip-edge` keeps the one the file has). The fairness section (bench/fairness.py) is
+measured with `--fairness` and kept as it stands otherwise.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench import fairness  # noqa: E402
 from bench.edge import kept_section, measure, write_section  # noqa: E402
 from bench.environment import ENV, create_database, machine, setup_django  # noqa: E402
 from bench.load import Side, add_load_arguments, paired, side_by_side, spread  # noqa: E402
@@ -189,6 +191,7 @@ def main() -> None:
     parser.add_argument("--skip-domains", action="store_true")
     parser.add_argument("--skip-edge", action="store_true", help="keep the TLS edge's section")
     parser.add_argument("--edge-only", action="store_true", help="rewrite that section alone")
+    parser.add_argument("--fairness", action="store_true", help="measure the fairness section")
     args = parser.parse_args()
     started = time.monotonic()
     load_before = " ".join(f"{x:.1f}" for x in os.getloadavg())
@@ -281,8 +284,9 @@ def main() -> None:
     load = f"{load_before} / " + " ".join(f"{x:.1f}" for x in os.getloadavg())
     elapsed = time.monotonic() - started
 
+    kept_fairness = fairness.measure() if args.fairness else fairness.kept_section()
     edge = kept_section() if args.skip_edge else measure(args)
-    write_results(rows, notes, args, elapsed, load, edge)
+    write_results(rows, notes, args, elapsed, load, kept_fairness + edge)
 
 
 def write_results(

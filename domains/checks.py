@@ -60,9 +60,13 @@ def key_encryption_key_opens_stored_keys(
 
 
 @worker_init.connect
-def worker_refuses_keys_it_cannot_open(**kwargs: Any) -> None:
+def worker_refuses_keys_it_cannot_open(sender: Any = None, **kwargs: Any) -> None:
     """Every certificate the worker issues or renews is sealed, and the ACME path opens its
-    keys: without the right key it would fail each of those tasks, one by one. SystemExit,
-    not an exception: Celery logs and ignores what a signal's receiver raises."""
-    if problem := key_problem():
+    keys: without the right key it would fail each of those tasks, one by one. Only a worker
+    that takes certificate work holds the key; one on the checks queue alone never opens a
+    key and is started without it. SystemExit, not an exception: Celery logs and ignores
+    what a signal's receiver raises."""
+    queues = sender.app.amqp.queues
+    consumed = queues.consume_from or queues  # without -Q a worker takes every queue
+    if settings.CERTIFICATES_QUEUE in consumed and (problem := key_problem()):
         raise SystemExit(f"worker: {problem}")

@@ -55,14 +55,15 @@ def request_check(*, domain: Domain, actor: User | None) -> Domain:
     return domain
 
 
-@queue_task(bind=True, acks_late=True, max_retries=MAX_RETRIES, ignore_result=True)
-def check_domain(self: QueueTask[Any, Any], domain_id: int) -> None:
-    recorded = verification.domain_check(domain_id=domain_id)
+@queue_task(acks_late=True, max_retries=0, ignore_result=True)
+def check_domain(domain_id: int) -> None:
+    """The check a person asked for (Verify / Re-verify): the sweep's concurrent path with
+    a short deadline (DOMAINS_VERIFY_DEADLINE), and no retry here: a timeout is recorded
+    as the temporary failure it is, with the backoff's next check, which the sweep runs.
+    So a name server that never answers holds a worker for the deadline once per Verify."""
+    deadline = min(settings.DOMAINS_VERIFY_DEADLINE, settings.DOMAINS_DNS_LIFETIME)
+    recorded = verification.domain_check(domain_id=domain_id, deadline=deadline)
     enqueue(recorded.next_steps)
-    domain = recorded.domain
-    temporary = domain is not None and domain.check_code in TEMPORARY_CHECK_CODES
-    if temporary and self.request.retries < MAX_RETRIES:
-        raise self.retry(countdown=retry_countdown(self.request.retries))
 
 
 @queue_task(bind=True, acks_late=True, max_retries=MAX_RETRIES, ignore_result=True)

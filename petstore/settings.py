@@ -323,6 +323,23 @@ CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 300)
 CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 240)
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
+# Two queues, so a slow DNS check never sits in front of certificate work: `checks` (the
+# checks, the sweep, and anything not routed) and `certificates` (issuance and renewal).
+# Production runs one worker per queue (Procfile.production); a worker started without
+# -Q consumes both (CELERY_TASK_QUEUES).
+CHECKS_QUEUE = "checks"
+CERTIFICATES_QUEUE = "certificates"
+CELERY_TASK_DEFAULT_QUEUE = CHECKS_QUEUE
+CELERY_TASK_QUEUES: dict[str, dict[str, str]] = {CHECKS_QUEUE: {}, CERTIFICATES_QUEUE: {}}
+CELERY_TASK_ROUTES = {
+    "domains.tasks.check_domain": {"queue": CHECKS_QUEUE},
+    "domains.tasks.check_domains": {"queue": CHECKS_QUEUE},
+    "domains.tasks.sweep": {"queue": CHECKS_QUEUE},
+    "domains.tasks.issue_certificate": {"queue": CERTIFICATES_QUEUE},
+    "domains.tasks.issue_certificates": {"queue": CERTIFICATES_QUEUE},
+    "domains.tasks.renew_certificate": {"queue": CERTIFICATES_QUEUE},
+    "domains.tasks.renew_certificates": {"queue": CERTIFICATES_QUEUE},
+}
 CELERY_BEAT_SCHEDULE: dict[str, dict[str, str | float]] = {
     # Pets API: Idempotency-Key records live 24 hours; purge the expired ones hourly.
     "pets-purge-idempotency-keys": {
@@ -369,6 +386,17 @@ DOMAINS_TEMPORARY_FAILURE_LIMIT = env_int("DOMAINS_TEMPORARY_FAILURE_LIMIT", 72)
 DOMAINS_CLAIM_EXPIRY_DAYS = env_int("DOMAINS_CLAIM_EXPIRY_DAYS", 7)
 # Seconds between two Verify / Re-verify of one domain (a queued check is never doubled).
 DOMAINS_VERIFY_COOLDOWN = env_int("DOMAINS_VERIFY_COOLDOWN", 5)
+# Seconds a Verify / Re-verify's check may wait for the DNS in all, not retried on a
+# timeout (the sweep's backoff checks again): a name server that never answers holds a
+# worker this long, no longer. A healthy answer takes milliseconds; 3 s leaves room for a
+# resolver's slow first answer.
+DOMAINS_VERIFY_DEADLINE = env_float("DOMAINS_VERIFY_DEADLINE", 3.0)
+# Per project and per hour, counted from its Activity lines: Add domain, and Verify /
+# Re-verify (staff commands are not limited).
+DOMAINS_ADD_PER_HOUR = env_int("DOMAINS_ADD_PER_HOUR", 100)
+DOMAINS_VERIFY_PER_HOUR = env_int("DOMAINS_VERIFY_PER_HOUR", 60)
+# Seconds before a project may add again a name it removed (Remove + Add resets nothing).
+DOMAINS_READD_COOLDOWN = env_int("DOMAINS_READD_COOLDOWN", 3600)
 
 # --- Certificates -------------------------------------------------------------
 

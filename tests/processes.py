@@ -113,6 +113,7 @@ def service_env(settings, **extra: str) -> dict[str, str]:
             "DOMAINS_KEY_ENCRYPTION_KEY": settings.DOMAINS_KEY_ENCRYPTION_KEY,
             "DOMAINS_CERT_ISSUE_DELAY": str(settings.DOMAINS_CERT_ISSUE_DELAY),
             "DOMAINS_VERIFY_WINDOW": str(settings.DOMAINS_VERIFY_WINDOW),
+            "DOMAINS_VERIFY_DEADLINE": str(settings.DOMAINS_VERIFY_DEADLINE),
             "API_RATE_LIMIT": settings.API_RATE_LIMIT,
             "API_ADDRESS_RATE_LIMIT": settings.API_ADDRESS_RATE_LIMIT,
         }
@@ -171,12 +172,13 @@ class Worker:
     """`celery -A petstore worker`: by default a prefork pool of one process.
 
     `pool="solo"` runs tasks in the main process; `purge=True` drops messages a
-    previous test left on the queue.
+    previous test left on the queue; `queues` (comma-separated) limits what it consumes,
+    as production's workers do (by default: every queue).
     """
 
     def __init__(
         self, env: dict[str, str], tmp_path: Path, name: str, *,
-        pool: str = "prefork", purge: bool = False,
+        pool: str = "prefork", purge: bool = False, queues: str = "",
     ):  # fmt: skip
         self.name = f"{name}-{os.getpid()}@{socket.gethostname()}"
         self.log_path = tmp_path / f"worker-{name}.log"
@@ -184,7 +186,7 @@ class Worker:
             sys.executable, "-m", "celery", "-A", "petstore", "worker",
             "--pool", pool, "--concurrency", "1", "--without-gossip", "--without-mingle",
             "--without-heartbeat", "--loglevel", "INFO", "-n", self.name,
-            *(["--purge"] if purge else []),
+            *(["--purge"] if purge else []), *(["-Q", queues] if queues else []),
         ]  # fmt: skip
         self.process = spawn(command, env=env, log_path=self.log_path)
 

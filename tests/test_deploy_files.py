@@ -12,7 +12,7 @@ import yaml
 from tests.petstore.test_configuration_documented import code_variables, env_example_variables
 from tests.processes import ROOT
 
-APP_SERVICES = ("release", "web", "edge", "worker", "beat")
+APP_SERVICES = ("release", "web", "edge", "worker", "certificates", "beat")
 
 
 @pytest.fixture(scope="module")
@@ -31,6 +31,7 @@ def test_compose_runs_web_edge_worker_beat_postgresql_and_redis(compose):
     assert commands["release"] == ["python", "manage.py", "migrate", "--noinput"]
     assert commands["web"][:2] == ["gunicorn", "petstore.wsgi"]
     assert commands["worker"][:4] == ["celery", "-A", "petstore", "worker"]
+    assert commands["certificates"][:4] == ["celery", "-A", "petstore", "worker"]
     assert commands["beat"][:4] == ["celery", "-A", "petstore", "beat"]
     assert commands["edge"] == ["python", "manage.py", "edge"]
     # Only the edge is published; the web processes are reached through it.
@@ -77,7 +78,7 @@ def test_the_web_edge_worker_and_beat_start_after_migrate_on_healthy_services(co
     for name in ("db", "redis", "web"):
         assert services[name]["healthcheck"]["test"][0] == "CMD", name
     assert "/readyz" in " ".join(services["web"]["healthcheck"]["test"])
-    for name in ("web", "edge", "worker", "beat"):
+    for name in ("web", "edge", "worker", "certificates", "beat"):
         depends = services[name]["depends_on"]
         assert depends["release"] == {"condition": "service_completed_successfully"}, name
         assert depends["db"] == {"condition": "service_healthy"}, name
@@ -105,7 +106,7 @@ def test_the_image_is_built_without_the_key_that_opens_private_keys():
 
 def test_the_platform_ca_survives_a_container_restart(compose):
     services = compose["services"]
-    for name in ("web", "worker"):
+    for name in ("web", "worker", "certificates"):
         assert "ca:/app/var/ca" in services[name]["volumes"], name
     assert {"postgres", "ca"} <= set(compose["volumes"])
 
@@ -141,3 +142,26 @@ def test_production_procfile_migrates_on_release_and_runs_web_worker_beat():
     assert lines["worker"].startswith("celery -A petstore worker")
     assert lines["beat"].startswith("celery -A petstore beat")
     assert lines["edge"] == "python manage.py edge"
+
+
+def _queues(command: list[str]) -> str:
+    return command[command.index("-Q") + 1]
+
+
+def test_each_queue_has_a_worker_of_its_own_in_every_deploy_file(compose, settings):
+    """A slow check never sits in front of certificate work: production starts one worker
+    per queue, and every routed task goes to a queue one of them consumes."""
+    queues = {settings.CHECKS_QUEUE, settings.CERTIFICATES_QUEUE}
+    assert {route["queue"] for route in settings.CELERY_TASK_ROUTES.values()} == queues
+    procfile = dict(
+        line.split(": ", 1) for line in (ROOT / "Procfile.production").read_text().splitlines()
+    )
+    services = compose["services"]
+    for commands in (
+        {name: procfile[name].split() for name in ("worker", "certificates")},
+        {name: services[name]["command"] for name in ("worker", "certificates")},
+    ):
+        assert _queues(commands["worker"]) == settings.CHECKS_QUEUE
+        assert _queues(commands["certificates"]) == settings.CERTIFICATES_QUEUE
+        # The checks wait for the DNS: one process holds many of them in threads.
+        assert commands["worker"][commands["worker"].index("--pool") + 1] == "threads"

@@ -116,6 +116,19 @@ def test_make_run_serves_with_gunicorn_sync_workers_as_production():
 def test_the_hints_come_from_a_process_of_their_own_and_the_worker_is_quiet():
     assert procfile_command("hints") == "python -m devtools.devserver hints"
     assert "--quiet" in procfile_command("worker").split()
+    assert "--quiet" in procfile_command("certificates").split()
+
+
+def test_make_run_starts_a_worker_for_checks_and_another_for_certificates(settings):
+    """A check waiting on a silent name server never sits in front of a certificate."""
+    consumed = {}
+    for name in ("worker", "certificates"):
+        command = procfile_command(name).split()
+        consumed[name] = command[command.index("-Q") + 1]
+    assert consumed == {
+        "worker": settings.CHECKS_QUEUE,
+        "certificates": settings.CERTIFICATES_QUEUE,
+    }
 
 
 def test_an_unknown_process_is_named():

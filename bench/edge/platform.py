@@ -27,6 +27,9 @@ from devtools.tlsfiles import throwaway_ca_files
 from domains.edge.paths import CERTIFICATE_PATH, SECRET_FILE
 from domains.pki.local import CERT_FILE
 
+# petstore/Procfile's workers: one per Celery queue.
+WORKERS = ("worker", "certificates")
+
 
 def _answers(url: str, context: ssl.SSLContext | None = None) -> bool:
     try:
@@ -112,11 +115,14 @@ class Platform:
         wait_until("edge", edge_ready, edge, self.log_path("edge"))
 
     def start_worker(self, **extra: str) -> None:
+        """The Procfile's two workers: checks (`worker`) and `certificates`."""
         purge_queue()  # nothing an earlier run left on the broker
-        wait_for_worker(self.run_procfile("worker", **extra), self.log_path("worker"))
+        for name in WORKERS:
+            wait_for_worker(self.run_procfile(name, **extra), self.log_path(name))
 
     def stop_worker(self) -> None:
-        stop(self.processes.pop("worker"))
+        for name in WORKERS:
+            stop(self.processes.pop(name))
         purge_queue()
 
     def stop(self) -> None:

@@ -102,14 +102,23 @@ def questions(hostname: str, *, is_apex: bool, ask_txt: bool = False) -> list[tu
 
 
 def verify_many(
-    domains: Iterable[tuple[str, bool]], *, ask_txt: Collection[str] = ()
+    domains: Iterable[tuple[str, bool]],
+    *,
+    ask_txt: Collection[str] = (),
+    deadline: float | None = None,
 ) -> list[CheckResult | Exception]:
-    """`verify()` for each (hostname, is_apex), all DNS questions asked concurrently; the
-    ownership TXT record is asked for the host names in `ask_txt`. A domain whose decision
-    raised has the exception as its result (the caller logs it with the domain's id)."""
+    """`verify()` for each (hostname, is_apex), all DNS questions asked concurrently and
+    answered within `deadline` seconds (default DOMAINS_DNS_LIFETIME); the ownership TXT
+    record is asked for the host names in `ask_txt`. A domain whose decision raised has the
+    exception as its result (the caller logs it with the domain's id)."""
     domains = list(domains)
     answers = lookups.lookup_many(
-        q for host, apex in domains for q in questions(host, is_apex=apex, ask_txt=host in ask_txt)
+        (
+            q
+            for host, apex in domains
+            for q in questions(host, is_apex=apex, ask_txt=host in ask_txt)
+        ),
+        lifetime=deadline,
     )
 
     def lookup(name: str, rdtype: str) -> lookups.Lookup:

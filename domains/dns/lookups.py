@@ -94,8 +94,9 @@ def _parse_nameserver(entry: str) -> dns.nameserver.Do53Nameserver:
     return dns.nameserver.Do53Nameserver(host, port)
 
 
-def get_resolver() -> dns.asyncresolver.Resolver:
-    """The platform's resolver: settings' nameservers (or the system's), timeout and lifetime.
+def get_resolver(lifetime: float | None = None) -> dns.asyncresolver.Resolver:
+    """The platform's resolver: settings' nameservers (or the system's), timeout and lifetime
+    (`lifetime`, where given, instead: a deadline shorter than the sweep's).
 
     Built per call so a settings change (tests, reload) applies at once; it keeps
     no cache, so every check sees what the DNS says now.
@@ -105,7 +106,7 @@ def get_resolver() -> dns.asyncresolver.Resolver:
     if entries:
         resolver.nameservers = [_parse_nameserver(entry) for entry in entries]
     resolver.timeout = settings.DOMAINS_DNS_TIMEOUT
-    resolver.lifetime = settings.DOMAINS_DNS_LIFETIME
+    resolver.lifetime = settings.DOMAINS_DNS_LIFETIME if lifetime is None else lifetime
     return resolver
 
 
@@ -114,13 +115,16 @@ def lookup(name: str, rdtype: str) -> Lookup:
     return lookup_many([(name, rdtype)])[(name, rdtype)]
 
 
-def lookup_many(questions: Iterable[tuple[str, str]]) -> dict[tuple[str, str], Lookup]:
+def lookup_many(
+    questions: Iterable[tuple[str, str]], *, lifetime: float | None = None
+) -> dict[tuple[str, str], Lookup]:
     """Ask every (name, type) question at once, at most MAX_IN_FLIGHT in flight; the same
-    Lookup for a question whether it is asked alone or with others."""
+    Lookup for a question whether it is asked alone or with others. All wait together, so
+    `lifetime` (default DOMAINS_DNS_LIFETIME) bounds the whole call, not each question."""
     unique = list(dict.fromkeys(questions))
     if not unique:
         return {}
-    return _run(_ask_all(get_resolver(), unique))
+    return _run(_ask_all(get_resolver(lifetime), unique))
 
 
 def _run(coroutine: Coroutine[Any, Any, _T]) -> _T:

@@ -19,7 +19,7 @@ from django.utils import timezone
 from domains import selectors
 from domains.choices import PLAN_DOMAIN_QUOTA, Action, State
 from domains.dns import hostnames
-from domains.models import Domain, Project
+from domains.models import Domain, DomainEvent, Project
 from domains.services.events import record_event, record_rival_claim
 from domains.services.lifecycle import transition, update
 
@@ -27,9 +27,15 @@ FIRST_CHECK_AFTER = timedelta(minutes=1)
 
 
 @transaction.atomic
-def domain_add(*, project: Project, hostname: str, actor: User | None) -> Domain:
+def domain_add(
+    *, project: Project, hostname: str, actor: User | None, limited: bool = True
+) -> Domain:
     """Claim a host name for the project. A claim reserves nothing: other projects may
-    claim the same name, and only a claim that proves control goes live."""
+    claim the same name, and only a claim that proves control goes live.
+
+    A project adds at most DOMAINS_ADD_PER_HOUR names an hour, and a name it removed
+    only after DOMAINS_READD_COOLDOWN (so Remove + Add resets no cooldown and floods no
+    feed); staff (`adddomain`, `limited=False`) are not limited."""
     if not project.is_paid:
         raise ValidationError(
             "Custom domains need the Pro plan or above; this project is on the "
@@ -46,6 +52,8 @@ def domain_add(*, project: Project, hostname: str, actor: User | None) -> Domain
     shown = hostnames.to_unicode(ascii_name)
     # Locked, so two concurrent adds cannot both pass the quota.
     Project.objects.select_for_update().filter(pk=project.pk).first()
+    if limited:
+        _refuse_if_adding_too_fast(project, ascii_name, shown)
     quota = PLAN_DOMAIN_QUOTA[project.plan]
     if project.domains.count() >= quota:
         raise ValidationError(
@@ -87,12 +95,14 @@ def domain_request_check(*, domain: Domain, actor: User | None, cooldown: bool =
 
     The caller runs the check itself (`verifydomain`, `cooldown=False`) or queues it for a
     worker (`domains.tasks.request_check`); if the queueing is lost, the sweep finds it
-    due. A queued check is never asked for twice, and one domain is checked at most once
-    per DOMAINS_VERIFY_COOLDOWN seconds.
+    due. A queued check is never asked for twice, one domain is checked at most once per
+    DOMAINS_VERIFY_COOLDOWN seconds, and a project asks at most DOMAINS_VERIFY_PER_HOUR
+    times an hour (`cooldown=False`, staff's `verifydomain`: neither applies).
     """
     now = timezone.now()
     if cooldown:
         _refuse_if_too_soon(domain, now)
+        _refuse_if_verifying_too_often(domain.project, now)
     reset = {
         "check_attempts": 0,
         "window_started_at": now,
@@ -119,6 +129,70 @@ def _refuse_if_too_soon(domain: Domain, now: datetime) -> None:
         raise ValidationError(
             f"This domain was checked a moment ago; choose Verify again in {left} seconds.",
             code="cooldown",
+        )
+
+
+HOUR = timedelta(hours=1)
+VERIFY_ACTIONS = (Action.VERIFY_REQUESTED, Action.REVERIFY_REQUESTED)
+
+
+def _minutes(delta: timedelta) -> int:
+    return max(1, math.ceil(delta.total_seconds() / 60))
+
+
+def _refuse_if_adding_too_fast(project: Project, hostname: str, shown: str) -> None:
+    """Called with the project's row locked, so two concurrent adds count each other.
+    The Activity lines are the record: counted, never a counter of their own."""
+    now = timezone.now()
+    removed = (
+        DomainEvent.objects.filter(
+            project=project,
+            action=Action.REMOVED,
+            hostname=hostname,
+            created_at__gt=now - timedelta(seconds=settings.DOMAINS_READD_COOLDOWN),
+        )
+        .order_by("-created_at")
+        .values_list("created_at", flat=True)
+        .first()
+    )
+    if removed is not None:
+        left = removed + timedelta(seconds=settings.DOMAINS_READD_COOLDOWN) - now
+        raise ValidationError(
+            f"{shown} was removed from this project a moment ago; it can be added again in "
+            f"{_minutes(left)} minutes.",
+            code="readd_cooldown",
+        )
+    limit = settings.DOMAINS_ADD_PER_HOUR
+    added = list(
+        DomainEvent.objects.filter(project=project, action=Action.ADDED, created_at__gt=now - HOUR)
+        .order_by("-created_at")
+        .values_list("created_at", flat=True)[:limit]
+    )
+    if len(added) >= limit:
+        raise ValidationError(
+            f"This project added {limit} domains in the last hour, the most allowed; add "
+            f"more in {_minutes(added[-1] + HOUR - now)} minutes.",
+            code="add_limit",
+        )
+
+
+def _refuse_if_verifying_too_often(project: Project, now: datetime) -> None:
+    """Counted from the Activity lines under the project's row lock, as for Add."""
+    Project.objects.select_for_update().filter(pk=project.pk).first()
+    limit = settings.DOMAINS_VERIFY_PER_HOUR
+    asked = list(
+        DomainEvent.objects.filter(
+            project=project, action__in=VERIFY_ACTIONS, created_at__gt=now - HOUR
+        )
+        .order_by("-created_at")
+        .values_list("created_at", flat=True)[:limit]
+    )
+    if len(asked) >= limit:
+        raise ValidationError(
+            f"This project chose Verify {limit} times in the last hour, the most allowed; "
+            f"choose Verify again in {_minutes(asked[-1] + HOUR - now)} minutes. Pending "
+            "domains are still checked on their own meanwhile.",
+            code="verify_limit",
         )
 
 

@@ -98,12 +98,12 @@ class Recorded:
         return self.domains[0] if self.domains else None
 
 
-def domain_check(*, domain_id: int) -> Recorded:
-    """Run one DNS check now and record its result."""
-    return domain_check_many(domain_ids=[domain_id])
+def domain_check(*, domain_id: int, deadline: float | None = None) -> Recorded:
+    """Run one DNS check now, within `deadline` seconds of DNS, and record its result."""
+    return domain_check_many(domain_ids=[domain_id], deadline=deadline)
 
 
-def domain_check_many(*, domain_ids: Iterable[int]) -> Recorded:
+def domain_check_many(*, domain_ids: Iterable[int], deadline: float | None = None) -> Recorded:
     """Check domains now (one, or the sweep's batch): every DNS question of every domain is
     asked at once, then each result is recorded under the domain's row lock.
 
@@ -120,7 +120,7 @@ def domain_check_many(*, domain_ids: Iterable[int]) -> Recorded:
     )
     ask_txt = {host for host, _ in contested}
     results = diagnosis.verify_many(
-        ((host, is_apex) for _, host, is_apex, _, _ in targets), ask_txt=ask_txt
+        ((host, is_apex) for _, host, is_apex, _, _ in targets), ask_txt=ask_txt, deadline=deadline
     )
     checked: dict[int, Checked] = {}
     for (pk, host, _, project, _), result in zip(targets, results, strict=True):

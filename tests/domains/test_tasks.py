@@ -1,12 +1,15 @@
-"""Tasks and the beat sweep: small, idempotent, retried on temporary DNS failures."""
+"""Tasks and the beat sweep: small, idempotent; the sweep's batches and certificate work are
+retried on temporary failures, a Verify's check ends at its deadline and is not."""
 
 from __future__ import annotations
 
+import time
 from datetime import timedelta
 
 import pytest
 import time_machine
 from celery.exceptions import Retry
+from django.utils import timezone
 
 from domains import tasks
 from domains.choices import State
@@ -44,13 +47,32 @@ def test_failed_domains_are_not_swept(www):
 
 
 @pytest.mark.django_db
-def test_check_task_retries_a_temporary_failure(dns_server, www):
+def test_a_verify_check_records_a_temporary_failure_and_leaves_the_next_to_the_sweep(
+    dns_server, www
+):
     dns_server.servfail("www.example.test")
-    with pytest.raises(Retry):
-        tasks.check_domain.apply(args=(www.pk,), throw=True)
+    result = tasks.check_domain.apply(args=(www.pk,), throw=True)
+    assert result.state == "SUCCESS"  # no Celery retry: the backoff's next check is due
     www.refresh_from_db()
     assert www.check_code == "dns_servfail"
     assert www.state == State.PENDING
+    assert www.next_check_at is not None and www.next_check_at > timezone.now()
+
+
+@pytest.mark.django_db
+def test_a_verify_check_of_a_silent_name_server_ends_at_its_deadline(dns_server, www, settings):
+    """A name server that never answers holds the check for DOMAINS_VERIFY_DEADLINE, not
+    for the DNS lifetime the sweep allows, and is not retried."""
+    dns_server.blackhole("www.example.test")
+    settings.DOMAINS_DNS_TIMEOUT = settings.DOMAINS_DNS_LIFETIME = 10.0
+    settings.DOMAINS_VERIFY_DEADLINE = 1.0
+    started = time.monotonic()
+    result = tasks.check_domain.apply(args=(www.pk,), throw=True)
+    assert time.monotonic() - started < 1.0 + 0.5
+    assert result.state == "SUCCESS"
+    www.refresh_from_db()
+    assert www.check_code == "dns_timeout"
+    assert www.state == State.PENDING and www.next_check_at is not None
 
 
 @pytest.mark.django_db
@@ -116,8 +138,9 @@ def test_beat_runs_the_sweep_and_the_renewals(settings):
 
 
 def test_tasks_acknowledge_late_and_retry_with_a_limit():
+    # A Verify's check is never retried by Celery (the sweep checks again).
+    assert tasks.check_domain.acks_late is True and tasks.check_domain.max_retries == 0
     every = (
-        tasks.check_domain,
         tasks.check_domains,
         tasks.issue_certificate,
         tasks.issue_certificates,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from cryptography import x509
 
@@ -9,7 +11,7 @@ from domains import tasks
 from domains.choices import State
 from domains.models import Domain
 from domains.services.custom_domains import domain_add
-from tests.fixtures.domains import TARGET
+from tests.fixtures.domains import TARGET, in_step
 from tests.processes import wait_for
 
 
@@ -38,3 +40,38 @@ def test_domain_goes_from_pending_to_active_with_a_certificate(
     assert Domain.objects.get(pk=domain.pk).certificates.count() == 1
     actions = list(domain.events.order_by("created_at", "pk").values_list("action", flat=True))
     assert actions == ["added", "verify_requested", "verified", "certificate_issued"]
+
+
+@pytest.mark.needs_postgres
+@pytest.mark.needs_redis
+def test_a_certificate_is_issued_at_once_while_a_silent_name_server_holds_the_checks(
+    start_worker, dns_server, shop, alice, settings
+):
+    """The checks worker is busy with a name whose server never answers; a certificate
+    waits for none of it, on the certificates queue's own worker."""
+    settings.DOMAINS_DNS_TIMEOUT = settings.DOMAINS_DNS_LIFETIME = 30.0
+    settings.DOMAINS_VERIFY_DEADLINE = 30.0
+    checks = start_worker(settings.CHECKS_QUEUE)
+    start_worker(settings.CERTIFICATES_QUEUE)
+    dns_server.blackhole("silent.example.test")
+    silent = domain_add(project=shop, hostname="silent.example.test", actor=alice)
+    tasks.request_check(domain=silent, actor=alice)
+    wait_for(
+        lambda: "Task domains.tasks.check_domain[" in checks.log(),
+        timeout=20,
+        what="the checks worker to take the silent name's check",
+    )
+    dns_server.add("www.example.test", "CNAME", TARGET + ".")
+    www = domain_add(project=shop, hostname="www.example.test", actor=alice)
+    Domain.objects.filter(pk=www.pk).update(**in_step(State.ISSUING))
+    started = time.monotonic()
+    tasks.issue_certificate.delay(www.pk)
+
+    wait_for(
+        lambda: Domain.objects.get(pk=www.pk).state == State.ACTIVE,
+        timeout=15,
+        what="the certificate, past the busy checks worker",
+    )
+    assert time.monotonic() - started < 15
+    # The silent name's check still holds the checks worker.
+    assert Domain.objects.get(pk=silent.pk).checked_at is None

@@ -4,6 +4,7 @@ a truncated answer is fetched again over TCP."""
 
 from __future__ import annotations
 
+import time
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -38,7 +39,7 @@ def batch(shop, alice, dns_server, www):
 
 
 @pytest.mark.parametrize("mode", HOSTILE)
-def test_a_hostile_server_is_a_temporary_failure_and_the_check_retries(hostile_dns, www, mode):
+def test_a_hostile_server_is_a_temporary_failure_checked_again_by_the_sweep(hostile_dns, www, mode):
     hostile_dns.mode, hostile_dns.delay = mode, 0.9  # beyond the 0.6 s lifetime
     domain = check(www)
     assert domain.check_code in TEMPORARY_CHECK_CODES, domain.check_code
@@ -46,10 +47,24 @@ def test_a_hostile_server_is_a_temporary_failure_and_the_check_retries(hostile_d
     stored = Domain.objects.get(pk=www.pk)
     assert stored.state == State.PENDING  # not failed, not verified
     assert stored.next_check_at is not None  # the sweep will check again
-    # The task asks Celery for a retry (called directly, Celery raises Retry).
-    with pytest.raises(Retry):
-        check_domain(www.pk)
+    # A Verify's check is not retried by Celery (called directly, a retry raises Retry).
+    check_domain(www.pk)
     assert hostile_dns.queries
+
+
+def test_a_verify_check_of_a_server_that_never_answers_ends_at_its_deadline(
+    hostile_dns, www, settings
+):
+    hostile_dns.mode = "hold"
+    settings.DOMAINS_DNS_TIMEOUT = settings.DOMAINS_DNS_LIFETIME = 10.0
+    settings.DOMAINS_VERIFY_DEADLINE = 1.0
+    started = time.monotonic()
+    check_domain(www.pk)  # no Retry raised
+    assert time.monotonic() - started < 1.0 + 0.5
+    assert hostile_dns.held.is_set()
+    stored = Domain.objects.get(pk=www.pk)
+    assert stored.check_code == CheckCode.DNS_TIMEOUT
+    assert stored.state == State.PENDING and stored.next_check_at is not None
 
 
 @pytest.mark.parametrize("mode", HOSTILE)

@@ -55,7 +55,8 @@ def _kill_mid_task(workers, hostile_dns, task: str) -> tuple[Worker, Worker]:
     victim = _holder(workers, task)
     survivor = next(w for w in workers if w is not victim)
     # The victim takes nothing more from the queue, so the rerun is the survivor's.
-    app.control.cancel_consumer("celery", destination=[victim.name], reply=True, timeout=5)
+    for queue in app.amqp.queues:  # every queue: the victim consumes them all
+        app.control.cancel_consumer(queue, destination=[victim.name], reply=True, timeout=5)
     children = victim.pool_children()
     assert children, "the victim's pool process"
     for pid in children:

@@ -21,7 +21,8 @@ class Command(BaseCommand):
         if project is None:
             raise CommandError(f"No project has the slug {slug}.")
         try:
-            domain = domain_add(project=project, hostname=hostname, actor=None)
+            # Staff: neither the hourly Add limit nor the re-add cooldown applies.
+            domain = domain_add(project=project, hostname=hostname, actor=None, limited=False)
         except ValidationError as exc:
             raise refusal(exc) from None
         self.stdout.write(f"Added {domain.hostname_unicode} to {project.slug}. Create:")

@@ -105,6 +105,28 @@ def test_the_edge_and_the_worker_refuse_to_start_without_the_key(settings, proce
 
 
 @pytest.mark.needs_postgres
+@pytest.mark.needs_redis
+def test_a_worker_on_the_checks_queue_alone_starts_without_the_key(settings):
+    """It never opens a key, so it is started without one (compose, the README)."""
+    env = without_key(service_env(settings))
+    command = [*worker(), "-Q", settings.CHECKS_QUEUE, "--loglevel", "INFO"]
+    with subprocess.Popen(
+        command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    ) as process:
+        try:
+            assert process.stdout is not None
+            seen = []
+            for line in process.stdout:  # ends if the worker exits
+                seen.append(line)
+                if " ready." in line:
+                    break
+            assert any(" ready." in line for line in seen), "".join(seen)
+        finally:
+            process.terminate()
+            process.wait(timeout=30)
+
+
+@pytest.mark.needs_postgres
 def test_the_public_development_key_is_never_used_with_postgresql(settings):
     env = {**without_key(service_env(settings)), "DEBUG": "1"}
     assert env["DATABASE_URL"].startswith("postgres")

@@ -4,17 +4,18 @@ the DNS: claims expire, plans have quotas, Verify has a cooldown."""
 from __future__ import annotations
 
 from datetime import timedelta
+from io import StringIO
 
 import pytest
 from django.core.exceptions import ValidationError
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 from django.utils import timezone
 
 from domains import tasks
 from domains.choices import PLAN_DOMAIN_QUOTA, Plan
 from domains.models import Domain, DomainEvent
 from domains.services import scheduling
-from domains.services.custom_domains import domain_add, domain_request_check
+from domains.services.custom_domains import domain_add, domain_remove, domain_request_check
 from domains.services.projects import project_create
 from tests.fixtures.domains import go_live
 
@@ -73,3 +74,29 @@ def test_reserved_slugs_never_name_a_project(alice):
     for slug in ("www", "api", "admin", "dashboard", "domains", "mail"):
         with pytest.raises(ValidationError):
             project_create(slug=slug, owner=alice, plan="pro")
+
+
+def test_staff_commands_are_not_limited_per_hour_nor_by_the_readd_cooldown(
+    shop, alice, settings, dns_server
+):
+    """adddomain and verifydomain are staff's: they act for a project past its limits."""
+    settings.DOMAINS_ADD_PER_HOUR = settings.DOMAINS_VERIFY_PER_HOUR = 1
+    www = domain_add(project=shop, hostname="www.example.test", actor=alice)
+    with pytest.raises(ValidationError) as refused:
+        domain_add(project=shop, hostname="shop.example.test", actor=alice)
+    assert refused.value.code == "add_limit"
+    call_command("adddomain", "shop", "shop.example.test", stdout=StringIO())
+    domain_remove(domain=Domain.objects.get(hostname="shop.example.test"), actor=alice)
+    with pytest.raises(ValidationError) as refused:
+        domain_add(project=shop, hostname="shop.example.test", actor=alice, limited=True)
+    assert refused.value.code == "readd_cooldown"
+    call_command("adddomain", "shop", "shop.example.test", stdout=StringIO())
+
+    domain_request_check(domain=www, actor=alice)
+    second = Domain.objects.get(hostname="shop.example.test")
+    with pytest.raises(ValidationError) as refused:
+        domain_request_check(domain=second, actor=alice)
+    assert refused.value.code == "verify_limit"
+    # Checked (and found without its record), not refused.
+    with pytest.raises(CommandError, match="does not verify"):
+        call_command("verifydomain", "shop.example.test", stdout=StringIO())
