@@ -10,7 +10,7 @@ import domains.models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("domains", "0006_failing_temporarily_since"),
+        ("domains", "0007_event_rival_project_redirect_pause"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
