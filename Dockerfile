@@ -19,8 +19,8 @@ COPY domains ./domains
 COPY templates ./templates
 RUN pip install -e .
 
-# Static files collected into the image; importing the settings needs secrets, never used.
-RUN SECRET_KEY=collectstatic-only DOMAINS_KEY_ENCRYPTION_KEY=collectstatic-only \
+# Static files collected into the image; importing the settings needs a secret, never used.
+RUN SECRET_KEY=collectstatic-only \
     python manage.py collectstatic --noinput \
     && mkdir -p var/ca \
     && chown -R petstore:petstore var

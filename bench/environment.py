@@ -24,7 +24,7 @@ ENV = {
     "REDIS_URL": os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/8"),
     "CELERY_BROKER_URL": os.environ.get("BENCH_BROKER_URL", "redis://127.0.0.1:6379/9"),
     "SECRET_KEY": "bench-only-not-secret",
-    "DOMAINS_KEY_ENCRYPTION_KEY": "bench-only-not-secret-either",
+    "DOMAINS_KEY_ENCRYPTION_KEY": "OG9MLc5UUcLTqnjzzC8Om8ozyXFzcD_UcbJeCiP2Av8",  # not secret
     "DEBUG": "0",
     "ALLOWED_HOSTS": "127.0.0.1,localhost",
     "SECURE_SSL_REDIRECT": "0",

@@ -60,7 +60,7 @@ ENV = {
     "REDIS_URL": os.environ.get("SOAK_REDIS_URL", "redis://127.0.0.1:6379/12"),
     "CELERY_BROKER_URL": os.environ.get("SOAK_BROKER_URL", "redis://127.0.0.1:6379/13"),
     "SECRET_KEY": "soak-only-not-secret",
-    "DOMAINS_KEY_ENCRYPTION_KEY": "soak-only-not-secret-either",
+    "DOMAINS_KEY_ENCRYPTION_KEY": "he8H5PNeHQEQfE3YFMNjWWUbBLKvmEWzsO8wvmSpQCA",  # not secret
     "DEBUG": "0",
     "ALLOWED_HOSTS": "127.0.0.1,localhost",
     "SECURE_SSL_REDIRECT": "0",

@@ -6,11 +6,13 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin, messages
+from django.core.exceptions import ValidationError
 from django.http import HttpRequest
 
 from domains import tasks
 from domains.models import Certificate, Deploy, Domain, DomainEvent, Project, Redirect
 from domains.services.custom_domains import domain_remove
+from domains.services.projects import project_set_primary, validate_primary
 from domains.services.redirects import redirect_delete, redirect_save, validate_redirect
 
 
@@ -38,13 +40,48 @@ class DomainInline(ReadOnlyInline):
     show_change_link = True
 
 
+class ProjectAdminForm(forms.ModelForm):
+    """The primary domain obeys the same rules as the dashboard's (projects.validate_primary):
+    the choices are the project's own domains, and the rules run before anything is saved."""
+
+    class Meta:
+        model = Project
+        fields = ("slug", "name", "owner", "plan", "primary_domain")
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        field = self.fields.get("primary_domain")
+        if isinstance(field, forms.ModelChoiceField):
+            field.queryset = Domain.objects.filter(project_id=self.instance.pk or 0)
+
+    def clean(self) -> dict[str, Any] | None:
+        data = super().clean() or {}
+        primary = data.get("primary_domain")
+        if primary is not None and "primary_domain" in self.changed_data:
+            try:
+                validate_primary(self.instance, primary)
+            except ValidationError as refused:
+                self.add_error("primary_domain", refused)
+        return data
+
+
 @admin.register(Project)
 class ProjectAdmin(admin.ModelAdmin):
+    form = ProjectAdminForm
     list_display = ("slug", "name", "owner", "plan", "primary_domain", "created_at")
     list_filter = ("plan",)
     search_fields = ("slug", "name", "owner__username")
-    raw_id_fields = ("owner", "primary_domain")
+    raw_id_fields = ("owner",)
     inlines = [DomainInline, DeployInline]
+
+    def save_model(self, request, obj: Project, form: Any, change: bool) -> None:
+        # The primary domain changes only through project_set_primary (its rules, its
+        # Activity line); the other fields are saved as they are.
+        chosen = obj.primary_domain
+        obj.primary_domain = Project.objects.get(pk=obj.pk).primary_domain if change else None
+        super().save_model(request, obj, form, change)
+        if chosen != obj.primary_domain:
+            project_set_primary(project=obj, domain=chosen, actor=request.user)
 
 
 @admin.register(Deploy)

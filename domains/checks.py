@@ -1,15 +1,19 @@
-"""Django system checks of the custom-domains settings (`manage.py check`)."""
+"""Django system checks of the custom-domains settings (`manage.py check`), and the
+worker's own start-up check of DOMAINS_KEY_ENCRYPTION_KEY."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
 
+from celery.signals import worker_init
 from django.apps import AppConfig
 from django.conf import settings
-from django.core.checks import CheckMessage, Warning, register
+from django.core.checks import CheckMessage, Error, Warning, register
+from django.db import DatabaseError
 
 from domains.dns.hostnames import comparable, registrable_domain
+from domains.pki.stored import key_problem
 
 
 @register()
@@ -34,3 +38,31 @@ def dashboard_apart_from_tenants(
             )
         ]
     return []
+
+
+@register()
+def key_encryption_key_opens_stored_keys(
+    app_configs: Sequence[AppConfig] | None, **kwargs: Any
+) -> Sequence[CheckMessage]:
+    """A wrong DOMAINS_KEY_ENCRYPTION_KEY would otherwise show only as a failed TLS
+    handshake for every domain. Only where a key is set: the web process has none and needs
+    none (the worker and the edge refuse to start without one on their own), and the public
+    development key seals nothing worth refusing a start over."""
+    if settings.DOMAINS_KEY_ENCRYPTION_KEY in ("", settings.DEVELOPMENT_KEY_ENCRYPTION_KEY):
+        return []
+    try:
+        problem = key_problem()
+    except DatabaseError:
+        return []  # no schema yet (before the first migrate): no key is stored in a row
+    if problem is None:
+        return []
+    return [Error(problem, id="domains.E001")]
+
+
+@worker_init.connect
+def worker_refuses_keys_it_cannot_open(**kwargs: Any) -> None:
+    """Every certificate the worker issues or renews is sealed, and the ACME path opens its
+    keys: without the right key it would fail each of those tasks, one by one. SystemExit,
+    not an exception: Celery logs and ignores what a signal's receiver raises."""
+    if problem := key_problem():
+        raise SystemExit(f"worker: {problem}")

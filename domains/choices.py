@@ -171,6 +171,22 @@ class Action(models.TextChoices):
     LOST = "lost", "Lost the name to another project"
     STOPPED_SERVING = "stopped_serving", "Stopped serving"
     PRIMARY_CLEARED = "primary_cleared", "Primary domain cleared"
+    REDIRECT_PAUSED = "redirect_paused", "Redirect paused: its target is not served"
+    REDIRECT_RESUMED = "redirect_resumed", "Redirect resumed: its target is served again"
+
+
+# Lines an owner must not miss: someone else is after the name, or the name (or where its
+# visitors are sent) changed hands or stopped. The domain's page shows them in a block of
+# their own above the feed, so no flood of ordinary lines can push them out of sight.
+SECURITY_ACTIONS = frozenset(
+    {
+        Action.RIVAL_CLAIM,
+        Action.TOOK_OVER,
+        Action.LOST,
+        Action.STOPPED_SERVING,
+        Action.REDIRECT_PAUSED,
+    }
+)
 
 
 class EventType(models.TextChoices):
@@ -204,6 +220,7 @@ OWNER_EVENT_OF_ACTION: dict[str, EventType] = {
     Action.RIVAL_CLAIM: EventType.CLAIM_CONTESTED,
     Action.LOST: EventType.CLAIM_LOST,
     Action.EXPIRED: EventType.CLAIM_EXPIRED,
+    Action.REDIRECT_PAUSED: EventType.REDIRECT_PAUSED,
 }
 # The events after which a domain verifying again is `domain.recovered`.
 RECOVERED_FROM = frozenset(

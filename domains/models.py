@@ -374,6 +374,10 @@ class DomainEvent(models.Model):
     )
     action = models.CharField(max_length=40, choices=Action.choices)
     message = models.TextField(blank=True)
+    # A rival claim's line: which project added the name (never shown to the owner; one
+    # line per name and rival project per day). No foreign key: deleting that project
+    # leaves the line as it was.
+    rival_project_id = models.BigIntegerField(null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now, db_index=True)
 
     class Meta:

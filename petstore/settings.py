@@ -8,6 +8,8 @@ PostgreSQL and Redis; there is no other code path.
 
 from __future__ import annotations
 
+import base64
+import re
 from pathlib import Path
 
 import dj_database_url
@@ -403,13 +405,51 @@ DOMAINS_ACME_DIRECTORY = env_str(
 DOMAINS_ACME_EMAIL = env_str("DOMAINS_ACME_EMAIL", "")
 # A CA file to trust the directory's HTTPS (a test CA); empty: the system's.
 DOMAINS_ACME_CA_BUNDLE = env_str("DOMAINS_ACME_CA_BUNDLE", "")
-# Seals private keys at rest (certificates' and the ACME account's); never SECRET_KEY.
-# `make run` writes a random one into var/local.env; the fallback is for DEBUG elsewhere.
-DOMAINS_KEY_ENCRYPTION_KEY = env_str("DOMAINS_KEY_ENCRYPTION_KEY")
-if not DOMAINS_KEY_ENCRYPTION_KEY:
-    if not DEBUG:
-        raise ImproperlyConfigured("DOMAINS_KEY_ENCRYPTION_KEY must be set when DEBUG is off")
-    DOMAINS_KEY_ENCRYPTION_KEY = "dev-only-insecure-key-encryption-key"  # noqa: S105
+# Seals private keys at rest (certificates', the local CA's and the ACME account's); never
+# SECRET_KEY. Only the processes that open or seal keys hold it: the worker and the edge (and
+# `resealkeys`), which refuse to start without it (domains/checks.py); the web process never
+# needs it. At least 32 random bytes in urlsafe base64; `make run` writes a random one into
+# var/local.env. Rotation: the new key here, the old ones in DOMAINS_KEY_ENCRYPTION_KEY_PREVIOUS
+# (comma-separated; still opened, never used to seal) until `manage.py resealkeys` has run.
+KEY_ENCRYPTION_KEY_RECIPE = "python -c 'import secrets; print(secrets.token_urlsafe(32))'"
+KEY_ENCRYPTION_KEY_MIN_BYTES = 32
+URLSAFE_BASE64 = re.compile(r"[A-Za-z0-9_-]+")
+
+
+def encryption_key(name: str, value: str) -> str:
+    """`value` when it is at least 32 random bytes in urlsafe base64 (or empty); the error
+    never repeats it: it is a secret."""
+    stripped = value.rstrip("=")
+    try:
+        raw = base64.urlsafe_b64decode(stripped + "=" * (-len(stripped) % 4))
+    except ValueError:
+        raw = b""
+    # Bytes repeat in any 32 random ones, but fewer than half of them distinct is a pattern.
+    if value and (
+        not URLSAFE_BASE64.fullmatch(stripped)
+        or len(raw) < KEY_ENCRYPTION_KEY_MIN_BYTES
+        or len(set(raw)) < KEY_ENCRYPTION_KEY_MIN_BYTES // 2
+    ):
+        raise ImproperlyConfigured(
+            f"{name} must be at least {KEY_ENCRYPTION_KEY_MIN_BYTES} random bytes in urlsafe "
+            f"base64 (one key; older ones go in DOMAINS_KEY_ENCRYPTION_KEY_PREVIOUS); make one "
+            f"with: {KEY_ENCRYPTION_KEY_RECIPE}"
+        )
+    return value
+
+
+DOMAINS_KEY_ENCRYPTION_KEY = encryption_key(
+    "DOMAINS_KEY_ENCRYPTION_KEY", env_str("DOMAINS_KEY_ENCRYPTION_KEY").strip()
+)
+DOMAINS_KEY_ENCRYPTION_KEY_PREVIOUS = [
+    encryption_key("DOMAINS_KEY_ENCRYPTION_KEY_PREVIOUS", key)
+    for key in env_list("DOMAINS_KEY_ENCRYPTION_KEY_PREVIOUS")
+]
+# A public constant, so only for a throwaway development database: never with PostgreSQL,
+# where the processes that need a key refuse to start without one.
+DEVELOPMENT_KEY_ENCRYPTION_KEY = "dev-only-insecure-key-encryption-key"  # noqa: S105
+if not DOMAINS_KEY_ENCRYPTION_KEY and DEBUG and DATABASES["default"]["ENGINE"].endswith("sqlite3"):
+    DOMAINS_KEY_ENCRYPTION_KEY = DEVELOPMENT_KEY_ENCRYPTION_KEY
 
 # --- The TLS edge (Caddy, domains/edge/) --------------------------------------
 

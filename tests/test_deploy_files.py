@@ -88,6 +88,21 @@ def test_the_web_edge_worker_and_beat_start_after_migrate_on_healthy_services(co
     assert set(release["depends_on"]) == {"db", "redis"}
 
 
+def test_only_the_worker_and_the_edge_get_the_key_that_opens_private_keys(compose):
+    """env_file gives every service all of .env; the others' environment blanks the key."""
+    for name in APP_SERVICES:
+        environment = compose["services"][name]["environment"]
+        for variable in ("DOMAINS_KEY_ENCRYPTION_KEY", "DOMAINS_KEY_ENCRYPTION_KEY_PREVIOUS"):
+            if name in ("worker", "edge"):
+                assert environment[variable].startswith(f"${{{variable}:"), (name, variable)
+            else:
+                assert environment[variable] == "", (name, variable)
+
+
+def test_the_image_is_built_without_the_key_that_opens_private_keys():
+    assert "DOMAINS_KEY_ENCRYPTION_KEY" not in (ROOT / "Dockerfile").read_text()
+
+
 def test_the_platform_ca_survives_a_container_restart(compose):
     services = compose["services"]
     for name in ("web", "worker"):

@@ -24,7 +24,7 @@ from devtools.devserver import procfile_command
 from devtools.processes import spawn
 from devtools.sockets import free_port, tcp_port_open
 from devtools.tlsfiles import throwaway_ca_files
-from domains.edge.paths import CERTIFICATE_PATH
+from domains.edge.paths import CERTIFICATE_PATH, SECRET_FILE
 from domains.pki.local import CERT_FILE
 
 
@@ -68,6 +68,11 @@ class Platform:
         """The local CA's certificate, once a worker has created the CA."""
         return self.workdir / "ca" / CERT_FILE
 
+    def certificate_endpoint(self) -> str:
+        """The endpoint as Caddy asks it, with the secret this edge made at its start."""
+        secret = (self.workdir / "var" / "edge" / SECRET_FILE).read_text()
+        return f"http://127.0.0.1:{self.certificates_port}{CERTIFICATE_PATH}/{secret}"
+
     def log_path(self, name: str) -> Path:
         return self.workdir / f"{name}.log"
 
@@ -96,9 +101,12 @@ class Platform:
         wait_until("web", lambda: _answers(f"http://127.0.0.1:{self.web_port}/healthz"), web,
                    self.log_path("web"))  # fmt: skip
         edge = self.run_procfile("edge")
-        endpoint = f"http://127.0.0.1:{self.certificates_port}{CERTIFICATE_PATH}?server_name=x"
 
         def edge_ready() -> bool:
+            try:
+                endpoint = self.certificate_endpoint() + "?server_name=x"
+            except FileNotFoundError:
+                return False  # the edge has not written its secret yet
             return _answers(endpoint) and tcp_port_open(self.https_port)
 
         wait_until("edge", edge_ready, edge, self.log_path("edge"))

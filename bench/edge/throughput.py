@@ -166,7 +166,7 @@ def cpu_rows(platform: Platform, hostname: str, connections: int) -> list[str]:
 
 def endpoint_note(platform: Platform, hostname: str, args) -> str:
     """The certificate endpoint alone, asked as Caddy asks it in a full handshake."""
-    endpoint = f"http://127.0.0.1:{platform.certificates_port}{CERTIFICATE_PATH}?server_name="
+    endpoint = platform.certificate_endpoint() + "?server_name="
     unknown, active = side_by_side(
         ("unknown name (204)", {"url": endpoint + f"unknown.{ZONE}"}),
         ("active name (200: chain and key)", {"url": endpoint + hostname}),

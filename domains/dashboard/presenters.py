@@ -8,7 +8,13 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from domains.choices import AWAITING_OWNER_STATES, MOVING_STATES, STATE_HELP, CertState
+from domains.choices import (
+    AWAITING_OWNER_STATES,
+    MOVING_STATES,
+    SECURITY_ACTIONS,
+    STATE_HELP,
+    CertState,
+)
 from domains.dashboard.forms import DomainAddForm, PrimaryForm, RedirectForm
 from domains.models import Domain, Project, Redirect
 from domains.selectors import project_domains_structure
@@ -92,6 +98,17 @@ def domain_status_payload(domain: Domain) -> dict:
     }
 
 
+def domain_activity(domain: Domain) -> dict:
+    """A domain's Activity in two parts: the security lines (SECURITY_ACTIONS: a rival, a
+    takeover, a stop, a paused redirect) in a block of their own, and the feed of every
+    other line, so no number of ordinary lines can push a security line out of sight."""
+    events = domain.events.select_related("actor").order_by("-created_at", "-pk")
+    return {
+        "security_events": events.filter(action__in=SECURITY_ACTIONS)[:20],
+        "events": events.exclude(action__in=SECURITY_ACTIONS)[:50],
+    }
+
+
 def dns_position(domain: Domain) -> str:
     """Where the record to create goes on the domain's page: first while it is what the
     owner came for, after the status once a check said what is wrong, last once live."""
@@ -124,5 +141,15 @@ def project_page_context(
         "redirect_form": RedirectForm(project=project),
         "structure_json": json.dumps({"domains": structure}, indent=2),
         "latest_deploy": project.latest_deploy,
-        "events": project.events.select_related("actor").order_by("-created_at", "-pk")[:20],
+        **project_activity(project),
+    }
+
+
+def project_activity(project: Project) -> dict:
+    """The project's Activity (all its domains, removed ones too) in the same two parts as
+    a domain's: its security lines, then the feed of the others."""
+    events = project.events.select_related("actor").order_by("-created_at", "-pk")
+    return {
+        "security_events": events.filter(action__in=SECURITY_ACTIONS)[:20],
+        "events": events.exclude(action__in=SECURITY_ACTIONS)[:20],
     }

@@ -22,7 +22,12 @@ from domains.dashboard.forms import (
     RedirectForm,
     RemoveForm,
 )
-from domains.dashboard.presenters import dns_position, domain_status_payload, project_page_context
+from domains.dashboard.presenters import (
+    dns_position,
+    domain_activity,
+    domain_status_payload,
+    project_page_context,
+)
 from domains.dns import hostnames
 from domains.models import Domain, OwnerEvent, Project, Redirect
 from domains.notifications.sender import email_choices
@@ -123,7 +128,7 @@ def domain_detail(request, slug, hostname):
         "dns_position": dns_position(domain),
         "troubleshooting": troubleshooting,
         "ca_refused": domain.cert_code == CertCode.CA_REFUSED,
-        "events": domain.events.select_related("actor").order_by("-created_at", "-pk")[:50],
+        **domain_activity(domain),
         # When the owner was last told about this domain (its last mailed event).
         "last_told": OwnerEvent.objects.filter(domain=domain)
         .emailed()

@@ -135,6 +135,34 @@ def platform_hostnames() -> set[str]:
     return {name for name in cleaned if name and name != "*" and not _is_ip_literal(name)}
 
 
+def platform_registrable_domains() -> set[str]:
+    """The registrable domains of the platform's own hosts: the dashboard's, the API's, the
+    CNAME target's and PLATFORM_DOMAIN's. A sibling of the dashboard (or the apex above it)
+    shares its cookies' site and its users' trust, so none of these, nor any name under
+    them, may be claimed by a project."""
+    hosts = {
+        settings.DASHBOARD_HOST,
+        urlsplit(settings.API_BASE_URL).hostname or "",
+        settings.PLATFORM_CNAME_TARGET,
+        settings.PLATFORM_DOMAIN,
+    }
+    names = {comparable(host) for host in hosts}
+    return {registrable_domain(name) for name in names if name and not _is_ip_literal(name)}
+
+
+def refuse_platform_registrable(ascii_name: str) -> None:
+    """Raise ValidationError when `ascii_name` is in a registrable domain of the platform's
+    own (platform_registrable_domains)."""
+    for own in platform_registrable_domains():
+        if ascii_name == own or ascii_name.endswith("." + own):
+            raise _refuse(
+                f"{to_unicode(ascii_name)} is under {to_unicode(own)}, the platform's own "
+                "domain (its dashboard, API and DNS target live there); no name under it can "
+                "be attached to a project.",
+                "platform_domain",
+            )
+
+
 def ownership_txt_name(ascii_name: str) -> str:
     return f"{OWNERSHIP_TXT_LABEL}.{ascii_name}"
 

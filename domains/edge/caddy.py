@@ -8,7 +8,9 @@ HTTPS is off (no listeners, redirects or certificates of its own), HTTP/3 is off
 checkout by default).
 
 Certificates come from the loopback endpoint (domains/edge/wsgi.py) during each
-handshake: the automation policy is a catch-all with that manager. Where it has
+handshake: the automation policy is a catch-all with that manager, whose URL carries
+the endpoint's secret (Caddy's http manager sends no header of ours), so this
+document is written mode 0600. Where it has
 nothing (204), Caddy would go on to issue from its own ACME issuers for whatever
 name a client sent; its on-demand permission asks the same endpoint, which always
 refuses: only the platform, after proving a domain, issues. The platform's own
@@ -58,10 +60,11 @@ def _server(port: int, scheme: str) -> dict[str, Any]:
     return server
 
 
-def _tls() -> dict[str, Any]:
+def _tls(secret: str) -> dict[str, Any]:
+    manager = {"via": "http", "url": endpoint(f"{CERTIFICATE_PATH}/{secret}")}
     tls: dict[str, Any] = {
         "automation": {
-            "policies": [{"get_certificate": [{"via": "http", "url": endpoint(CERTIFICATE_PATH)}]}],
+            "policies": [{"get_certificate": [manager]}],
             "on_demand": {"permission": {"module": "http", "endpoint": endpoint(PERMISSION_PATH)}},
         }
     }
@@ -77,7 +80,7 @@ def _tls() -> dict[str, Any]:
     return tls
 
 
-def config(*, data_dir: Path) -> dict[str, Any]:
+def config(*, data_dir: Path, secret: str) -> dict[str, Any]:
     servers = {"https": _server(settings.HTTPS_PORT, "https")}
     if settings.EDGE_HTTP:
         servers["http"] = _server(settings.HTTP_PORT, "http")
@@ -85,5 +88,5 @@ def config(*, data_dir: Path) -> dict[str, Any]:
         "admin": {"listen": settings.EDGE_ADMIN, "config": {"persist": False}},
         "logging": {"logs": {"default": {"level": "WARN"}}},
         "storage": {"module": "file_system", "root": str(data_dir)},
-        "apps": {"http": {"servers": servers}, "tls": _tls()},
+        "apps": {"http": {"servers": servers}, "tls": _tls(secret)},
     }

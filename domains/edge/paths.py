@@ -1,4 +1,8 @@
-"""The loopback endpoint's paths, shared by Caddy's configuration and the endpoint."""
+"""The loopback endpoint's paths and its secret's file, shared by Caddy's configuration,
+`manage.py edge` and the endpoint."""
 
+# GET /certificate/<secret>?server_name=<SNI>: only Caddy knows the secret.
 CERTIFICATE_PATH = "/certificate"
 PERMISSION_PATH = "/permission"
+# Under EDGE_DIR, mode 0600: written by `manage.py edge` at each start, read by the endpoint.
+SECRET_FILE = "endpoint-secret"

@@ -49,9 +49,10 @@ def caddy_command(config: Path) -> list[str]:
     return [caddy_binary(), "run", "--config", str(config)]
 
 
-def run(commands: Sequence[list[str]], env: dict[str, str]) -> int:
-    """Start every command; when one ends or a stop signal comes, stop the rest.
-    Returns the exit status of the first to end (0 after a stop signal)."""
+def run(commands: Sequence[tuple[list[str], dict[str, str]]]) -> int:
+    """Start every command, each with its environment; when one ends or a stop signal
+    comes, stop the rest. Returns the exit status of the first to end (0 after a stop
+    signal)."""
     processes: list[subprocess.Popen] = []
     stopping = False
 
@@ -62,7 +63,7 @@ def run(commands: Sequence[list[str]], env: dict[str, str]) -> int:
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
     try:
-        for command in commands:
+        for command, env in commands:
             processes.append(subprocess.Popen(command, env=env))  # noqa: S603 (our own commands)
         while not stopping:
             ended = [process for process in processes if process.poll() is not None]
@@ -83,6 +84,20 @@ def run(commands: Sequence[list[str]], env: dict[str, str]) -> int:
                 process.wait()
 
 
-def edge_env(edge_dir: Path) -> dict[str, str]:
+# Secrets only the endpoint needs: Caddy opens no sealed key, reads no database, signs nothing.
+ENDPOINT_ONLY = (
+    "DOMAINS_KEY_ENCRYPTION_KEY",
+    "DOMAINS_KEY_ENCRYPTION_KEY_PREVIOUS",
+    "DATABASE_URL",
+    "SECRET_KEY",
+)
+
+
+def endpoint_env() -> dict[str, str]:
+    return dict(os.environ)
+
+
+def caddy_env(edge_dir: Path) -> dict[str, str]:
+    env = {name: value for name, value in os.environ.items() if name not in ENDPOINT_ONLY}
     # Caddy keeps nothing of ours, but whatever it writes stays under the edge's folder.
-    return {**os.environ, "XDG_DATA_HOME": str(edge_dir / "data"), "XDG_CONFIG_HOME": str(edge_dir)}
+    return {**env, "XDG_DATA_HOME": str(edge_dir / "data"), "XDG_CONFIG_HOME": str(edge_dir)}

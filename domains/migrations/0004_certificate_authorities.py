@@ -34,6 +34,13 @@ def is_sealed(value):
 
 
 def seal(key_pem):
+    # Not frozen: the release step may run without the key, which only the worker and the
+    # edge hold; sealing under an empty one would lose the keys.
+    if not settings.DOMAINS_KEY_ENCRYPTION_KEY:
+        raise RuntimeError(
+            "DOMAINS_KEY_ENCRYPTION_KEY must be set for this migration: it seals the "
+            "private keys stored in clear; run migrate once with it"
+        )
     secret = settings.DOMAINS_KEY_ENCRYPTION_KEY.encode()
     derived = HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=PURPOSE).derive(secret)
     return Fernet(base64.urlsafe_b64encode(derived)).encrypt(key_pem.encode()).decode()

@@ -86,9 +86,12 @@ def load_or_create_ca() -> tuple[ec.EllipticCurvePrivateKey, x509.Certificate]:
 
 
 def root_certificate_path() -> Path:
-    """The local CA's certificate: what a client trusts to verify the edge under `make run`."""
-    load_or_create_ca()
-    return files.directory() / CERT_FILE
+    """The local CA's certificate: what a client trusts to verify the edge under `make run`.
+    Created (with its sealed key) if need be, but its key is not opened: reading the
+    certificate needs no DOMAINS_KEY_ENCRYPTION_KEY once the CA exists."""
+    cert_path = files.directory() / CERT_FILE
+    files.create_once(cert_path, "ca.lock", _create_ca)
+    return cert_path
 
 
 def issue(hostname: str, *, now: datetime | None = None) -> Issued:

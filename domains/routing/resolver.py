@@ -70,7 +70,10 @@ def _custom_domain(host: str) -> Target:
     if domain is None:
         return None
     redirect = getattr(domain, "redirect_from", None)
-    if redirect is not None:
+    # A redirect to a name that is not served here (lost to another project, stopped
+    # serving) is paused: the visitor gets this domain's own page, never a trip to a
+    # name that may be somebody else's now (docs/decisions/domains.md, "Redirects").
+    if redirect is not None and redirect.to_domain.is_live:
         target = redirect.to_domain
         return HostRedirect(target.hostname, redirect.status, secure=target.state == State.ACTIVE)
     return _page(domain.project, secure=domain.state == State.ACTIVE)

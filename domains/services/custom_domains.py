@@ -20,7 +20,7 @@ from domains import selectors
 from domains.choices import PLAN_DOMAIN_QUOTA, Action, State
 from domains.dns import hostnames
 from domains.models import Domain, Project
-from domains.services.events import record_event
+from domains.services.events import record_event, record_rival_claim
 from domains.services.lifecycle import transition, update
 
 FIRST_CHECK_AFTER = timedelta(minutes=1)
@@ -42,6 +42,7 @@ def domain_add(*, project: Project, hostname: str, actor: User | None) -> Domain
             code="deploy_required",
         )
     ascii_name = hostnames.normalize_hostname(hostname)
+    hostnames.refuse_platform_registrable(ascii_name)
     shown = hostnames.to_unicode(ascii_name)
     # Locked, so two concurrent adds cannot both pass the quota.
     Project.objects.select_for_update().filter(pk=project.pk).first()
@@ -67,10 +68,10 @@ def domain_add(*, project: Project, hostname: str, actor: User | None) -> Domain
             f"{shown} is already added to this project.", code="duplicate"
         ) from None
     record_event(project=project, domain=domain, action=Action.ADDED, actor=actor)
-    for rival in selectors.rival_claims(domain):
-        record_event(
-            domain=rival,
-            action=Action.RIVAL_CLAIM,
+    for holder in selectors.rival_claims(domain):
+        record_rival_claim(
+            holder=holder,
+            rival=project,
             message=(
                 f"Another project added {shown}. It cannot take the name without proving "
                 "control with a TXT record; add this project's TXT record (shown with the "

@@ -23,6 +23,7 @@ from domains.choices import (
     EVENT_NEXT_STEP,
     OWNER_EVENT_OF_ACTION,
     RECOVERED_FROM,
+    Action,
     EventType,
 )
 from domains.models import Domain, DomainEvent, OwnerEvent, Project
@@ -42,6 +43,7 @@ def record_event(
     action: str,
     message: str = "",
     actor: User | None = None,
+    rival_project: Project | None = None,
 ) -> DomainEvent:
     """One Activity line: of `domain` (its project's), or of `project` about a host name
     that has no row any more (Remove, expiry); and its owner event, if it has one."""
@@ -56,6 +58,7 @@ def record_event(
         actor=actor,
         action=action,
         message=message,
+        rival_project_id=rival_project.pk if rival_project else None,
     )
     _events.save(event)
     event_type = OWNER_EVENT_OF_ACTION.get(action)
@@ -156,6 +159,26 @@ def _in_bulk() -> Iterator[list[DomainEvent]]:
         _owner_events.reset(token)
     if kept:
         OwnerEvent.objects.bulk_create(kept)
+
+
+def record_rival_claim(*, holder: Domain, rival: Project, message: str) -> DomainEvent | None:
+    """Tell the holder of a name that `rival` claimed it: at most one line per name and
+    rival project per day (UTC), so a rival's add/remove loop cannot bury the owner's other
+    lines. The caller holds the rival project's row lock (Add domain takes it), so two adds
+    of one rival cannot both find no line."""
+    today = timezone.localtime().replace(hour=0, minute=0, second=0, microsecond=0)
+    told = DomainEvent.objects.filter(
+        project_id=holder.project_id,
+        hostname=holder.hostname,
+        action=Action.RIVAL_CLAIM,
+        rival_project_id=rival.pk,
+        created_at__gte=today,
+    )
+    if told.exists():
+        return None
+    return record_event(
+        domain=holder, action=Action.RIVAL_CLAIM, message=message, rival_project=rival
+    )
 
 
 def _worth_telling(event_type: EventType, domain: Domain | None) -> bool:

@@ -30,17 +30,7 @@ def deploy_record(*, project: Project, html: str, succeeded: bool = True) -> Dep
 
 @transaction.atomic
 def project_set_primary(*, project: Project, domain: Domain | None, actor: User | None) -> None:
-    if domain is not None:
-        if domain.project_id != project.pk:
-            raise ValidationError(
-                f"{domain.hostname_unicode} does not belong to this project.", code="not_owned"
-            )
-        if Redirect.objects.filter(from_domain=domain).exists():
-            raise ValidationError(
-                f"{domain.hostname_unicode} redirects elsewhere; delete that redirect before "
-                "making it the primary domain.",
-                code="primary_redirects",
-            )
+    validate_primary(project, domain)
     Project.objects.filter(pk=project.pk).update(primary_domain=domain)
     project.primary_domain = domain
     record_event(
@@ -50,3 +40,20 @@ def project_set_primary(*, project: Project, domain: Domain | None, actor: User 
         message=f"Primary domain: {domain.hostname if domain else 'none'}",
         actor=actor,
     )
+
+
+def validate_primary(project: Project, domain: Domain | None) -> None:
+    """The rules of a primary domain (the dashboard, the admin's form and the service):
+    one of the project's own domains, and not one that redirects away."""
+    if domain is None:
+        return
+    if domain.project_id != project.pk:
+        raise ValidationError(
+            f"{domain.hostname_unicode} does not belong to this project.", code="not_owned"
+        )
+    if Redirect.objects.filter(from_domain=domain).exists():
+        raise ValidationError(
+            f"{domain.hostname_unicode} redirects elsewhere; delete that redirect before "
+            "making it the primary domain.",
+            code="primary_redirects",
+        )

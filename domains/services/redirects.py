@@ -97,3 +97,27 @@ def redirect_delete(*, redirect: Redirect, actor: User | None) -> None:
         message=message,
         actor=actor,
     )
+
+
+def redirects_follow_target(*, target: Domain) -> None:
+    """`target` just stopped being served (lost, stopped serving) or is served again: say
+    so on each redirect to it. Only the service that moves the target's state calls this,
+    once per move; the resolver reads the target's state on every request and never sends
+    a visitor to a name that is not served here (it may be another project's by now)."""
+    redirects = Redirect.objects.filter(to_domain=target).select_related("from_domain", "project")
+    for redirect in redirects:
+        source = redirect.from_domain
+        if target.is_live:
+            action = Action.REDIRECT_RESUMED
+            message = (
+                f"{source.hostname} -> {target.hostname}: {target.hostname} is served again, "
+                f"so visitors to {source.hostname} are sent there again."
+            )
+        else:
+            action = Action.REDIRECT_PAUSED
+            message = (
+                f"{source.hostname} -> {target.hostname}: {target.hostname} is not served "
+                f"here ({target.get_state_display()}), so visitors to {source.hostname} get "
+                "its own page until it is live again."
+            )
+        record_event(project=redirect.project, domain=source, action=action, message=message)

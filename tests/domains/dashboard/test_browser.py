@@ -192,5 +192,7 @@ def test_two_owners_claim_one_name_and_the_txt_proof_decides(
     )
     expect(bobs_view.locator("h1 + .badge")).to_have_text("Taken by another project")
     expect(bobs_view.get_by_text("another project proved control of this name")).to_be_visible()
-    expect(bobs_view.locator("table.events")).to_contain_text("Lost the name to another project")
+    expect(bobs_view.locator("#security table.events")).to_contain_text(
+        "Lost the name to another project"
+    )
     screenshot(bobs_view, "09-lost-to-a-proof")

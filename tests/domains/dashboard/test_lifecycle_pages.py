@@ -10,7 +10,7 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from domains.services.custom_domains import domain_add
+from domains.services.custom_domains import domain_add, domain_request_check
 from domains.services.redirects import redirect_save
 from domains.services.verification import domain_check
 from tests.fixtures.domains import TARGET, check, go_live
@@ -102,3 +102,53 @@ def test_the_losing_project_is_told_it_lost_the_name(dns_server, shop, bobs, ali
     assert "another project proved control of this name with a TXT record" in page
     assert "Lost the name to another project" in page
     assert theirs.verification_token in page  # his own TXT record, to take it back
+
+
+def test_a_rivals_add_remove_loop_leaves_one_line_in_the_security_block(
+    client, dns_server, shop, bobs, alice, bob
+):
+    """bob adds and removes alice's live name 60 times from his dashboard: alice's page shows
+    one rival-claim line, in the Security block above the history, apart from the feed."""
+    dns_server.add("www.example.test", "CNAME", TARGET + ".")
+    mine = check(domain_add(project=shop, hostname="www.example.test", actor=alice))
+    assert mine.is_live
+    client.force_login(bob)
+    bobs_page = f"/dashboard/projects/{bobs.slug}/domains/"
+    for _ in range(60):
+        assert client.post(bobs_page + "add/", {"hostname": "www.example.test"}).status_code == 302
+        removed = client.post(bobs_page + "www.example.test/remove/", {"remove": "1"})
+        assert removed.status_code == 302
+    client.force_login(alice)
+    page = client.get(D).content.decode()
+    security, history = security_block(page), page[page.index('id="history"') :]
+    assert security.count("Another project claimed this name") == 1
+    assert "Another project claimed this name" not in history
+    assert page.index('id="security"') < page.index('id="history"')
+    assert "bob" not in security  # the rival is not named to the owner
+
+
+def test_the_security_block_keeps_a_lost_name_above_a_flood_of_lines(
+    alice_client, dns_server, shop, bobs, alice, bob
+):
+    dns_server.add("www.example.test", "CNAME", TARGET + ".")
+    theirs = check(domain_add(project=bobs, hostname="www.example.test", actor=bob))
+    mine = domain_add(project=shop, hostname="www.example.test", actor=alice)
+    dns_server.add("_petstore-verification.www.example.test", "TXT", f'"{mine.verification_token}"')
+    domain_check(domain_id=mine.pk)
+    for _ in range(60):  # ordinary lines: bob presses Verify again and again
+        domain_request_check(domain=theirs, actor=bob, cooldown=False)
+    bobs_view = Client()
+    bobs_view.force_login(bob)
+    page = bobs_view.get(f"/dashboard/projects/{bobs.slug}/domains/www.example.test/")
+    text = page.content.decode()
+    assert "Lost the name to another project" in security_block(text)
+    feed = page.context["events"]
+    assert len(feed) == 50 and all(event.action != "lost" for event in feed)
+    project_page = bobs_view.get(f"/dashboard/projects/{bobs.slug}/domains/")
+    assert "Lost the name to another project" in security_block(project_page.content.decode())
+    assert all(event.action != "lost" for event in project_page.context["events"])
+
+
+def security_block(page: str) -> str:
+    start = page.index('id="security"')
+    return page[start : page.index("</section>", start)]

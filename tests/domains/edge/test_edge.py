@@ -98,9 +98,7 @@ def test_the_web_process_sees_the_request_as_https(edge, active):
 
 
 def test_the_certificate_endpoint_answers_loopback_only(edge, active):
-    answer = requests.get(
-        edge.certificates + "/certificate", params={"server_name": HOST}, timeout=5
-    )
+    answer = requests.get(edge.certificate_url(), params={"server_name": HOST}, timeout=5)
     assert answer.status_code == 200
     assert "PRIVATE KEY" in answer.text and answer.headers["Cache-Control"] == "no-store"
     # Caddy may never issue a certificate itself.

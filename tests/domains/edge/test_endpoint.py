@@ -1,15 +1,27 @@
-"""The certificate endpoint Caddy asks during each handshake: what it answers, and to whom."""
+"""The certificate endpoint Caddy asks during each handshake: what it answers, and to whom.
+
+Only the edge's Caddy gets a key: it alone knows the secret `manage.py edge` made at its
+start. Any other local process (a cron job, another service, an SSRF through one) is
+refused before the database is read, and Caddy's configuration, which holds the secret,
+is readable by the edge's user only.
+"""
 
 from __future__ import annotations
 
 import socket
+import stat
+import urllib.error
+import urllib.request
+from pathlib import Path
 
 import pytest
 import requests
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from domains.choices import State
 from domains.edge import wsgi
-from domains.edge.paths import CERTIFICATE_PATH, PERMISSION_PATH
+from domains.edge.paths import CERTIFICATE_PATH, PERMISSION_PATH, SECRET_FILE
 from domains.models import Certificate, Domain
 from domains.pki import keys
 from domains.services import certificates
@@ -20,8 +32,22 @@ from tests.fixtures.domains import go_live
 # does: the tests' rows must be committed.
 pytestmark = pytest.mark.django_db(transaction=True)
 
+SECRET = "this-tests-edge-secret"
 
-def call(path: str, query: str = "", remote: str = "127.0.0.1") -> tuple[str, bytes]:
+
+@pytest.fixture(autouse=True)
+def edge_secret(settings, tmp_path):
+    """What `manage.py edge` writes at its start, for the endpoint called in this process."""
+    settings.EDGE_DIR = tmp_path
+    (tmp_path / SECRET_FILE).write_text(SECRET)
+
+
+def call(
+    path: str, query: str = "", remote: str = "127.0.0.1", secret: str | None = SECRET
+) -> tuple[str, bytes]:
+    """The endpoint's answer; a certificate is asked as Caddy asks, with the secret."""
+    if path == CERTIFICATE_PATH and secret is not None:
+        path = f"{path}/{secret}"
     answer: dict[str, str] = {}
 
     def start_response(status, headers):
@@ -94,8 +120,59 @@ def primary_address() -> str:
 
 def test_the_endpoint_is_not_reachable_from_the_network(edge):
     port = int(edge.certificates.rsplit(":", 1)[1])
-    assert requests.get(edge.certificates + CERTIFICATE_PATH, timeout=5).status_code == 204
+    assert requests.get(edge.certificate_url(), timeout=5).status_code == 204
     address = primary_address()
     assert not address.startswith("127.")
     with pytest.raises(requests.ConnectionError):
         requests.get(f"http://{address}:{port}{CERTIFICATE_PATH}", timeout=5)
+
+
+@pytest.mark.parametrize("secret", [None, "", "wrong", SECRET[:-1], SECRET + "x", SECRET.upper()])
+def test_without_the_edges_secret_no_key_is_given_and_no_row_is_read(active, secret):
+    with CaptureQueriesContext(connection) as queries:
+        status, body = call(CERTIFICATE_PATH, "server_name=www.example.test", secret=secret)
+    assert (status, body) == ("403 Forbidden", b"")
+    assert len(queries) == 0
+
+
+def test_before_the_edge_wrote_a_secret_nothing_is_given(active, settings, tmp_path):
+    (Path(settings.EDGE_DIR) / SECRET_FILE).unlink()
+    assert call(CERTIFICATE_PATH, "server_name=www.example.test", secret="")[0] == "403 Forbidden"
+
+
+def local_process_asks(url: str) -> tuple[int, bytes]:
+    """What any process of the host gets, as a cron job or an SSRF would ask."""
+    try:
+        with urllib.request.urlopen(url, timeout=5) as answer:  # noqa: S310 (loopback, ours)
+            return answer.status, answer.read()
+    except urllib.error.HTTPError as refused:
+        return refused.code, refused.read()
+
+
+def test_a_local_process_gets_no_key_from_the_running_edge(edge, dns_server, www):
+    go_live(www, State.ISSUING)
+    assert certificates.certificate_issue(domain_id=www.pk) is not None
+    query = "?server_name=www.example.test"
+
+    for url in (
+        f"{edge.certificates}{CERTIFICATE_PATH}{query}",
+        f"{edge.certificates}{CERTIFICATE_PATH}/{query}",
+        edge.certificate_url(secret="not-the-secret") + query,
+        edge.certificate_url(secret=edge.secret()[:-1]) + query,
+    ):
+        status, body = local_process_asks(url)
+        assert status == 403, url
+        assert b"PRIVATE KEY" not in body and body == b"", url
+    # The edge's Caddy, with the secret, still gets it (and serves it: tests/domains/edge).
+    status, body = local_process_asks(edge.certificate_url() + query)
+    assert status == 200 and b"PRIVATE KEY" in body
+    edge.handshake("www.example.test")
+
+
+def test_the_secret_and_caddys_configuration_are_readable_by_the_edges_user_only(edge):
+    for name in ("caddy.json", SECRET_FILE):
+        mode = stat.S_IMODE((edge.edge_dir / name).stat().st_mode)
+        assert mode == 0o600, f"{name}: {oct(mode)}"
+    config = (edge.edge_dir / "caddy.json").read_text()
+    assert f"{CERTIFICATE_PATH}/{edge.secret()}" in config
+    assert len(edge.secret()) >= 43  # 32 random bytes, urlsafe base64

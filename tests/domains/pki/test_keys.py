@@ -1,22 +1,67 @@
-"""Private keys at rest: sealed under DOMAINS_KEY_ENCRYPTION_KEY, which production requires;
-the local CA behind the same interface; the issuer and renewal date a page shows."""
+"""Private keys at rest: sealed under DOMAINS_KEY_ENCRYPTION_KEY, which only the worker and
+the edge hold (the web process starts and serves without it); a key that is missing,
+malformed or not the one that sealed the stored keys stops them in one line; rotation
+through DOMAINS_KEY_ENCRYPTION_KEY_PREVIOUS and `resealkeys`; the local CA behind the same
+interface; the issuer and renewal date a page shows."""
 
 from __future__ import annotations
 
 import os
+import secrets
 import subprocess
 import sys
+from collections.abc import Mapping
+from io import StringIO
+from pathlib import Path
 
 import pytest
+import requests
+from cryptography.fernet import Fernet
 from cryptography.hazmat.primitives.serialization import load_pem_private_key
+from django.core.management import call_command
+from django.core.management.base import CommandError
 from django.urls import reverse
+from django.utils import timezone
 
 from domains import pki
 from domains.models import Certificate
 from domains.pki import keys
 from domains.services import certificates
 from tests.fixtures.domains import CA_ID, go_live
-from tests.processes import ROOT
+from tests.processes import ROOT, gunicorn_process, service_env
+
+RECIPE = "python -c 'import secrets; print(secrets.token_urlsafe(32))'"
+KEY_A, KEY_B = secrets.token_urlsafe(32), secrets.token_urlsafe(32)
+
+
+def run(
+    command: list[str], env: dict[str, str], timeout: float = 60
+) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout
+    )
+
+
+def without_key(env: Mapping[str, str]) -> dict[str, str]:
+    return {k: v for k, v in env.items() if not k.startswith("DOMAINS_KEY_ENCRYPTION_KEY")}
+
+
+def manage(*args: str) -> list[str]:
+    return [sys.executable, "manage.py", *args]
+
+
+def worker() -> list[str]:
+    return [sys.executable, "-m", "celery", "-A", "petstore", "worker", "--pool", "solo",
+            "--without-gossip", "--without-mingle", "--without-heartbeat"]  # fmt: skip
+
+
+def one_line_naming_the_key(result: subprocess.CompletedProcess) -> str:
+    """The refusal: a non-zero exit and one line (no traceback) that names the variable."""
+    assert result.returncode != 0, result.stdout + result.stderr
+    assert "Traceback" not in result.stderr, result.stderr
+    lines = [line for line in result.stderr.splitlines() if "DOMAINS_KEY_ENCRYPTION_KEY" in line]
+    assert len(lines) == 1, result.stderr
+    return lines[0]
 
 
 def test_a_sealed_key_opens_only_with_its_own_encryption_key(settings):
@@ -24,7 +69,7 @@ def test_a_sealed_key_opens_only_with_its_own_encryption_key(settings):
     sealed = keys.seal(pem)
     assert keys.is_sealed(sealed) and pem not in sealed
     assert keys.unseal(sealed) == pem
-    settings.DOMAINS_KEY_ENCRYPTION_KEY = "another key"
+    settings.DOMAINS_KEY_ENCRYPTION_KEY = KEY_B
     with pytest.raises(keys.InvalidToken):
         keys.unseal(sealed)
 
@@ -35,18 +80,173 @@ def test_the_encryption_key_is_not_derived_from_the_secret_key(settings):
     assert keys.unseal(sealed).startswith(keys.PEM_START)
 
 
-def test_production_refuses_to_start_without_a_key_encryption_key():
-    env = {k: v for k, v in os.environ.items() if k not in {"DOMAINS_KEY_ENCRYPTION_KEY", "DEBUG"}}
-    result = subprocess.run(
-        [sys.executable, "manage.py", "check"],
-        cwd=ROOT,
-        env={**env, "SECRET_KEY": "set"},
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+# --- Who holds the key ----------------------------------------------------------------
+
+
+@pytest.mark.needs_postgres
+@pytest.mark.django_db(transaction=True)
+def test_the_web_process_starts_and_serves_without_the_key(settings, tmp_path):
+    env = without_key(service_env(settings))
+    assert env["DEBUG"] == "0"
+    with gunicorn_process(env, tmp_path) as (base, _):
+        assert requests.get(base + "/readyz", timeout=10).status_code == 200
+        page = requests.get(base + "/v1/pets", timeout=10)
+        assert page.status_code == 401  # the API answers: a key is asked for, not a 500
+    assert run(manage("check"), env).returncode == 0
+
+
+@pytest.mark.needs_postgres
+@pytest.mark.parametrize("process", ["edge", "worker"])
+def test_the_edge_and_the_worker_refuse_to_start_without_the_key(settings, process):
+    env = without_key(service_env(settings))
+    command = manage("edge") if process == "edge" else worker()
+    line = one_line_naming_the_key(run(command, env))
+    assert "is not set" in line and RECIPE in line
+
+
+@pytest.mark.needs_postgres
+def test_the_public_development_key_is_never_used_with_postgresql(settings):
+    env = {**without_key(service_env(settings)), "DEBUG": "1"}
+    assert env["DATABASE_URL"].startswith("postgres")
+    for command in (manage("edge"), manage("resealkeys"), worker()):
+        line = one_line_naming_the_key(run(command, env))
+        assert "the development key serves only an SQLite database" in line
+
+
+def test_on_sqlite_debug_seals_with_the_development_key(tmp_path):
+    env = {
+        **without_key(os.environ),
+        "DEBUG": "1",
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",
+        "PETSTORE_VAR_DIR": str(tmp_path),
+    }
+    code = "from django.conf import settings as s; print(s.DOMAINS_KEY_ENCRYPTION_KEY)"
+    result = run(manage("shell", "-c", code), env)
+    assert result.stdout.splitlines()[-1] == "dev-only-insecure-key-encryption-key", result.stderr
+
+
+# --- What a key must be ---------------------------------------------------------------
+
+
+BAD_KEYS = [
+    "test-only-not-secret",  # not 32 bytes
+    "correct horse battery staple and a few more words",  # not urlsafe base64
+    "A" * 43,  # 32 bytes, all zero: not random
+    secrets.token_hex(16),  # 32 characters, 16 random bytes
+]
+
+
+@pytest.mark.parametrize(
+    ("variable", "value"),
+    [
+        *(("DOMAINS_KEY_ENCRYPTION_KEY", value) for value in BAD_KEYS),
+        ("DOMAINS_KEY_ENCRYPTION_KEY", f"{KEY_A},{KEY_B}"),  # two keys where one goes
+        *(("DOMAINS_KEY_ENCRYPTION_KEY_PREVIOUS", value) for value in BAD_KEYS),
+        ("DOMAINS_KEY_ENCRYPTION_KEY_PREVIOUS", f"{KEY_A},{BAD_KEYS[0]}"),
+    ],
+)
+def test_a_key_that_is_not_32_random_bytes_in_urlsafe_base64_is_refused(variable, value):
+    env = {**os.environ, "DOMAINS_KEY_ENCRYPTION_KEY": KEY_B, variable: value}
+    result = run(manage("check"), env)
     assert result.returncode != 0
-    assert "DOMAINS_KEY_ENCRYPTION_KEY must be set" in result.stderr
+    assert f"{variable} must be at least 32 random bytes in urlsafe base64" in result.stderr
+    assert RECIPE in result.stderr
+    assert value not in result.stderr  # a secret is never repeated
+
+
+@pytest.mark.parametrize("value", [secrets.token_urlsafe(32), secrets.token_urlsafe(50)])
+def test_a_token_or_a_fernet_key_is_accepted(value):
+    for key in (value, Fernet.generate_key().decode()):
+        env = {**os.environ, "DOMAINS_KEY_ENCRYPTION_KEY": key}
+        assert run(manage("check"), env).returncode == 0
+
+
+# --- A key that cannot open what is stored --------------------------------------------
+
+
+@pytest.fixture
+def sealed_with_a(settings, dns_server, www, tmp_path) -> Certificate:
+    """A certificate (and the local CA) sealed under KEY_A, committed, in a CA folder of
+    this test's own."""
+    settings.DOMAINS_KEY_ENCRYPTION_KEY = KEY_A
+    settings.DOMAINS_CA_DIR = tmp_path / "ca"
+    go_live(www, "issuing")
+    certificate = certificates.certificate_issue(domain_id=www.pk)
+    assert certificate is not None
+    return certificate
+
+
+@pytest.mark.needs_postgres
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("process", ["check", "edge", "worker"])
+def test_a_key_that_cannot_open_the_stored_keys_stops_check_the_edge_and_the_worker(
+    settings, sealed_with_a, process
+):
+    env = service_env(settings, DOMAINS_KEY_ENCRYPTION_KEY=KEY_B)
+    command = {"check": manage("check"), "edge": manage("edge"), "worker": worker()}[process]
+    line = one_line_naming_the_key(run(command, env))
+    assert "cannot open the private key of Certificate" in line
+    assert "DOMAINS_KEY_ENCRYPTION_KEY_PREVIOUS" in line and "resealkeys" in line
+    # With the key that sealed them, check is clean.
+    assert run(manage("check"), service_env(settings)).returncode == 0
+
+
+@pytest.mark.needs_postgres
+@pytest.mark.django_db(transaction=True)
+def test_a_key_that_cannot_open_the_local_ca_stops_check(settings, sealed_with_a):
+    Certificate.objects.all().delete()
+    env = service_env(settings, DOMAINS_KEY_ENCRYPTION_KEY=KEY_B)
+    line = one_line_naming_the_key(run(manage("check"), env))
+    assert f"cannot open {Path(settings.DOMAINS_CA_DIR) / 'ca-key.pem'}" in line
+
+
+# --- Rotation -------------------------------------------------------------------------
+
+
+@pytest.mark.django_db(transaction=True)
+def test_rotation_reads_with_the_old_key_seals_with_the_new_and_resealkeys_drops_the_old(
+    settings, sealed_with_a
+):
+    ca_key = Path(settings.DOMAINS_CA_DIR) / "ca-key.pem"
+    settings.DOMAINS_KEY_ENCRYPTION_KEY = KEY_B
+    settings.DOMAINS_KEY_ENCRYPTION_KEY_PREVIOUS = [KEY_A]
+
+    stored = Certificate.objects.get(pk=sealed_with_a.pk)
+    assert keys.unseal(stored.key_pem).startswith(keys.PEM_START)  # read with A
+    assert not keys.is_current(stored.key_pem)
+    assert keys.is_current(keys.seal("new"))  # sealed with B
+
+    out = StringIO()
+    call_command("resealkeys", stdout=out)
+    assert (
+        out.getvalue().strip() == "Resealed 2 private keys under the current key (0 already were)."
+    )
+    again = StringIO()
+    call_command("resealkeys", stdout=again)
+    assert (
+        again.getvalue().strip()
+        == "Resealed 0 private keys under the current key (2 already were)."
+    )
+
+    settings.DOMAINS_KEY_ENCRYPTION_KEY_PREVIOUS = []  # A is gone
+    stored.refresh_from_db()
+    assert load_pem_private_key(keys.unseal(stored.key_pem).encode(), None)
+    assert keys.unseal(ca_key.read_text()).startswith(keys.PEM_START)
+    assert (ca_key.stat().st_mode & 0o777) == 0o600
+    # The CA's key, resealed, still signs.
+    assert certificates.certificate_renew(domain_id=stored.domain_id, issued_before=timezone.now())
+
+
+@pytest.mark.django_db(transaction=True)
+def test_resealkeys_refuses_in_one_line_when_no_key_opens_a_stored_one(settings, sealed_with_a):
+    settings.DOMAINS_KEY_ENCRYPTION_KEY = KEY_B
+    with pytest.raises(CommandError, match="DOMAINS_KEY_ENCRYPTION_KEY_PREVIOUS"):
+        call_command("resealkeys", skip_checks=True)
+    settings.DOMAINS_KEY_ENCRYPTION_KEY = KEY_A
+    assert Certificate.objects.get(pk=sealed_with_a.pk).key_pem == sealed_with_a.key_pem
+
+
+# --- The local CA ---------------------------------------------------------------------
 
 
 def test_the_local_ca_is_the_default_and_names_its_caa_identity(settings):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+from io import StringIO
 
 import pytest
 from django.core.exceptions import ValidationError
@@ -220,3 +221,62 @@ def test_adddomain_refuses_a_long_name_in_one_line(shop):
         "_petstore-verification.<name> must fit in DNS's 253 characters."
     )
     assert not Domain.objects.exists()
+
+
+@pytest.fixture
+def platform_hosts(settings):
+    """The platform's dashboard and API on hosts of their own registrable domain, as in
+    production; the CNAME target under another."""
+    settings.DASHBOARD_HOST = "app.petstore.example"
+    settings.API_BASE_URL = "https://api.petstore-api.example/v1"
+    settings.PLATFORM_CNAME_TARGET = "edge.petstore-dns.example"
+    return settings
+
+
+PLATFORM_REGISTRABLE_NAMES = [
+    "dashboard-sibling.petstore.example",  # beside the dashboard: same site, same cookies
+    "petstore.example",  # the apex above it
+    "deep.under.petstore.example",
+    "petstore-api.example",  # the API host's registrable domain
+    "www.petstore-api.example",
+    "petstore-dns.example",  # the CNAME target's
+    "shop.petstore-dns.example",
+    "other.petstore.localhost",  # PLATFORM_DOMAIN's (refused as before)
+]
+
+
+@pytest.mark.parametrize("name", PLATFORM_REGISTRABLE_NAMES)
+def test_the_registrable_domains_of_the_platforms_hosts_cannot_be_claimed(
+    shop, alice, platform_hosts, name
+):
+    with pytest.raises(ValidationError) as refused:
+        domain_add(project=shop, hostname=name, actor=alice)
+    assert refused.value.code == "platform_domain"
+    assert "platform" in refused.value.messages[0]
+    assert not Domain.objects.filter(hostname=name).exists()
+
+
+def test_a_sibling_of_the_dashboard_is_refused_on_the_form_and_by_the_command(
+    alice_client, shop, platform_hosts
+):
+    response = alice_client.post(
+        "/dashboard/projects/shop/domains/add/",
+        {"hostname": "dashboard-sibling.petstore.example"},
+    )
+    assert response.status_code == 400
+    assert (
+        "dashboard-sibling.petstore.example is under petstore.example, the platform&#x27;s own "
+        "domain" in response.content.decode()
+    )
+    with pytest.raises(CommandError) as refused:
+        call_command("adddomain", "shop", "petstore.example", stdout=StringIO())
+    assert "is under petstore.example, the platform's own domain" in str(refused.value)
+    assert "\n" not in str(refused.value)
+    assert not Domain.objects.exists()
+
+
+def test_names_beside_the_platforms_registrable_domains_are_not_refused(
+    shop, alice, platform_hosts
+):
+    for name in ("petstore.example.net", "mypetstore.example", "shop.example.test"):
+        assert domain_add(project=shop, hostname=name, actor=alice).hostname == name

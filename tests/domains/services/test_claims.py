@@ -3,7 +3,10 @@ moves a name, and a rival's mere claim never takes a live domain offline."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
+
 import pytest
+import time_machine
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
@@ -12,6 +15,7 @@ from domains.choices import CheckCode, State
 from domains.models import Domain, DomainEvent, ProvenHostname
 from domains.selectors import is_contested
 from domains.services.custom_domains import domain_add, domain_remove
+from domains.services.projects import deploy_record, project_create
 from tests.fixtures.domains import TARGET, TARGET_ADDRESS, TARGET_ADDRESS6, check, in_step
 
 pytestmark = pytest.mark.django_db
@@ -166,3 +170,33 @@ def test_the_platforms_own_names_cannot_be_claimed(shop, alice, settings):
         with pytest.raises(ValidationError) as refused:
             domain_add(project=shop, hostname=name, actor=alice)
         assert refused.value.code == "platform_domain", name
+
+
+def test_a_rivals_add_remove_loop_writes_one_line_a_day(cname, shop, bobs, alice, bob, carol):
+    """A rival adding and removing the name in a loop cannot bury the owner's Activity: one
+    line per name and rival project per day (UTC); another rival gets its own line."""
+    mine = check(domain_add(project=shop, hostname=VICTIM, actor=alice))
+    day = datetime(2026, 3, 2, 0, 30, tzinfo=UTC)
+    with time_machine.travel(day, tick=False) as clock:
+        for _ in range(60):
+            domain_remove(domain=domain_add(project=bobs, hostname=VICTIM, actor=bob), actor=bob)
+            clock.shift(timedelta(seconds=1))
+        assert rival_lines(mine) == 1
+        assert DomainEvent.objects.filter(project=bobs, action="added").count() == 60
+
+        carols = project_create(slug="carols", owner=carol, plan="pro")
+        deploy_record(project=carols, html="<h1>Carol's</h1>")
+        domain_add(project=carols, hostname=VICTIM, actor=carol)
+        assert rival_lines(mine) == 2
+
+        clock.move_to(day.replace(hour=23, minute=59))  # still the same day
+        domain_remove(domain=domain_add(project=bobs, hostname=VICTIM, actor=bob), actor=bob)
+        assert rival_lines(mine) == 2
+
+        clock.move_to(day + timedelta(days=1))  # the next day, a new line
+        domain_remove(domain=domain_add(project=bobs, hostname=VICTIM, actor=bob), actor=bob)
+        assert rival_lines(mine) == 3
+
+
+def rival_lines(domain: Domain) -> int:
+    return DomainEvent.objects.filter(domain=domain, action="rival_claim").count()
