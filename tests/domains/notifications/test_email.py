@@ -17,6 +17,7 @@ from domains.retry import RetryLater
 from domains.services import certificates
 from domains.services.custom_domains import domain_add, domain_remove
 from domains.services.events import record_owner_event
+from domains.services.projects import deploy_record, project_create
 from domains.services.verification import domain_check
 from petstore.models import TaskFailure
 from tests.fixtures.domains import TARGET
@@ -102,18 +103,22 @@ def test_fifty_events_in_a_minute_are_one_digest(smtp_server, shop, alice, time_
 def test_the_same_event_for_the_same_domain_is_mailed_once_a_day(
     smtp_server, www, bobs, bob, alice, time_machine
 ):
+    other = project_create(slug="bobs-other", owner=bob, plan="pro")
+    deploy_record(project=other, html="<h1>Another</h1>")
     time_machine.move_to(T0, tick=False)
-    rival = domain_add(project=bobs, hostname="www.example.test", actor=bob)
+    domain_add(project=bobs, hostname="www.example.test", actor=bob)
     send_due(time_machine, T0 + LATER)
     time_machine.move_to(T0 + timedelta(hours=3), tick=False)
-    domain_remove(domain=rival, actor=bob)
-    domain_add(project=bobs, hostname="www.example.test", actor=bob)  # contested again
+    domain_add(project=other, hostname="www.example.test", actor=bob)  # contested again
     send_due(time_machine, T0 + timedelta(hours=3) + LATER)
 
     [mail] = smtp_server.messages
     assert "Another project claimed the name" in mail["Subject"]
-    states = OwnerEvent.objects.order_by("occurred_at").values_list("email_state", flat=True)
-    assert list(states) == [EmailState.SENT, EmailState.SKIPPED]
+    told = OwnerEvent.objects.filter(project=www.project).order_by("occurred_at")
+    assert list(told.values_list("email_state", flat=True)) == [
+        EmailState.SENT,
+        EmailState.SKIPPED,
+    ]
     # A day later the same news is news again.
     time_machine.move_to(T0 + timedelta(days=1, hours=1), tick=False)
     domain_remove(domain=bobs.domains.get(), actor=bob)

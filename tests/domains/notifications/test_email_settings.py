@@ -41,7 +41,7 @@ def test_production_without_email_url_uses_smtp_on_localhost():
     code = (
         "from django.conf import settings as s; print(s.EMAIL_BACKEND, s.EMAIL_HOST, s.EMAIL_PORT)"
     )
-    result = _manage("shell", "-c", code, SECRET_KEY="x" * 50, DOMAINS_KEY_ENCRYPTION_KEY="k")
+    result = _manage("shell", "-c", code, SECRET_KEY="x" * 50)
     assert result.stdout.splitlines()[-1].split() == [
         "django.core.mail.backends.smtp.EmailBackend",
         "localhost",
