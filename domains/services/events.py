@@ -114,7 +114,7 @@ def owner_event_build(
     data: dict[str, Any] = {
         "project": project.slug,
         "hostname": hostname,
-        "what": message or f"{type.label}: {hostname}.",
+        "what": _what(type, hostname, message),
         "what_to_do": EVENT_NEXT_STEP[type],
         "path": _page(project, domain),
     }
@@ -195,6 +195,17 @@ def _worth_telling(event_type: EventType, domain: Domain | None) -> bool:
         .first()
     )
     return last in RECOVERED_FROM
+
+
+def _what(type: EventType, hostname: str, message: str) -> str:
+    """What happened, in plain words: the Activity line's message where it says so."""
+    if type == EventType.DOMAIN_ACTIVE:
+        return f"{hostname} is live over HTTPS with its certificate ({message})."
+    if type == EventType.DOMAIN_RECOVERED:
+        return f"{hostname} verifies again and is served."
+    if type == EventType.CERTIFICATE_RENEWAL_FAILED:
+        return f"The certificate of {hostname} was not renewed. {message}"
+    return message or f"{type.label}: {hostname}."
 
 
 def _page(project: Project, domain: Domain | None) -> str:
