@@ -8,9 +8,10 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 from celery.exceptions import Retry
+from django.test import Client
 
 from domains import tasks
-from domains.choices import DIGEST_WINDOW, EmailState, EventType, State
+from domains.choices import ACTION_NEEDED_EVENTS, DIGEST_WINDOW, EmailState, EventType, State
 from domains.models import OwnerEvent
 from domains.notifications import sender
 from domains.retry import RetryLater
@@ -218,3 +219,14 @@ def test_the_html_mail_escapes_what_a_tenant_wrote(smtp_server, shop, alice, tim
     html = smtp_server.html(mail)
     assert "<script>" not in html
     assert "&lt;script&gt;" in html
+
+
+def test_the_notification_settings_need_a_signed_in_user_and_are_their_own(
+    alice_client, alice, bob
+):
+    assert Client().get("/dashboard/settings/notifications/").status_code == 302
+    alice_client.post("/dashboard/settings/notifications/", {"email_events": []})
+    assert sender.email_choices(alice.pk) == frozenset()
+    assert sender.email_choices(bob.pk) == ACTION_NEEDED_EVENTS
+    nav = alice_client.get("/dashboard/").content.decode()
+    assert 'href="/dashboard/settings/notifications/"' in nav

@@ -13,9 +13,10 @@ from domains.choices import ACTION_NEEDED_EVENTS, EventType, State
 from domains.models import OwnerEvent
 from domains.services import certificates
 from domains.services.custom_domains import domain_add
+from domains.services.redirects import redirect_save
 from domains.services.scheduling import claims_expire
 from domains.services.verification import domain_check
-from tests.fixtures.domains import TARGET
+from tests.fixtures.domains import TARGET, TARGET_ADDRESS, TARGET_ADDRESS6, check
 
 pytestmark = pytest.mark.django_db
 T0 = datetime(2026, 11, 2, 12, 0, tzinfo=UTC)
@@ -87,3 +88,21 @@ def test_a_renewal_refused_says_why_and_when_the_certificate_expires(dns_server,
     assert event.data["expires_at"] == certificate.not_after.isoformat()
     www.refresh_from_db()
     assert www.state == State.ACTIVE
+
+
+def test_a_txt_takeover_tells_the_loser_and_pauses_its_redirect(dns_server, shop, bobs, alice, bob):
+    apex, www = "example.test", "www.example.test"
+    dns_server.add(apex, "A", TARGET_ADDRESS)
+    dns_server.add(apex, "AAAA", TARGET_ADDRESS6)
+    dns_server.add(www, "CNAME", TARGET + ".")
+    mine = check(domain_add(project=shop, hostname=apex, actor=alice))
+    source = check(domain_add(project=shop, hostname=www, actor=alice))
+    redirect_save(project=shop, from_domain=source, to_domain=mine, actor=alice)
+    theirs = domain_add(project=bobs, hostname=apex, actor=bob)
+    dns_server.add(theirs.ownership_txt_name, "TXT", f'"{theirs.verification_token}"')
+    assert check(theirs).is_live
+
+    assert types(project=shop) == ["claim.contested", "claim.lost", "redirect.paused"]
+    assert types(project=bobs) == []  # the winner is not told it won
+    paused = OwnerEvent.objects.get(type="redirect.paused")
+    assert paused.hostname == www
