@@ -45,8 +45,11 @@ def _proxy(scheme: str) -> dict[str, Any]:
 
 
 def _server(port: int, scheme: str) -> dict[str, Any]:
+    # Under DEBUG (`make run`) the web process answers with tracebacks and trusts the edge
+    # as its proxy, so the edge listens on loopback only: the LAN never reaches that server.
+    host = "127.0.0.1" if settings.DEBUG else ""
     server: dict[str, Any] = {
-        "listen": [f":{port}"],
+        "listen": [f"{host}:{port}"],
         # A client gets this long for its headers and then its body; an idle keep-alive
         # connection is closed after Caddy's default (5 minutes).
         "read_header_timeout": "10s",

@@ -20,7 +20,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from domains.choices import State
-from domains.edge import wsgi
+from domains.edge import caddy, wsgi
 from domains.edge.paths import CERTIFICATE_PATH, PERMISSION_PATH, SECRET_FILE
 from domains.models import Certificate, Domain
 from domains.pki import keys
@@ -176,3 +176,10 @@ def test_the_secret_and_caddys_configuration_are_readable_by_the_edges_user_only
     config = (edge.edge_dir / "caddy.json").read_text()
     assert f"{CERTIFICATE_PATH}/{edge.secret()}" in config
     assert len(edge.secret()) >= 43  # 32 random bytes, urlsafe base64
+
+
+@pytest.mark.parametrize(("debug", "listen"), [(True, "127.0.0.1:8443"), (False, ":8443")])
+def test_under_debug_the_edge_listens_on_loopback_only(settings, tmp_path, debug, listen):
+    settings.DEBUG, settings.HTTPS_PORT, settings.EDGE_HTTP = debug, 8443, False
+    servers = caddy.config(data_dir=tmp_path, secret=SECRET)["apps"]["http"]["servers"]
+    assert servers["https"]["listen"] == [listen]
