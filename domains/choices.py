@@ -189,6 +189,88 @@ SECURITY_ACTIONS = frozenset(
 )
 
 
+class EventType(models.TextChoices):
+    """What the owner is told about, by email now (domains/notifications/) and by any
+    channel added later: the same outbox rows (OwnerEvent) feed them all."""
+
+    DOMAIN_ACTIVE = "domain.active", "The domain is live with its certificate"
+    DOMAIN_FAILING = "domain.failing", "A check of a live domain failed"
+    DOMAIN_STOPPED = "domain.stopped", "The domain stopped serving"
+    DOMAIN_RECOVERED = "domain.recovered", "The domain verifies again"
+    CERTIFICATE_RENEWAL_FAILED = "certificate.renewal_failed", "A certificate renewal failed"
+    CLAIM_CONTESTED = "claim.contested", "Another project claimed the name"
+    CLAIM_LOST = "claim.lost", "Another project's TXT proof took the name"
+    CLAIM_EXPIRED = "claim.expired", "A claim that never verified was dropped"
+    REDIRECT_PAUSED = "redirect.paused", "A redirect paused: its target is not live"
+
+
+# What the owner must act on: the events an owner receives unless they choose otherwise.
+ACTION_NEEDED_EVENTS = frozenset(EventType) - {EventType.DOMAIN_ACTIVE, EventType.DOMAIN_RECOVERED}
+
+# The Activity lines that are also owner events: the service that records the line records
+# the event in the same transaction, through the same call (domains/services/events.py).
+# A domain verifying again is told only after a failure the owner was told about.
+OWNER_EVENT_OF_ACTION: dict[str, EventType] = {
+    Action.CERTIFICATE_ISSUED: EventType.DOMAIN_ACTIVE,
+    Action.STOPPED_VERIFYING: EventType.DOMAIN_FAILING,
+    Action.STOPPED_SERVING: EventType.DOMAIN_STOPPED,
+    Action.VERIFIES_AGAIN: EventType.DOMAIN_RECOVERED,
+    Action.VERIFIED: EventType.DOMAIN_RECOVERED,
+    Action.RENEWAL_BLOCKED: EventType.CERTIFICATE_RENEWAL_FAILED,
+    Action.RIVAL_CLAIM: EventType.CLAIM_CONTESTED,
+    Action.LOST: EventType.CLAIM_LOST,
+    Action.EXPIRED: EventType.CLAIM_EXPIRED,
+    Action.REDIRECT_PAUSED: EventType.REDIRECT_PAUSED,
+}
+# The events after which a domain verifying again is `domain.recovered`.
+RECOVERED_FROM = frozenset(
+    {EventType.DOMAIN_FAILING, EventType.DOMAIN_STOPPED, EventType.CLAIM_LOST}
+)
+# What the owner should do, one line per event type (the mail says it under each event).
+EVENT_NEXT_STEP: dict[str, str] = {
+    EventType.DOMAIN_ACTIVE: "Nothing: the domain serves over HTTPS.",
+    EventType.DOMAIN_FAILING: (
+        "Fix the DNS record shown on the domain's page before it stops serving, then choose "
+        "Re-verify."
+    ),
+    EventType.DOMAIN_STOPPED: (
+        "Fix the DNS record shown on the domain's page, then choose Re-verify."
+    ),
+    EventType.DOMAIN_RECOVERED: "Nothing: the domain is served again.",
+    EventType.CERTIFICATE_RENEWAL_FAILED: (
+        "Fix the reason given before the current certificate expires; renewal follows the "
+        "next passing check."
+    ),
+    EventType.CLAIM_CONTESTED: (
+        "Add this project's TXT record (shown on the domain's page) so that only you can "
+        "prove the name."
+    ),
+    EventType.CLAIM_LOST: (
+        "If the name is yours, add this project's TXT record, then choose Re-verify."
+    ),
+    EventType.CLAIM_EXPIRED: "If you still want the name, add it again and create its record.",
+    EventType.REDIRECT_PAUSED: (
+        "Make the redirect's target live again, or point the redirect at a live domain."
+    ),
+}
+
+
+class EmailState(models.TextChoices):
+    """Where an owner event's mail stands (OwnerEvent.email_state)."""
+
+    PENDING = "pending", "Waiting to be sent"
+    SENDING = "sending", "Being sent"
+    SENT = "sent", "Sent"
+    SKIPPED = "skipped", "Not sent: not chosen, or told already today"
+    FAILED = "failed", "Failed after every retry"
+
+
+# Events of one project are collected this long before they go out as one message.
+DIGEST_WINDOW = timedelta(minutes=2)
+# The same event type for the same domain reaches the owner at most once in this long.
+EVENT_REPEAT_AFTER = timedelta(days=1)
+
+
 class RedirectStatus(models.IntegerChoices):
     MOVED_PERMANENTLY = 301, "301 Moved Permanently"
     FOUND = 302, "302 Found (temporary)"

@@ -20,18 +20,26 @@ from django.utils import timezone
 from django.utils.functional import cached_property
 
 from domains.choices import (
+    ACTION_NEEDED_EVENTS,
     CERT_STATES,
     LIVE_STATES,
     PAID_PLANS,
     RESERVED_PROJECT_SLUGS,
     Action,
     CertState,
+    EmailState,
+    EventType,
     Plan,
     RedirectStatus,
     State,
 )
 from domains.dns import hostnames
-from domains.querysets import CertificateQuerySet, DomainQuerySet, ProjectQuerySet
+from domains.querysets import (
+    CertificateQuerySet,
+    DomainQuerySet,
+    OwnerEventQuerySet,
+    ProjectQuerySet,
+)
 
 # How long after verification a missing certificate becomes something to troubleshoot (spec).
 TROUBLESHOOT_AFTER = timedelta(minutes=30)
@@ -396,3 +404,65 @@ class ProvenHostname(models.Model):
 
     def __str__(self) -> str:
         return f"{self.hostname} proven by project #{self.project_id}"
+
+
+class OwnerEvent(models.Model):
+    """The outbox of what the owner is told: one row per event, written by the service that
+    made the change, in its transaction. Each channel keeps its own progress: email in the
+    `email_*` fields below (domains/notifications/), a later channel in rows of its own
+    pointing here, so one event feeds them all."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="owner_events")
+    domain = models.ForeignKey(
+        Domain, null=True, blank=True, on_delete=models.SET_NULL, related_name="owner_events"
+    )
+    # Kept as text: the domain row may be gone (an expired claim, Remove).
+    hostname = models.CharField(max_length=253)
+    type = models.CharField(max_length=40, choices=EventType.choices)
+    occurred_at = models.DateTimeField(default=timezone.now)
+    # What happened and what to do in plain words, the domain page's path, and the fields
+    # of the type (stops_serving_at, expires_at, reason): the body every channel sends.
+    data = models.JSONField(default=dict)
+
+    email_state = models.CharField(
+        max_length=10, choices=EmailState.choices, default=EmailState.PENDING
+    )
+    email_attempts = models.PositiveSmallIntegerField(default=0)
+    # Not sent before this (the digest window, a retry's backoff); a claim's lease end.
+    email_due_at = models.DateTimeField(default=timezone.now)
+    email_claim = models.UUIDField(null=True, blank=True)
+    emailed_at = models.DateTimeField(null=True, blank=True)
+
+    objects = OwnerEventQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-occurred_at", "-pk"]
+        indexes = [
+            models.Index(
+                fields=["email_state", "email_due_at"], name="domains_owner_event_email_due"
+            ),
+            models.Index(
+                fields=["project", "hostname", "type"], name="domains_owner_event_subject"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.occurred_at:%Y-%m-%d %H:%M} {self.hostname} {self.type}"
+
+
+def default_email_events() -> list[str]:
+    return sorted(ACTION_NEEDED_EVENTS)
+
+
+class NotificationPreference(models.Model):
+    """Which events reach a user by email (Settings → Notifications); a user without a row
+    gets the default: everything that needs action."""
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="notification_preference"
+    )
+    email_events = models.JSONField(default=default_email_events)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"notifications of {self.user_id}"

@@ -9,7 +9,7 @@ from django.contrib.auth.models import User
 from django.db import models
 from django.utils import timezone
 
-from domains.choices import LIVE_STATES, CertState, State
+from domains.choices import LIVE_STATES, CertState, EmailState, State
 
 
 class ProjectQuerySet(models.QuerySet):
@@ -56,3 +56,14 @@ class CertificateQuerySet(models.QuerySet):
     def served(self) -> Self:
         """Valid now, the one served first: the latest to expire (the newest renewal)."""
         return self.current().order_by("-not_after", "-pk")
+
+
+class OwnerEventQuerySet(models.QuerySet):
+    def email_due(self, now: datetime) -> Self:
+        """Events waiting for their mail whose time has come, and claims whose sender died
+        (their lease, `email_due_at`, ended)."""
+        waiting = (EmailState.PENDING, EmailState.SENDING)
+        return self.filter(email_state__in=waiting, email_due_at__lte=now)
+
+    def emailed(self) -> Self:
+        return self.filter(email_state=EmailState.SENT)

@@ -17,6 +17,7 @@ from django.contrib.auth.models import User
 
 from domains.choices import TEMPORARY_CHECK_CODES
 from domains.models import Domain
+from domains.notifications import sender
 from domains.retry import RetryLater
 from domains.services import certificates, scheduling, verification
 from domains.services.custom_domains import domain_request_check
@@ -134,3 +135,21 @@ def sweep() -> None:
 def renew_certificates() -> None:
     for domain_id in certificates.certificates_due_for_renewal():
         renew_certificate.delay(domain_id)
+
+
+@queue_task(acks_late=True, ignore_result=True)
+def send_notifications() -> None:
+    """Beat: queue the mail of every project whose owner events are due."""
+    for project_id in sender.projects_due():
+        send_project_notifications.delay(project_id)
+
+
+@queue_task(bind=True, acks_late=True, max_retries=sender.MAX_ATTEMPTS, ignore_result=True)
+def send_project_notifications(self: QueueTask[Any, Any], project_id: int) -> None:
+    """One project's digest; a mail server that failed is retried after the events' own
+    backoff (and the beat finds them due anyway if this retry is lost)."""
+    try:
+        sender.digest_send(project_id=project_id)
+    except RetryLater as exc:
+        if self.request.retries < sender.MAX_ATTEMPTS:
+            raise self.retry(countdown=sender.retry_countdown(self.request.retries)) from exc

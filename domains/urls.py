@@ -17,6 +17,11 @@ _domain = _project + "domains/<str:hostname>/"
 urlpatterns = [
     path("", RedirectView.as_view(pattern_name="dashboard:home", permanent=False)),
     path("dashboard/", views.home, name="home"),
+    path(
+        "dashboard/settings/notifications/",
+        views.notification_settings,
+        name="notification_settings",
+    ),
     path(_project + "domains/", views.project_domains, name="project_domains"),
     path(_project + "domains.json", views.project_structure, name="project_structure"),
     path(_project + "domains/add/", views.domain_add, name="domain_add"),

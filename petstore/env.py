@@ -9,6 +9,8 @@ from __future__ import annotations
 import ipaddress
 import os
 from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, unquote, urlsplit
 
 from django.core.exceptions import ImproperlyConfigured
 
@@ -98,3 +100,52 @@ def load_env_file(path: str, *, base_dir: Path) -> None:
             if not sep or not name.strip():
                 raise ImproperlyConfigured(f"{file}:{number}: expected NAME=value, got {line!r}")
             os.environ.setdefault(name.strip(), value.strip())
+
+
+EMAIL_BACKENDS = {
+    "smtp": "django.core.mail.backends.smtp.EmailBackend",
+    "smtps": "django.core.mail.backends.smtp.EmailBackend",
+    "console": "django.core.mail.backends.console.EmailBackend",
+}
+
+
+def email_url(name: str, value: str) -> dict[str, Any]:
+    """Django's EMAIL_* settings from one URL: `smtp://user:password@host:587/?tls=1`
+    (STARTTLS), `smtps://user:password@host:465` (TLS from the start, as `?ssl=1`), or
+    `console://` (the mail is printed). The user and password are percent-decoded."""
+    url = urlsplit(value)
+    backend = EMAIL_BACKENDS.get(url.scheme)
+    if backend is None:
+        raise ImproperlyConfigured(
+            f"{name} must start with smtp://, smtps:// or console://, got {url.scheme!r}"
+        )
+    query = parse_qs(url.query)
+    unknown = set(query) - {"tls", "ssl", "timeout"}
+    if unknown:
+        raise ImproperlyConfigured(f"{name}: unknown option(s) {', '.join(sorted(unknown))}")
+
+    def flag(option: str) -> bool:
+        raw = query.get(option, [""])[-1].lower()
+        if raw not in _TRUE | _FALSE:
+            raise ImproperlyConfigured(f"{name}: {option} must be 1 or 0, got {raw!r}")
+        return raw in _TRUE
+
+    try:
+        port = url.port
+        timeout = float(query["timeout"][-1]) if "timeout" in query else 10.0
+    except ValueError as exc:
+        raise ImproperlyConfigured(f"{name}: {exc}") from None
+    use_ssl = url.scheme == "smtps" or flag("ssl")
+    use_tls = flag("tls")
+    if use_ssl and use_tls:
+        raise ImproperlyConfigured(f"{name}: choose tls (STARTTLS) or ssl, not both")
+    return {
+        "EMAIL_BACKEND": backend,
+        "EMAIL_HOST": url.hostname or "localhost",
+        "EMAIL_PORT": port or (465 if use_ssl else 25),
+        "EMAIL_HOST_USER": unquote(url.username or ""),
+        "EMAIL_HOST_PASSWORD": unquote(url.password or ""),
+        "EMAIL_USE_TLS": use_tls,
+        "EMAIL_USE_SSL": use_ssl,
+        "EMAIL_TIMEOUT": timeout,
+    }

@@ -16,6 +16,7 @@ import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
 from petstore.env import (
+    email_url,
     env_bool,
     env_float,
     env_int,
@@ -349,7 +350,28 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, str | float]] = {
     # Picks every domain whose check is due, including ones whose enqueue was lost.
     "domains-sweep": {"task": "domains.tasks.sweep", "schedule": 60.0},
     "domains-renew-certificates": {"task": "domains.tasks.renew_certificates", "schedule": 3600.0},
+    # Mails the owner events whose digest window has passed (and retries that are due).
+    "domains-send-notifications": {"task": "domains.tasks.send_notifications", "schedule": 30.0},
 }
+
+# --- Email ------------------------------------------------------------------
+# What owners are told (domains/notifications/) goes out through Django's email framework.
+# EMAIL_URL: smtp://user:password@host:587/?tls=1, smtps://user:password@host:465, or
+# console:// (printed). Unset: the console under DEBUG (`make run` shows the mail in its
+# output), an SMTP server on localhost:25 otherwise.
+_email = email_url(
+    "EMAIL_URL", env_str("EMAIL_URL", "console://" if DEBUG else "smtp://localhost:25")
+)
+EMAIL_BACKEND = _email["EMAIL_BACKEND"]
+EMAIL_HOST = _email["EMAIL_HOST"]
+EMAIL_PORT = _email["EMAIL_PORT"]
+EMAIL_HOST_USER = _email["EMAIL_HOST_USER"]
+EMAIL_HOST_PASSWORD = _email["EMAIL_HOST_PASSWORD"]
+EMAIL_USE_TLS = _email["EMAIL_USE_TLS"]
+EMAIL_USE_SSL = _email["EMAIL_USE_SSL"]
+EMAIL_TIMEOUT = _email["EMAIL_TIMEOUT"]
+DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "noreply@petstore.localhost")
+SERVER_EMAIL = DEFAULT_FROM_EMAIL
 
 # --- Domains ----------------------------------------------------------------
 

@@ -24,6 +24,7 @@ pytest_plugins = [
     "tests.fixtures.pebble",
     "tests.fixtures.edge",
     "tests.fixtures.static",
+    "tests.fixtures.smtp",
 ]
 
 

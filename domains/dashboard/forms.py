@@ -9,7 +9,7 @@ from typing import Any
 from django import forms
 from django.db.models import QuerySet
 
-from domains.choices import LIVE_STATES, RedirectStatus
+from domains.choices import LIVE_STATES, EventType, RedirectStatus
 from domains.dns import hostnames
 from domains.models import Domain, Project
 
@@ -104,3 +104,14 @@ class RemoveForm(_ProjectDomainsForm):
         if self.redirect_instead and not self.cleaned_data.get("redirect_to"):
             raise forms.ValidationError("Choose the domain to redirect to.")
         return data
+
+
+class NotificationsForm(forms.Form):
+    email_events = forms.MultipleChoiceField(
+        label="Email me about",
+        choices=EventType.choices,
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        help_text="Several events of one project within two minutes arrive as one mail; the "
+        "same event for the same domain at most once a day.",
+    )

@@ -15,7 +15,13 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from domains import tasks
 from domains.choices import CertCode
-from domains.dashboard.forms import DomainAddForm, PrimaryForm, RedirectForm, RemoveForm
+from domains.dashboard.forms import (
+    DomainAddForm,
+    NotificationsForm,
+    PrimaryForm,
+    RedirectForm,
+    RemoveForm,
+)
 from domains.dashboard.presenters import (
     dns_position,
     domain_activity,
@@ -23,14 +29,15 @@ from domains.dashboard.presenters import (
     project_page_context,
 )
 from domains.dns import hostnames
-from domains.models import Domain, Project, Redirect
+from domains.models import Domain, OwnerEvent, Project, Redirect
+from domains.notifications.sender import email_choices
 from domains.selectors import (
     domain_troubleshoot,
     is_contested,
     project_domains_structure,
     removal_effects,
 )
-from domains.services import custom_domains, projects, redirects
+from domains.services import custom_domains, notifications, projects, redirects
 
 # --- lookups: always through the owner's querysets ---------------------------
 
@@ -122,6 +129,11 @@ def domain_detail(request, slug, hostname):
         "troubleshooting": troubleshooting,
         "ca_refused": domain.cert_code == CertCode.CA_REFUSED,
         **domain_activity(domain),
+        # When the owner was last told about this domain (its last mailed event).
+        "last_told": OwnerEvent.objects.filter(domain=domain)
+        .emailed()
+        .order_by("-emailed_at", "-pk")
+        .first(),
     }
     return render(request, "domains/domain_detail.html", context)
 
@@ -271,3 +283,24 @@ def redirect_delete(request, slug, pk):
 def project_structure(request, slug):
     project = _project(request, slug)
     return JsonResponse({"domains": project_domains_structure(project=project)})
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def notification_settings(request):
+    """Settings → Notifications: which events reach the signed-in user by email."""
+    if request.method == "POST":
+        form = NotificationsForm(request.POST)
+        if form.is_valid():
+            try:
+                notifications.notification_preference_save(
+                    user=request.user, email_events=form.cleaned_data["email_events"]
+                )
+            except ValidationError as exc:
+                form.add_error("email_events", exc)
+            else:
+                messages.success(request, "Notification choices saved.")
+                return redirect("dashboard:notification_settings")
+    else:
+        form = NotificationsForm(initial={"email_events": sorted(email_choices(request.user.pk))})
+    return render(request, "domains/notification_settings.html", {"form": form})

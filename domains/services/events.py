@@ -1,17 +1,38 @@
-"""The audit trail: one helper that every write of the domains feature calls."""
+"""The audit trail and the owner's events: one helper that every write of the domains
+feature calls.
+
+An Activity line whose action the owner must hear about (domains.choices.
+OWNER_EVENT_OF_ACTION) also writes an owner event, the outbox row every channel sends
+(email: domains/notifications/), in the same transaction: the change and the event
+commit together or not at all, and sending is left to a task after the commit.
+"""
 
 from __future__ import annotations
 
-from contextlib import AbstractContextManager
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
+from contextvars import ContextVar
+from typing import Any
 
 from django.contrib.auth.models import User
+from django.urls import reverse
 from django.utils import timezone
 
-from domains.choices import Action
-from domains.models import Domain, DomainEvent, Project
+from domains.choices import (
+    DIGEST_WINDOW,
+    EVENT_NEXT_STEP,
+    OWNER_EVENT_OF_ACTION,
+    RECOVERED_FROM,
+    Action,
+    EventType,
+)
+from domains.models import Domain, DomainEvent, OwnerEvent, Project
 from domains.services.bulk import BulkInsert
 
 _events = BulkInsert(DomainEvent.objects, "domain_events")
+# Inside events_in_bulk(): the owner event of each collected Activity line (by its id), so
+# a line dropped from the batch (its savepoint rolled back) drops its owner event too.
+_owner_events: ContextVar[dict[int, OwnerEvent] | None] = ContextVar("owner_events", default=None)
 
 
 def record_event(
@@ -25,7 +46,7 @@ def record_event(
     rival_project: Project | None = None,
 ) -> DomainEvent:
     """One Activity line: of `domain` (its project's), or of `project` about a host name
-    that has no row any more (Remove, expiry)."""
+    that has no row any more (Remove, expiry); and its owner event, if it has one."""
     if project is None:
         if domain is None:
             raise ValueError("an event names a domain or a project")
@@ -40,13 +61,104 @@ def record_event(
         rival_project_id=rival_project.pk if rival_project else None,
     )
     _events.save(event)
+    event_type = OWNER_EVENT_OF_ACTION.get(action)
+    if event_type is not None and _worth_telling(event_type, domain):
+        owner_event = owner_event_build(
+            project=project,
+            domain=domain,
+            hostname=event.hostname,
+            type=event_type,
+            message=message,
+        )
+        collected = _owner_events.get()
+        if collected is None:
+            owner_event.save()
+        else:
+            collected[id(event)] = owner_event
     return event
+
+
+def record_owner_event(
+    *,
+    project: Project,
+    domain: Domain | None,
+    hostname: str = "",
+    type: EventType,
+    message: str = "",
+    **fields: Any,
+) -> OwnerEvent:
+    """An owner event that has no Activity line of its own (a service that records one
+    through `record_event` gets it from there)."""
+    owner_event = owner_event_build(
+        project=project,
+        domain=domain,
+        hostname=hostname or (domain.hostname if domain else ""),
+        type=type,
+        message=message,
+        **fields,
+    )
+    owner_event.save()
+    return owner_event
+
+
+def owner_event_build(
+    *,
+    project: Project,
+    domain: Domain | None,
+    hostname: str,
+    type: EventType,
+    message: str,
+    **fields: Any,
+) -> OwnerEvent:
+    """The outbox row, unsaved: what happened, what to do, the page, and the type's fields."""
+    data: dict[str, Any] = {
+        "project": project.slug,
+        "hostname": hostname,
+        "what": _what(type, hostname, message),
+        "what_to_do": EVENT_NEXT_STEP[type],
+        "path": _page(project, domain),
+    }
+    if domain is not None:
+        data["state"] = domain.state
+        if type == EventType.DOMAIN_FAILING and (stops := domain.stops_serving_at()):
+            data["stops_serving_at"] = stops.isoformat()
+        if type == EventType.CERTIFICATE_RENEWAL_FAILED:
+            data["reason"] = message
+            if (current := domain.certificate) is not None:
+                data["expires_at"] = current.not_after.isoformat()
+    data |= {name: _plain(value) for name, value in fields.items()}
+    now = timezone.now()
+    return OwnerEvent(
+        project=project,
+        domain=domain,
+        hostname=hostname,
+        type=type,
+        data=data,
+        occurred_at=now,
+        # Collected with the project's other events for a while, then sent as one message.
+        email_due_at=now + DIGEST_WINDOW,
+    )
 
 
 def events_in_bulk() -> AbstractContextManager[list[DomainEvent]]:
     """Collect the events recorded inside and insert them with one bulk INSERT at the end
-    (in the order they were recorded). On an exception nothing is inserted."""
-    return _events.in_bulk()
+    (in the order they were recorded), their owner events with another. On an exception
+    nothing is inserted."""
+    return _in_bulk()
+
+
+@contextmanager
+def _in_bulk() -> Iterator[list[DomainEvent]]:
+    owner_events: dict[int, OwnerEvent] = {}
+    token = _owner_events.set(owner_events)
+    try:
+        with _events.in_bulk() as collected:
+            yield collected
+            kept = [owner_events[id(line)] for line in collected if id(line) in owner_events]
+    finally:
+        _owner_events.reset(token)
+    if kept:
+        OwnerEvent.objects.bulk_create(kept)
 
 
 def record_rival_claim(*, holder: Domain, rival: Project, message: str) -> DomainEvent | None:
@@ -67,3 +179,43 @@ def record_rival_claim(*, holder: Domain, rival: Project, message: str) -> Domai
     return record_event(
         domain=holder, action=Action.RIVAL_CLAIM, message=message, rival_project=rival
     )
+
+
+def _worth_telling(event_type: EventType, domain: Domain | None) -> bool:
+    """Verifying again is news only after a failure the owner was told about; every other
+    mapped action always is."""
+    if event_type != EventType.DOMAIN_RECOVERED:
+        return True
+    if domain is None:
+        return False
+    last = (
+        OwnerEvent.objects.filter(domain=domain, type__in=sorted(RECOVERED_FROM | {event_type}))
+        .order_by("-occurred_at", "-pk")
+        .values_list("type", flat=True)
+        .first()
+    )
+    return last in RECOVERED_FROM
+
+
+def _what(type: EventType, hostname: str, message: str) -> str:
+    """What happened, in plain words: the Activity line's message where it says so."""
+    if type == EventType.DOMAIN_ACTIVE:
+        return f"{hostname} is live over HTTPS with its certificate ({message})."
+    if type == EventType.DOMAIN_RECOVERED:
+        return f"{hostname} verifies again and is served."
+    if type == EventType.CERTIFICATE_RENEWAL_FAILED:
+        return f"The certificate of {hostname} was not renewed. {message}"
+    return message or f"{type.label}: {hostname}."
+
+
+def _page(project: Project, domain: Domain | None) -> str:
+    if domain is None:
+        return reverse("dashboard:project_domains", kwargs={"slug": project.slug})
+    return reverse(
+        "dashboard:domain_detail", kwargs={"slug": project.slug, "hostname": domain.hostname}
+    )
+
+
+def _plain(value: Any) -> Any:
+    """JSON-ready: datetimes as ISO 8601."""
+    return value.isoformat() if hasattr(value, "isoformat") else value

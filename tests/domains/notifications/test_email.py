@@ -1,0 +1,232 @@
+"""Owners are told by email: the events the services record, collected per project into
+one digest, sent through a real SMTP server on loopback (tests/fixtures/smtp.py)."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from celery.exceptions import Retry
+from django.test import Client
+
+from domains import tasks
+from domains.choices import ACTION_NEEDED_EVENTS, DIGEST_WINDOW, EmailState, EventType, State
+from domains.models import OwnerEvent
+from domains.notifications import sender
+from domains.retry import RetryLater
+from domains.services import certificates
+from domains.services.custom_domains import domain_add, domain_remove
+from domains.services.events import record_owner_event
+from domains.services.projects import deploy_record, project_create
+from domains.services.verification import domain_check
+from petstore.models import TaskFailure
+from tests.fixtures.domains import TARGET
+
+pytestmark = pytest.mark.django_db
+T0 = datetime(2026, 11, 2, 12, 0, tzinfo=UTC)
+LATER = DIGEST_WINDOW + timedelta(seconds=1)
+
+
+@pytest.fixture
+def alice(alice):
+    alice.email = "alice@example.test"
+    alice.save()
+    return alice
+
+
+@pytest.fixture
+def active(dns_server, www, time_machine):
+    time_machine.move_to(T0, tick=False)
+    dns_server.add("www.example.test", "CNAME", TARGET + ".")
+    tasks.enqueue(domain_check(domain_id=www.pk).next_steps)
+    certificates.certificate_issue(domain_id=www.pk)
+    www.refresh_from_db()
+    assert www.state == State.ACTIVE
+    return www
+
+
+def send_due(time_machine, at: datetime) -> None:
+    """What beat and the worker do at `at`: every due project's digest."""
+    time_machine.move_to(at, tick=False)
+    for project_id in sender.projects_due():
+        tasks.send_project_notifications(project_id)
+
+
+def test_a_live_domain_whose_cname_leaves_mails_its_owner_once_saying_when_it_stops(
+    smtp_server, dns_server, active, alice, alice_client, time_machine
+):
+    dns_server.remove("www.example.test")  # the owner left; the CNAME is gone
+    failed_at = T0 + timedelta(hours=6)
+    time_machine.move_to(failed_at, tick=False)
+    tasks.check_domains([active.pk])  # the sweep's batch, as the worker runs it
+    send_due(time_machine, failed_at + LATER)
+    # Checks go on failing within the grace period: nothing new to tell.
+    time_machine.move_to(failed_at + timedelta(hours=1), tick=False)
+    tasks.check_domains([active.pk])
+    send_due(time_machine, failed_at + timedelta(hours=1) + LATER)
+
+    [mail] = smtp_server.messages
+    assert mail["To"] == "alice@example.test"
+    assert mail["Subject"] == "www.example.test: A check of a live domain failed"
+    text = smtp_server.text(mail)
+    assert "Stops serving at: 2026-11-04 18:00 UTC" in text  # 48 hours after the failure
+    assert "/dashboard/projects/shop/domains/www.example.test/" in text
+    assert "Stops serving at: 2026-11-04 18:00 UTC" in smtp_server.html(mail)
+    # The domain's page says when its owner was last told, and about what.
+    page = alice_client.get("/dashboard/projects/shop/domains/www.example.test/")
+    told = page.content.decode()
+    assert "2026-11-02 18:02:01 UTC</time> by email" in told
+    assert "domain.failing" in told
+
+
+def test_fifty_events_in_a_minute_are_one_digest(smtp_server, shop, alice, time_machine):
+    time_machine.move_to(T0, tick=False)
+    for second in range(50):
+        time_machine.move_to(T0 + timedelta(seconds=second * 1.2), tick=False)
+        record_owner_event(
+            project=shop,
+            domain=None,
+            hostname=f"host{second}.example.test",
+            type=EventType.CLAIM_EXPIRED,
+            message=f"host{second}.example.test never verified.",
+        )
+    send_due(time_machine, T0 + timedelta(seconds=90))  # collected, not due yet
+    assert smtp_server.messages == []
+    send_due(time_machine, T0 + LATER)
+    [digest] = smtp_server.messages
+    assert digest["Subject"] == "50 updates about the domains of shop"
+    text = smtp_server.text(digest)
+    assert all(f"host{n}.example.test never verified." in text for n in range(50))
+    assert set(OwnerEvent.objects.values_list("email_state", flat=True)) == {EmailState.SENT}
+
+
+def test_the_same_event_for_the_same_domain_is_mailed_once_a_day(
+    smtp_server, www, bobs, bob, alice, time_machine
+):
+    other = project_create(slug="bobs-other", owner=bob, plan="pro")
+    deploy_record(project=other, html="<h1>Another</h1>")
+    time_machine.move_to(T0, tick=False)
+    domain_add(project=bobs, hostname="www.example.test", actor=bob)
+    send_due(time_machine, T0 + LATER)
+    time_machine.move_to(T0 + timedelta(hours=3), tick=False)
+    domain_add(project=other, hostname="www.example.test", actor=bob)  # contested again
+    send_due(time_machine, T0 + timedelta(hours=3) + LATER)
+
+    [mail] = smtp_server.messages
+    assert "Another project claimed the name" in mail["Subject"]
+    told = OwnerEvent.objects.filter(project=www.project).order_by("occurred_at")
+    assert list(told.values_list("email_state", flat=True)) == [
+        EmailState.SENT,
+        EmailState.SKIPPED,
+    ]
+    # A day later the same news is news again.
+    time_machine.move_to(T0 + timedelta(days=1, hours=1), tick=False)
+    domain_remove(domain=bobs.domains.get(), actor=bob)
+    domain_add(project=bobs, hostname="www.example.test", actor=bob)
+    send_due(time_machine, T0 + timedelta(days=1, hours=1) + LATER)
+    assert len(smtp_server.messages) == 2
+
+
+def test_an_owner_who_turned_an_event_off_gets_no_mail(
+    smtp_server, www, bobs, bob, alice, alice_client, time_machine
+):
+    page = alice_client.get("/dashboard/settings/notifications/").content.decode()
+    # The default: everything that needs action, nothing that does not.
+    assert re.search(r'value="claim.contested" id="[^"]+" checked', page)
+    assert not re.search(r'value="domain.active" id="[^"]+" checked', page)
+    chosen = [EventType.DOMAIN_FAILING, EventType.DOMAIN_STOPPED]
+    answer = alice_client.post("/dashboard/settings/notifications/", {"email_events": chosen})
+    assert answer.status_code == 302
+    time_machine.move_to(T0, tick=False)
+    domain_add(project=bobs, hostname="www.example.test", actor=bob)  # claim.contested
+    send_due(time_machine, T0 + LATER)
+    assert smtp_server.messages == []
+    assert OwnerEvent.objects.get().email_state == EmailState.SKIPPED
+    page = alice_client.get("/dashboard/settings/notifications/").content.decode()
+    assert not re.search(r'value="claim.contested" id="[^"]+" checked', page)
+
+
+def test_the_settings_form_refuses_an_unknown_event_type(alice_client):
+    answer = alice_client.post(
+        "/dashboard/settings/notifications/", {"email_events": ["domain.deleted"]}
+    )
+    assert answer.status_code == 200
+    assert "Select a valid choice" in answer.content.decode()
+
+
+def test_a_mail_server_that_refuses_delays_the_mail_never_the_change(
+    smtp_server, www, bobs, bob, alice, time_machine
+):
+    smtp_server.refuse = True  # 451: try again later
+    time_machine.move_to(T0, tick=False)
+    rival = domain_add(project=bobs, hostname="www.example.test", actor=bob)
+    assert rival.pk is not None  # the change committed; its event waits in the outbox
+    time_machine.move_to(T0 + LATER, tick=False)
+    with pytest.raises((Retry, RetryLater)):
+        tasks.send_project_notifications(www.project_id)
+    assert smtp_server.refused == 1
+    event = OwnerEvent.objects.get()
+    assert (event.email_state, event.email_attempts) == (EmailState.PENDING, 1)
+    send_due(time_machine, T0 + LATER + timedelta(seconds=30))  # backoff not over
+    assert smtp_server.refused == 1
+    smtp_server.refuse = False  # the server is back
+    send_due(time_machine, T0 + LATER + sender.RETRY_BACKOFF[0])
+    [mail] = smtp_server.messages
+    assert "www.example.test" in mail["Subject"]
+    assert OwnerEvent.objects.get().email_state == EmailState.SENT
+
+
+def test_a_mail_that_fails_every_retry_is_marked_failed_and_counted(
+    smtp_server, www, bobs, bob, alice, time_machine
+):
+    smtp_server.refuse = True
+    at = T0
+    time_machine.move_to(at, tick=False)
+    domain_add(project=bobs, hostname="www.example.test", actor=bob)
+    at += LATER
+    for backoff in (*sender.RETRY_BACKOFF, timedelta(0)):
+        time_machine.move_to(at, tick=False)
+        with pytest.raises(RetryLater):
+            sender.digest_send(project_id=www.project_id)
+        at += backoff
+    assert smtp_server.refused == sender.MAX_ATTEMPTS
+    assert OwnerEvent.objects.get().email_state == EmailState.FAILED
+    failure = TaskFailure.objects.get(task_name="domains.notifications.sender.digest_send")
+    assert failure.count == 1
+
+
+def test_two_senders_never_send_one_event_twice(smtp_server, www, bobs, bob, alice, time_machine):
+    time_machine.move_to(T0, tick=False)
+    domain_add(project=bobs, hostname="www.example.test", actor=bob)
+    time_machine.move_to(T0 + LATER, tick=False)
+    assert sender.digest_send(project_id=www.project_id) == 1
+    assert sender.digest_send(project_id=www.project_id) == 0
+    assert len(smtp_server.messages) == 1
+
+
+def test_the_html_mail_escapes_what_a_tenant_wrote(smtp_server, shop, alice, time_machine):
+    time_machine.move_to(T0, tick=False)
+    record_owner_event(
+        project=shop,
+        domain=None,
+        hostname="www.example.test",
+        type=EventType.CLAIM_EXPIRED,
+        message='<script>alert("x")</script>',
+    )
+    send_due(time_machine, T0 + LATER)
+    [mail] = smtp_server.messages
+    html = smtp_server.html(mail)
+    assert "<script>" not in html
+    assert "&lt;script&gt;" in html
+
+
+def test_the_notification_settings_need_a_signed_in_user_and_are_their_own(
+    alice_client, alice, bob
+):
+    assert Client().get("/dashboard/settings/notifications/").status_code == 302
+    alice_client.post("/dashboard/settings/notifications/", {"email_events": []})
+    assert sender.email_choices(alice.pk) == frozenset()
+    assert sender.email_choices(bob.pk) == ACTION_NEEDED_EVENTS
+    nav = alice_client.get("/dashboard/").content.decode()
+    assert 'href="/dashboard/settings/notifications/"' in nav
