@@ -74,7 +74,9 @@ soak: $(call stamp,bench)
 # this checkout's var/local.env.
 LINT_ENV := SECRET_KEY=lint DEBUG=1 PETSTORE_ENV_FILE=
 
-lint: $(call stamp,lint)
+# mypy reads the tests too, so lint installs their set beside its own (the locks pin the
+# same versions).
+lint: $(call stamp,lint) $(call stamp,test)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(LINT_ENV) $(BIN)/mypy
