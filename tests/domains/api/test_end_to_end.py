@@ -50,6 +50,7 @@ def test_a_key_adds_verifies_and_removes_a_domain(
     shown = api.get(f"{SHOP}/domains/www.example.test").json()
     assert shown["state"] == "active"
     served = Domain.objects.get(hostname="www.example.test").certificate
+    assert served is not None
     assert shown["certificate"] == {
         "issuer": served.issuer,
         "serial": served.serial,

@@ -23,7 +23,8 @@ def _next(response) -> str | None:
 
 
 def test_domains_page_with_a_signed_cursor_in_the_link_header(api, many):
-    seen, url = [], f"{SHOP}/domains?limit=2"
+    seen: list[list[str]] = []
+    url: str | None = f"{SHOP}/domains?limit=2"
     while url:
         response = api.get(url)
         assert response.status_code == 200

@@ -108,7 +108,9 @@ def _codes_raised_by_the_services() -> set[str]:
                 continue
             given = [k.value for k in node.keywords if k.arg == "code"]
             given += node.args[1:2] if name == "_refuse" else []
-            codes |= {value.value for value in given if isinstance(value, ast.Constant)}
+            codes |= {
+                v.value for v in given if isinstance(v, ast.Constant) and isinstance(v.value, str)
+            }
     return codes - {""}
 
 
