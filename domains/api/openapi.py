@@ -8,6 +8,8 @@ codes and the refusal codes.
 
 from __future__ import annotations
 
+from typing import Any
+
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse
 from rest_framework import serializers
@@ -15,7 +17,7 @@ from rest_framework import serializers
 from domains.api.errors import REFUSAL_CODES
 from petstore.api import openapi
 from petstore.api.exceptions import ErrorCode
-from petstore.api.pagination import LIMIT_DEFAULT, LIMIT_MAX, LIMIT_MIN
+from petstore.api.pagination import LIMIT_DEFAULT, LIMIT_MAX, LIMIT_MIN, LINK_HEADER
 
 TAG = "Domains"
 # Where the webhook endpoints' operations go when they are built: their own tag.
@@ -90,3 +92,22 @@ PAGING = [
         ),
     ),
 ]
+
+
+def listed(description: str, item: type) -> dict[str, Any]:
+    """`extend_schema` arguments for a project's paged list of `item`."""
+    return {
+        "parameters": [SLUG, *PAGING, LINK_HEADER, *openapi.ERROR_HEADERS],
+        "description": (
+            f"{description} The body is a bare array; the next page is the URL in the "
+            '`Link: <...>; rel="next"` header (absent on the last page).'
+        ),
+        "responses": {
+            200: OpenApiResponse(item(many=True), description="A page of the list."),
+            400: openapi.error(
+                "validation_error: `limit` is not an integer from 1 to 100, or `cursor` is "
+                "invalid (see `fields`)."
+            ),
+            **COMMON,
+        },
+    }

@@ -9,25 +9,15 @@ every POST honours Idempotency-Key (petstore.api.idempotency).
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable
-from typing import Any
-
-from django.contrib.auth.models import User
-from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import QuerySet
-from django.http import QueryDict
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
-from rest_framework.exceptions import NotAuthenticated, NotFound
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from domains import tasks
 from domains.api import openapi
-from domains.api.errors import refused
 from domains.api.serializers import (
     DomainSerializer,
     DomainSummarySerializer,
@@ -37,134 +27,24 @@ from domains.api.serializers import (
     ProjectSerializer,
     RedirectSerializer,
 )
-from domains.dns import hostnames
-from domains.models import Domain, Project, Redirect
-from domains.selectors import is_contested
+from domains.api.shortcuts import (
+    answer,
+    domain_data,
+    domain_in,
+    json_object,
+    page,
+    project_of,
+    redirect_in,
+    service,
+    user,
+    valid,
+)
+from domains.models import Project
 from domains.services import custom_domains, projects, redirects
 from petstore.api import idempotency
 from petstore.api import openapi as platform_openapi
-from petstore.api.exceptions import BadRequest
 from petstore.api.idempotency import Claim
-from petstore.api.pagination import LINK_HEADER, KeysetPagination
-
-# --- lookups: always among the key's user's projects -------------------------------
-
-
-_INT64_MAX = 2**63 - 1
-_ID = re.compile(r"[0-9]{1,19}")
-# Longer than any stored slug or name: not looked up (nor is a NUL, which PostgreSQL refuses).
-_LOOKUP_MAX = 253
-
-
-def _lookable(value: str) -> bool:
-    return len(value) <= _LOOKUP_MAX and "\x00" not in value
-
-
-def _user(request: Request) -> User:
-    """The key's user (every operation needs a key: IsAuthenticated)."""
-    if not isinstance(request.user, User):
-        raise NotAuthenticated()
-    return request.user
-
-
-def _project(request: Request, slug: str) -> Project:
-    mine = Project.objects.for_owner(_user(request))
-    project = mine.filter(slug=slug).first() if _lookable(slug) else None
-    if project is None:
-        raise NotFound(f"No project {slug!r}.")
-    return project
-
-
-def _domain(project: Project, hostname: str) -> Domain:
-    name = hostnames.comparable(hostname)
-    found = Domain.objects.filter(project=project, hostname=name).select_related("project")
-    domain = found.first() if _lookable(name) else None
-    if domain is None:
-        raise NotFound(f"No domain {hostname!r} in project {project.slug!r}.")
-    return domain
-
-
-def _redirect(project: Project, raw_id: str) -> Redirect:
-    is_id = _ID.fullmatch(raw_id) is not None and int(raw_id) <= _INT64_MAX
-    entry = Redirect.objects.filter(project=project, pk=int(raw_id)).first() if is_id else None
-    if entry is None:
-        raise NotFound(f"No redirect {raw_id!r} in project {project.slug!r}.")
-    return entry
-
-
-# --- bodies, answers ---------------------------------------------------------------
-
-
-def _json_object(request: Request, *, required: bool = True) -> dict[str, Any]:
-    if request.META.get("CONTENT_LENGTH", "") in ("", "0"):
-        if required:
-            raise BadRequest("A JSON object request body is required.")
-        return {}
-    data = request.data  # may raise ParseError (400), UnsupportedMediaType (415), 413
-    if isinstance(data, QueryDict) or not isinstance(data, dict):
-        raise BadRequest("The request body must be a JSON object.")
-    return data
-
-
-def _valid(serializer_class: type, body: dict[str, Any]) -> dict[str, Any]:
-    serializer = serializer_class(data=body)
-    serializer.is_valid(raise_exception=True)
-    return serializer.validated_data
-
-
-def _domain_data(domain: Domain) -> dict[str, Any]:
-    return DomainSerializer(domain, context={"contested": is_contested(domain)}).data
-
-
-def _answer(
-    claim: Claim | None, data: Any, http_status: int, headers: dict[str, str] | None = None
-) -> Response:
-    """The response, stored for replay in the caller's transaction when a key claimed it."""
-    headers = headers or {}
-    if claim is not None:
-        idempotency.complete(claim, status=http_status, body=data, headers=headers)
-    return Response(data, status=http_status, headers=headers)
-
-
-def _service(call: Callable[[], Any]) -> Any:
-    try:
-        return call()
-    except ValidationError as error:
-        raise refused(error) from None
-
-
-def _page(view: APIView, request: Request, queryset: QuerySet, output: type) -> Response:
-    paginator = KeysetPagination()
-    page = paginator.paginate_queryset(queryset, request, view)
-    return paginator.get_paginated_response(output(page, many=True).data)
-
-
-def _listed(description: str, item: type) -> dict[str, Any]:
-    return {
-        "parameters": [openapi.SLUG, *openapi.PAGING, LINK_HEADER, *platform_openapi.ERROR_HEADERS],
-        "description": (
-            f"{description} The body is a bare array; the next page is the URL in the "
-            '`Link: <...>; rel="next"` header (absent on the last page).'
-        ),
-        "responses": {
-            200: OpenApiResponse(item(many=True), description="A page of the list."),
-            400: platform_openapi.error(
-                "validation_error: `limit` is not an integer from 1 to 100, or `cursor` is "
-                "invalid (see `fields`)."
-            ),
-            **openapi.COMMON,
-        },
-    }
-
-
-POST_ERRORS = {
-    409: openapi.refusal(
-        "idempotency_key_in_use, or a refusal that conflicts with the project's state now."
-    ),
-    422: openapi.refusal("idempotency_key_reused, or a refusal by a rule of the project."),
-    **openapi.BODY_ERRORS,
-}
-
+from petstore.api.pagination import LINK_HEADER
 
 # --- projects ----------------------------------------------------------------------
 
@@ -188,8 +68,8 @@ class ProjectsView(APIView):
         },
     )
     def get(self, request: Request) -> Response:
-        mine = Project.objects.for_owner(_user(request)).select_related("primary_domain")
-        return _page(self, request, mine.order_by("id"), ProjectSerializer)
+        mine = Project.objects.for_owner(user(request)).select_related("primary_domain")
+        return page(self, request, mine.order_by("id"), ProjectSerializer)
 
 
 # --- domains -----------------------------------------------------------------------
@@ -200,11 +80,13 @@ class DomainsView(APIView):
         operation_id="listDomains",
         summary="List a project's domains",
         tags=[openapi.TAG],
-        **_listed("The project's domains in the order they were added.", DomainSummarySerializer),
+        **openapi.listed(
+            "The project's domains in the order they were added.", DomainSummarySerializer
+        ),
     )
     def get(self, request: Request, slug: str) -> Response:
-        project = _project(request, slug)
-        return _page(self, request, project.domains.order_by("id"), DomainSummarySerializer)
+        project = project_of(request, slug)
+        return page(self, request, project.domains.order_by("id"), DomainSummarySerializer)
 
     @extend_schema(
         operation_id="addDomain",
@@ -241,21 +123,21 @@ class DomainsView(APIView):
         },
     )
     def post(self, request: Request, slug: str) -> Response:
-        project = _project(request, slug)
-        body = _json_object(request)
+        project = project_of(request, slug)
+        body = json_object(request)
 
         def add(claim: Claim | None) -> Response:
-            hostname = _valid(NewDomainSerializer, body)["hostname"]
+            hostname = valid(NewDomainSerializer, body)["hostname"]
             with transaction.atomic():
-                domain = _service(
+                domain = service(
                     lambda: custom_domains.domain_add(
-                        project=project, hostname=hostname, actor=_user(request)
+                        project=project, hostname=hostname, actor=user(request)
                     )
                 )
                 location = request.build_absolute_uri(
                     f"/v1/projects/{project.slug}/domains/{domain.hostname}"
                 )
-                return _answer(claim, _domain_data(domain), 201, {"Location": location})
+                return answer(claim, domain_data(domain), 201, {"Location": location})
 
         return idempotency.run(request, body, add)
 
@@ -276,7 +158,7 @@ class DomainDetailView(APIView):
         },
     )
     def get(self, request: Request, slug: str, hostname: str) -> Response:
-        return Response(_domain_data(_domain(_project(request, slug), hostname)))
+        return Response(domain_data(domain_in(project_of(request, slug), hostname)))
 
     @extend_schema(
         operation_id="removeDomain",
@@ -290,8 +172,8 @@ class DomainDetailView(APIView):
         responses={204: OpenApiResponse(description="Removed."), **openapi.COMMON},
     )
     def delete(self, request: Request, slug: str, hostname: str) -> Response:
-        domain = _domain(_project(request, slug), hostname)
-        _service(lambda: custom_domains.domain_remove(domain=domain, actor=_user(request)))
+        domain = domain_in(project_of(request, slug), hostname)
+        service(lambda: custom_domains.domain_remove(domain=domain, actor=user(request)))
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -327,14 +209,14 @@ class DomainVerifyView(APIView):
         },
     )
     def post(self, request: Request, slug: str, hostname: str) -> Response:
-        domain = _domain(_project(request, slug), hostname)
-        body = _json_object(request, required=False)
+        domain = domain_in(project_of(request, slug), hostname)
+        body = json_object(request, required=False)
 
         def verify(claim: Claim | None) -> Response:
             with transaction.atomic():
                 # The dashboard's Verify: the request is recorded, the check queued on commit.
-                _service(lambda: tasks.request_check(domain=domain, actor=_user(request)))
-                return _answer(claim, _domain_data(domain), 202)
+                service(lambda: tasks.request_check(domain=domain, actor=user(request)))
+                return answer(claim, domain_data(domain), 202)
 
         return idempotency.run(request, body, verify)
 
@@ -361,12 +243,12 @@ class PrimaryDomainView(APIView):
         },
     )
     def put(self, request: Request, slug: str) -> Response:
-        project = _project(request, slug)
-        hostname = _valid(PrimaryDomainSerializer, _json_object(request))["hostname"]
-        domain = _domain(project, hostname)
-        _service(
+        project = project_of(request, slug)
+        hostname = valid(PrimaryDomainSerializer, json_object(request))["hostname"]
+        domain = domain_in(project, hostname)
+        service(
             lambda: projects.project_set_primary(
-                project=project, domain=domain, actor=_user(request)
+                project=project, domain=domain, actor=user(request)
             )
         )
         return Response(ProjectSerializer(project).data)
@@ -380,9 +262,9 @@ class PrimaryDomainView(APIView):
         responses={204: OpenApiResponse(description="Cleared."), **openapi.COMMON},
     )
     def delete(self, request: Request, slug: str) -> Response:
-        project = _project(request, slug)
-        _service(
-            lambda: projects.project_set_primary(project=project, domain=None, actor=_user(request))
+        project = project_of(request, slug)
+        service(
+            lambda: projects.project_set_primary(project=project, domain=None, actor=user(request))
         )
         return Response(status=status.HTTP_204_NO_CONTENT)
 
@@ -395,12 +277,14 @@ class RedirectsView(APIView):
         operation_id="listRedirects",
         summary="List a project's redirects",
         tags=[openapi.TAG],
-        **_listed("The project's redirects in the order they were made.", RedirectSerializer),
+        **openapi.listed(
+            "The project's redirects in the order they were made.", RedirectSerializer
+        ),
     )
     def get(self, request: Request, slug: str) -> Response:
-        project = _project(request, slug)
+        project = project_of(request, slug)
         entries = project.redirects.select_related("from_domain", "to_domain").order_by("id")
-        return _page(self, request, entries, RedirectSerializer)
+        return page(self, request, entries, RedirectSerializer)
 
     @extend_schema(
         operation_id="createRedirect",
@@ -430,27 +314,27 @@ class RedirectsView(APIView):
         },
     )
     def post(self, request: Request, slug: str) -> Response:
-        project = _project(request, slug)
-        body = _json_object(request)
+        project = project_of(request, slug)
+        body = json_object(request)
 
         def create(claim: Claim | None) -> Response:
-            data = _valid(NewRedirectSerializer, body)
-            from_domain = _domain(project, data["from"])
-            to_domain = _domain(project, data["to"])
+            data = valid(NewRedirectSerializer, body)
+            from_domain = domain_in(project, data["from"])
+            to_domain = domain_in(project, data["to"])
             with transaction.atomic():
-                entry = _service(
+                entry = service(
                     lambda: redirects.redirect_save(
                         project=project,
                         from_domain=from_domain,
                         to_domain=to_domain,
                         status=data["status"],
-                        actor=_user(request),
+                        actor=user(request),
                     )
                 )
                 location = request.build_absolute_uri(
                     f"/v1/projects/{project.slug}/redirects/{entry.pk}"
                 )
-                return _answer(claim, RedirectSerializer(entry).data, 201, {"Location": location})
+                return answer(claim, RedirectSerializer(entry).data, 201, {"Location": location})
 
         return idempotency.run(request, body, create)
 
@@ -464,6 +348,6 @@ class RedirectDetailView(APIView):
         responses={204: OpenApiResponse(description="Deleted."), **openapi.COMMON},
     )
     def delete(self, request: Request, slug: str, id: str) -> Response:
-        entry = _redirect(_project(request, slug), id)
-        _service(lambda: redirects.redirect_delete(redirect=entry, actor=_user(request)))
+        entry = redirect_in(project_of(request, slug), id)
+        service(lambda: redirects.redirect_delete(redirect=entry, actor=user(request)))
         return Response(status=status.HTTP_204_NO_CONTENT)
