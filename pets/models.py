@@ -1,12 +1,9 @@
-"""The animal store's data: categories, pets and idempotency records (one per API key and
-Idempotency-Key; the keys themselves: petstore/apikeys)."""
+"""The animal store's data: categories and pets (the API keys and their Idempotency-Key
+records: petstore/apikeys)."""
 
 from __future__ import annotations
 
 from django.db import models
-from django.db.models import Q
-
-from petstore.apikeys.models import ApiKey
 
 NAME_MAX_LENGTH = 100
 CATEGORY_NAME_MAX_LENGTH = 50
@@ -51,31 +48,3 @@ class Pet(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} (#{self.pk})"
-
-
-class IdempotencyRecord(models.Model):
-    """One Idempotency-Key of one API key: claimed, then completed with its response."""
-
-    api_key = models.ForeignKey(ApiKey, on_delete=models.CASCADE, related_name="+")
-    key = models.CharField(max_length=255)
-    fingerprint = models.CharField(max_length=64)  # SHA-256 of method, path and body
-    claim_token = models.CharField(max_length=32)
-    locked_at = models.DateTimeField()
-    expires_at = models.DateTimeField(db_index=True)
-    # None until the claim completes; then the response to replay.
-    response_status = models.PositiveSmallIntegerField(null=True, blank=True)
-    response_body = models.JSONField(null=True, blank=True)
-    response_headers = models.JSONField(default=dict, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        constraints = [
-            models.UniqueConstraint(fields=["api_key", "key"], name="pets_idempotency_unique_key"),
-            models.CheckConstraint(
-                condition=Q(response_status__isnull=True) | Q(response_status__gte=100),
-                name="pets_idempotency_status_valid",
-            ),
-        ]
-
-    def __str__(self) -> str:
-        return self.key

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pets import idempotency
+from petstore.api import idempotency
 from petstore.queueing import queue_task
 
 

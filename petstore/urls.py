@@ -2,6 +2,8 @@ from django.contrib import admin
 from django.urls import include, path
 
 urlpatterns = [
+    # The domains API first: pets' routes end with the catch-all 404 of /v1.
+    path("v1/", include("domains.api.urls")),
     path("v1/", include("pets.api.urls")),
     path("admin/", admin.site.urls),
     # Sign-in limits on this form and the admin's: django-axes (petstore/http/signin.py).

@@ -163,6 +163,11 @@ LAYERS = [
         ),
         id="selectors-read-and-import-no-writer-or-caller",
     ),
+    pytest.param(
+        ("domains.services", "domains.selectors", "domains.tasks", "domains.dashboard"),
+        ("domains.api",),
+        id="the-domains-api-sits-on-top-like-the-dashboard",
+    ),
 ]
 
 

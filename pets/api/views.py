@@ -25,13 +25,12 @@ from rest_framework.mixins import ListModelMixin
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from pets import idempotency
 from pets.api import hotpath
 from pets.api.filters import PetFilter
 from pets.api.serializers import INT64_MAX, CategorySerializer, NewPetSerializer, PetSerializer
 from pets.models import Category, Pet
 from pets.services import pet_create
-from petstore.api import openapi
+from petstore.api import idempotency, openapi
 from petstore.api.exceptions import BadRequest, Gone
 from petstore.api.pagination import LINK_HEADER, KeysetPagination
 

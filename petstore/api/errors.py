@@ -20,7 +20,7 @@ from rest_framework import exceptions
 from rest_framework.response import Response
 from rest_framework.views import set_rollback
 
-from petstore.api.exceptions import ErrorCode, PayloadTooLarge
+from petstore.api.exceptions import ErrorCode, PayloadTooLarge, Refused
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +43,8 @@ def error_body(code: str, message: str, http_status: int, **extra: Any) -> dict[
 
 
 def _code_for(exc: exceptions.APIException) -> str:
+    if isinstance(exc, Refused):
+        return exc.code  # an app's own refusal code, documented by that app's API
     for cls, code in _CODE_BY_CLASS:
         if isinstance(exc, cls):
             return code

@@ -54,3 +54,19 @@ class IdempotencyKeyReused(exceptions.APIException):
     status_code = status.HTTP_422_UNPROCESSABLE_ENTITY
     default_detail = "This Idempotency-Key was already used with a different request."
     default_code = ErrorCode.IDEMPOTENCY_KEY_REUSED
+
+
+class Refused(exceptions.APIException):
+    """A rule of an app's services said no: its sentence and its own stable `code` (e.g. a
+    domain service's `plan_required`), carried to the Error body as they are. The platform
+    does not list these codes: each app's API documents the codes of its own refusals, and
+    ErrorCode stays the platform's fixed set."""
+
+    status_code: int = status.HTTP_422_UNPROCESSABLE_ENTITY
+    default_detail = "The request was refused."
+    default_code = "refused"
+
+    def __init__(self, message: str, *, code: str, http_status: int) -> None:
+        super().__init__(message, code)
+        self.code = code
+        self.status_code = http_status

@@ -1,9 +1,11 @@
-"""The API key row and its queryset (the key's format: keys.py)."""
+"""The API key row and its queryset (the key's format: keys.py), and the Idempotency-Key
+records of each key (petstore/api/idempotency.py)."""
 
 from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
+from django.db.models import Q
 
 from petstore.apikeys.keys import KEY_SCHEME
 
@@ -42,3 +44,33 @@ class ApiKey(models.Model):
     @property
     def display_prefix(self) -> str:
         return f"{KEY_SCHEME}_{self.prefix}"
+
+
+class IdempotencyRecord(models.Model):
+    """One Idempotency-Key of one API key: claimed, then completed with its response."""
+
+    api_key = models.ForeignKey(ApiKey, on_delete=models.CASCADE, related_name="+")
+    key = models.CharField(max_length=255)
+    fingerprint = models.CharField(max_length=64)  # SHA-256 of method, path and body
+    claim_token = models.CharField(max_length=32)
+    locked_at = models.DateTimeField()
+    expires_at = models.DateTimeField(db_index=True)
+    # None until the claim completes; then the response to replay.
+    response_status = models.PositiveSmallIntegerField(null=True, blank=True)
+    response_body = models.JSONField(null=True, blank=True)
+    response_headers = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        # The table and constraint names it was created with in the pets app (moved as is).
+        db_table = "pets_idempotencyrecord"
+        constraints = [
+            models.UniqueConstraint(fields=["api_key", "key"], name="pets_idempotency_unique_key"),
+            models.CheckConstraint(
+                condition=Q(response_status__isnull=True) | Q(response_status__gte=100),
+                name="pets_idempotency_status_valid",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.key

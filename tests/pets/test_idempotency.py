@@ -13,8 +13,10 @@ from django.utils import timezone
 from rest_framework.exceptions import APIException
 from rest_framework.test import APIClient
 
-from pets import idempotency, tasks
-from pets.models import IdempotencyRecord, Pet
+from pets import tasks
+from pets.models import Pet
+from petstore.api import idempotency
+from petstore.apikeys.models import IdempotencyRecord
 from tests.pets.helpers import assert_error, bearer, post_json
 
 

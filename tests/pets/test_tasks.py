@@ -8,7 +8,7 @@ import pytest
 from django.utils import timezone
 
 from pets import tasks
-from pets.models import IdempotencyRecord
+from petstore.apikeys.models import IdempotencyRecord
 from tests.processes import Worker, service_env, wait_for
 
 

@@ -8,7 +8,8 @@ import json
 
 import pytest
 
-from pets.models import IdempotencyRecord, Pet
+from pets.models import Pet
+from petstore.apikeys.models import IdempotencyRecord
 from tests.pets.helpers import assert_error
 
 LONE = "\\ud800"  # as written inside a JSON document

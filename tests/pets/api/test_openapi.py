@@ -40,11 +40,13 @@ def test_the_document_is_public_even_with_a_bad_key(anon, db):
     assert response.json()["openapi"].startswith("3.")
 
 
-def test_it_lists_exactly_the_v1_operations_with_their_operation_ids(doc):
+def test_it_lists_exactly_the_pets_operations_with_their_operation_ids(doc):
+    # The document also holds other resources' operations (the domains API, its own tag).
     found = {
         (path, method): op["operationId"]
         for path, item in doc["paths"].items()
         for method, op in item.items()
+        if path.startswith(("/pets", "/categories"))
     }
     assert found == OPERATIONS
 

@@ -1,10 +1,10 @@
-"""Idempotency-Key for POST (IETF httpapi draft, Stripe's behaviour).
+"""Idempotency-Key for POST (IETF httpapi draft, Stripe's behaviour), for every /v1 resource.
 
 1. `claim()` inserts (api key, Idempotency-Key) in its own short transaction;
    the unique constraint lets exactly one concurrent request win.
 2. The winner runs the operation and calls `complete()` in the *same*
-   transaction as its writes, conditionally on its claim token: the pet and the
-   stored response commit together or not at all.
+   transaction as its writes, conditionally on its claim token: the writes (a pet, a
+   domain) and the stored response commit together or not at all.
 3. A retry with the same key and body replays the stored response; a different
    body is 422; a claim not completed yet is 409.
 
@@ -19,20 +19,26 @@ from __future__ import annotations
 import hashlib
 import json
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter
+from rest_framework.exceptions import NotAuthenticated
+from rest_framework.request import Request
+from rest_framework.response import Response
 
-from pets.models import IdempotencyRecord
 from petstore.api.exceptions import BadRequest, IdempotencyKeyInUse, IdempotencyKeyReused
-from petstore.apikeys.models import ApiKey
+from petstore.apikeys.models import ApiKey, IdempotencyRecord
 
 HEADER = "Idempotency-Key"
 TTL = timedelta(hours=24)
 LOCK_TIMEOUT = timedelta(seconds=60)
 MAX_KEY_LENGTH = 255
+REPLAYED_HEADER = "Idempotent-Replayed"
 
 
 @dataclass(frozen=True)
@@ -128,3 +134,50 @@ def release(claim: Claim) -> None:
 def purge_expired(*, now: datetime | None = None) -> int:
     deleted, _ = IdempotencyRecord.objects.filter(expires_at__lte=now or timezone.now()).delete()
     return deleted
+
+
+def run(request: Request, body: object, operation: Callable[[Claim | None], Response]) -> Response:
+    """Answer a POST once per Idempotency-Key: replay a stored response, or run
+    `operation(claim)`, which must `complete(claim, ...)` inside the transaction of its
+    writes when the claim is not None. A failure releases the claim (only a stored success
+    is replayed), so the client may retry with the same key."""
+    key = parse_header(request.headers.get(HEADER))
+    if key is None:
+        return operation(None)
+    if not isinstance(request.auth, ApiKey):  # keys are scoped to the API key
+        raise NotAuthenticated()
+    outcome = claim(
+        api_key=request.auth,
+        key=key,
+        fingerprint=fingerprint(method=request.method or "POST", path=request.path, body=body),
+    )
+    if isinstance(outcome, Replay):
+        headers = {**outcome.headers, REPLAYED_HEADER: "true"}
+        return Response(outcome.body, status=outcome.status, headers=headers)
+    try:
+        return operation(outcome)
+    except Exception:
+        release(outcome)
+        raise
+
+
+def parameters(*, statuses: list[int]) -> list[OpenApiParameter]:
+    """The request header and the replay response header, for an operation's schema."""
+    return [
+        OpenApiParameter(
+            HEADER,
+            OpenApiTypes.STR,
+            OpenApiParameter.HEADER,
+            description=(
+                "Makes a retry safe: the same key and body within 24 hours returns the "
+                "first response and changes nothing. Keys are scoped to the API key."
+            ),
+        ),
+        OpenApiParameter(
+            REPLAYED_HEADER,
+            OpenApiTypes.STR,
+            OpenApiParameter.HEADER,
+            response=statuses,
+            description="`true` when this is the stored response of an earlier request.",
+        ),
+    ]

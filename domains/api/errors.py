@@ -1,0 +1,54 @@
+"""A domain service's refusal as the API's Error body.
+
+The services raise django.core.exceptions.ValidationError with a sentence and a `code`
+(the dashboard shows the sentence, the commands print it). Here each code gets its HTTP
+status, once: 400 when the name or value sent is not valid, 409 when it conflicts with
+what exists now (retrying later or changing something else may succeed), 422 when it is
+well-formed but a rule of the project refuses it. tests/domains/api/test_errors.py keeps
+this table in step with every code the services raise.
+"""
+
+from __future__ import annotations
+
+from django.core.exceptions import ValidationError
+from rest_framework import status
+
+from petstore.api.exceptions import Refused
+
+BAD = status.HTTP_400_BAD_REQUEST
+CONFLICT = status.HTTP_409_CONFLICT
+UNPROCESSABLE = status.HTTP_422_UNPROCESSABLE_ENTITY
+
+REFUSAL_STATUS: dict[str, int] = {
+    # The host name typed is not one a project may add (domains/dns/hostnames.py).
+    "required": BAD,
+    "too_long": BAD,
+    "label_too_long": BAD,
+    "wildcard": BAD,
+    "ip_literal": BAD,
+    "invalid_hostname": BAD,
+    "platform_domain": BAD,
+    "public_suffix": BAD,
+    "invalid_status": BAD,
+    # In conflict with what the project holds now.
+    "duplicate": CONFLICT,
+    "duplicate_from": CONFLICT,
+    "quota_reached": CONFLICT,
+    "check_in_progress": CONFLICT,
+    "cooldown": CONFLICT,
+    "redirect_loop": CONFLICT,
+    "primary_redirects": CONFLICT,
+    # Well-formed, refused by a rule of the project or the domain.
+    "plan_required": UNPROCESSABLE,
+    "deploy_required": UNPROCESSABLE,
+    "target_not_live": UNPROCESSABLE,
+    "not_owned": UNPROCESSABLE,
+}
+REFUSAL_CODES = sorted(REFUSAL_STATUS)
+
+
+def refused(error: ValidationError) -> Refused:
+    """The service's sentence and code, with the code's status (422 for a code not listed)."""
+    code = next((e.code for e in error.error_list if e.code), "") or "refused"
+    message = " ".join(error.messages)
+    return Refused(message, code=code, http_status=REFUSAL_STATUS.get(code, UNPROCESSABLE))

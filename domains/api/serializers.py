@@ -1,0 +1,183 @@
+"""Input serializers validate the shape of a request; output serializers shape the answer
+(and the OpenAPI schemas). The rules (a valid name, the plan, a redirect's target) are
+the services'; a field here only says what type a value has."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from domains.choices import Plan, RedirectStatus, State
+from domains.dns import hostnames
+from domains.models import Domain
+
+# A generous bound on what is read: the service says what is wrong with the name itself
+# (too long, blank, ...), in the sentence the dashboard shows.
+_HOSTNAME_READ_MAX = 4 * hostnames.MAX_HOSTNAME_LENGTH
+
+_STATUSES = ", ".join(map(str, RedirectStatus.values))
+
+# --- input -------------------------------------------------------------------------
+
+
+class NewDomainSerializer(serializers.Serializer):
+    hostname = serializers.CharField(
+        max_length=_HOSTNAME_READ_MAX,
+        allow_blank=True,
+        help_text="The name to add, e.g. shop.example.com (Unicode allowed).",
+    )
+
+
+class PrimaryDomainSerializer(serializers.Serializer):
+    hostname = serializers.CharField(
+        max_length=_HOSTNAME_READ_MAX,
+        allow_blank=True,
+        help_text="One of the project's domains; it must not redirect.",
+    )
+
+
+class _FromField:
+    """`from` is a Python keyword: the field is added under that name at construction."""
+
+    def get_fields(self) -> dict[str, serializers.Field]:
+        fields = super().get_fields()  # type: ignore[misc]
+        return {"from": self.from_field(), **fields}
+
+    def from_field(self) -> serializers.Field:
+        raise NotImplementedError
+
+
+class NewRedirectSerializer(_FromField, serializers.Serializer):
+    to = serializers.CharField(
+        max_length=_HOSTNAME_READ_MAX, allow_blank=True, help_text="A live domain of the project."
+    )
+    # An integer, not an enum: the service refuses another status (`invalid_status`) with
+    # the sentence the dashboard shows.
+    status = serializers.IntegerField(
+        default=RedirectStatus.MOVED_PERMANENTLY, help_text=f"The HTTP status: {_STATUSES}."
+    )
+
+    def from_field(self) -> serializers.Field:
+        return serializers.CharField(
+            max_length=_HOSTNAME_READ_MAX,
+            allow_blank=True,
+            help_text="The domain that redirects (one of the project's).",
+        )
+
+
+# --- output ------------------------------------------------------------------------
+
+
+class ProjectSerializer(serializers.Serializer):
+    slug = serializers.CharField()
+    name = serializers.CharField()
+    plan = serializers.ChoiceField(choices=Plan.choices)
+    primary_domain = serializers.CharField(
+        source="primary_domain.hostname",
+        allow_null=True,
+        default=None,
+        help_text="The host name the project is served under; null: its platform address.",
+    )
+
+
+class DnsRecordSerializer(serializers.Serializer):
+    type = serializers.CharField(help_text="CNAME, ALIAS, ANAME or TXT.")
+    name = serializers.CharField(help_text="Relative to the registrable domain (`@`: itself).")
+    value = serializers.CharField()
+    ttl = serializers.IntegerField()
+    note = serializers.CharField()
+
+
+class CheckSerializer(serializers.Serializer):
+    """What the last DNS check found, and when the next one runs."""
+
+    code = serializers.CharField(source="check_code", help_text="Empty before the first check.")
+    message = serializers.CharField(source="check_message")
+    expected = serializers.CharField(source="check_expected")
+    found = serializers.CharField(source="check_found")
+    last_checked_at = serializers.DateTimeField(source="checked_at", allow_null=True)
+    next_check_at = serializers.DateTimeField(allow_null=True)
+    in_progress = serializers.BooleanField(source="check_in_progress")
+    failing_since = serializers.DateTimeField(allow_null=True)
+    stops_serving_at = serializers.SerializerMethodField(
+        help_text="A live domain whose check fails stops serving then, unless fixed."
+    )
+
+    @extend_schema_field(serializers.DateTimeField(allow_null=True))
+    def get_stops_serving_at(self, domain: Domain) -> str | None:
+        when = domain.stops_serving_at()
+        return serializers.DateTimeField().to_representation(when) if when else None
+
+
+class CertificateSerializer(serializers.Serializer):
+    """The certificate served now (the newest valid one)."""
+
+    issuer = serializers.CharField()
+    serial = serializers.CharField()
+    not_before = serializers.DateTimeField()
+    expires_at = serializers.DateTimeField(source="not_after")
+    renew_after = serializers.DateTimeField(help_text="When its renewal is due.")
+
+
+class CertificateStatusSerializer(serializers.Serializer):
+    state = serializers.CharField(
+        source="cert_state", help_text="none, requested, issued, blocked."
+    )
+    code = serializers.CharField(source="cert_code")
+    message = serializers.CharField(source="cert_message")
+
+
+class ClaimSerializer(serializers.Serializer):
+    contested = serializers.BooleanField(
+        help_text=(
+            "Another project claims, or proved, this name: the TXT record in `dns_records` "
+            "must prove it is yours."
+        )
+    )
+
+
+class DomainSummarySerializer(serializers.Serializer):
+    hostname = serializers.CharField()
+    hostname_unicode = serializers.CharField()
+    state = serializers.ChoiceField(choices=State.choices)
+    is_live = serializers.BooleanField()
+    verified_at = serializers.DateTimeField(allow_null=True)
+    created_at = serializers.DateTimeField()
+
+
+class DomainSerializer(DomainSummarySerializer):
+    """A domain as its page shows it. `context["contested"]` says whether its claim needs
+    the TXT proof (selectors.is_contested), read once by the view."""
+
+    check = CheckSerializer(source="*")
+    dns_records = serializers.SerializerMethodField()
+    certificate = CertificateSerializer(allow_null=True)
+    certificate_status = CertificateStatusSerializer(source="*")
+    claim = serializers.SerializerMethodField()
+    redirects_to = serializers.CharField(
+        source="redirect_target.hostname", allow_null=True, default=None
+    )
+    is_primary = serializers.SerializerMethodField()
+
+    @extend_schema_field(DnsRecordSerializer(many=True))
+    def get_dns_records(self, domain: Domain) -> list[dict[str, Any]]:
+        return domain.dns_records(contested=self.context["contested"])
+
+    @extend_schema_field(ClaimSerializer)
+    def get_claim(self, domain: Domain) -> dict[str, Any]:
+        return {"contested": self.context["contested"]}
+
+    def get_is_primary(self, domain: Domain) -> bool:
+        return domain.project.primary_domain_id == domain.pk
+
+
+class RedirectSerializer(_FromField, serializers.Serializer):
+    id = serializers.IntegerField()
+    to = serializers.CharField(source="to_domain.hostname")
+    status = serializers.IntegerField(help_text=f"The HTTP status: {_STATUSES}.")
+    created_at = serializers.DateTimeField()
+
+    def from_field(self) -> serializers.Field:
+        return serializers.CharField(source="from_domain.hostname")

@@ -1,0 +1,34 @@
+"""The domains API's routes, under /v1 (petstore/urls.py), before pets' catch-all."""
+
+from django.urls import path
+
+from domains.api import views
+
+urlpatterns = [
+    path("projects", views.ProjectsView.as_view(), name="api-projects"),
+    path("projects/<str:slug>/domains", views.DomainsView.as_view(), name="api-domains"),
+    path(
+        "projects/<str:slug>/domains/<str:hostname>",
+        views.DomainDetailView.as_view(),
+        name="api-domain",
+    ),
+    path(
+        "projects/<str:slug>/domains/<str:hostname>/verify",
+        views.DomainVerifyView.as_view(),
+        name="api-domain-verify",
+    ),
+    path(
+        "projects/<str:slug>/primary-domain",
+        views.PrimaryDomainView.as_view(),
+        name="api-primary-domain",
+    ),
+    path("projects/<str:slug>/redirects", views.RedirectsView.as_view(), name="api-redirects"),
+    path(
+        # Any segment: the view answers a bad id with the same 404 as an unknown one.
+        "projects/<str:slug>/redirects/<str:id>",
+        views.RedirectDetailView.as_view(),
+        name="api-redirect",
+    ),
+    # The webhook endpoints (`projects/<slug>/webhooks`, `.../webhooks/<id>` and
+    # `.../webhooks/<id>/deliveries`) go here, tagged openapi.WEBHOOKS_TAG.
+]
