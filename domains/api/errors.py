@@ -3,8 +3,9 @@
 The services raise django.core.exceptions.ValidationError with a sentence and a `code`
 (the dashboard shows the sentence, the commands print it). Here each code gets its HTTP
 status, once: 400 when the name or value sent is not valid, 409 when it conflicts with
-what exists now (retrying later or changing something else may succeed), 422 when it is
-well-formed but a rule of the project refuses it. tests/domains/api/test_errors.py keeps
+what exists now (retrying later or changing something else may succeed), 429 when the
+project has used its hourly allowance of Add domain or Verify, 422 when it is well-formed
+but a rule of the project refuses it. tests/domains/api/test_errors.py keeps
 this table in step with every code the services raise.
 """
 
@@ -18,6 +19,7 @@ from petstore.api.exceptions import Refused
 BAD = status.HTTP_400_BAD_REQUEST
 CONFLICT = status.HTTP_409_CONFLICT
 UNPROCESSABLE = status.HTTP_422_UNPROCESSABLE_ENTITY
+TOO_MANY = status.HTTP_429_TOO_MANY_REQUESTS
 
 REFUSAL_STATUS: dict[str, int] = {
     # The host name typed is not one a project may add (domains/dns/hostnames.py).
@@ -36,8 +38,12 @@ REFUSAL_STATUS: dict[str, int] = {
     "quota_reached": CONFLICT,
     "check_in_progress": CONFLICT,
     "cooldown": CONFLICT,
+    "readd_cooldown": CONFLICT,
     "redirect_loop": CONFLICT,
     "primary_redirects": CONFLICT,
+    # The project's hourly allowance (DOMAINS_ADD_PER_HOUR, DOMAINS_VERIFY_PER_HOUR) is used.
+    "add_limit": TOO_MANY,
+    "verify_limit": TOO_MANY,
     # Well-formed, refused by a rule of the project or the domain.
     "plan_required": UNPROCESSABLE,
     "deploy_required": UNPROCESSABLE,

@@ -114,8 +114,9 @@ def _codes_raised_by_the_services() -> set[str]:
     return codes - {""}
 
 
-# Refusals of services the API does not call (projects are made by staff commands).
-NOT_CALLED = {"invalid_plan", "taken", "reserved_slug"}
+# Raised by services the API does not call (projects are made by staff; notification
+# choices are the dashboard's).
+NOT_CALLED = {"invalid_plan", "taken", "reserved_slug", "unknown_event_type"}
 
 
 def test_every_refusal_code_of_the_services_has_a_status_and_is_documented(api, db):
