@@ -4,27 +4,24 @@ one digest, sent through a real SMTP server on loopback (tests/fixtures/smtp.py)
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 import pytest
 from celery.exceptions import Retry
 from django.test import Client
 
 from domains import tasks
-from domains.choices import ACTION_NEEDED_EVENTS, DIGEST_WINDOW, EmailState, EventType, State
+from domains.choices import ACTION_NEEDED_EVENTS, DIGEST_WINDOW, EmailState, EventType
 from domains.models import OwnerEvent
 from domains.notifications import sender
 from domains.retry import RetryLater
-from domains.services import certificates
-from domains.services.custom_domains import domain_add, domain_remove
+from domains.services.custom_domains import domain_add
 from domains.services.events import record_owner_event
 from domains.services.projects import deploy_record, project_create
-from domains.services.verification import domain_check
 from petstore.models import TaskFailure
-from tests.fixtures.domains import TARGET
+from tests.fixtures.domains import T0
 
 pytestmark = pytest.mark.django_db
-T0 = datetime(2026, 11, 2, 12, 0, tzinfo=UTC)
 LATER = DIGEST_WINDOW + timedelta(seconds=1)
 
 
@@ -33,17 +30,6 @@ def alice(alice):
     alice.email = "alice@example.test"
     alice.save()
     return alice
-
-
-@pytest.fixture
-def active(dns_server, www, time_machine):
-    time_machine.move_to(T0, tick=False)
-    dns_server.add("www.example.test", "CNAME", TARGET + ".")
-    tasks.enqueue(domain_check(domain_id=www.pk).next_steps)
-    certificates.certificate_issue(domain_id=www.pk)
-    www.refresh_from_db()
-    assert www.state == State.ACTIVE
-    return www
 
 
 def send_due(time_machine, at: datetime) -> None:
@@ -122,8 +108,9 @@ def test_the_same_event_for_the_same_domain_is_mailed_once_a_day(
     ]
     # A day later the same news is news again.
     time_machine.move_to(T0 + timedelta(days=1, hours=1), tick=False)
-    domain_remove(domain=bobs.domains.get(), actor=bob)
-    domain_add(project=bobs, hostname="www.example.test", actor=bob)
+    third = project_create(slug="bobs-third", owner=bob, plan="pro")
+    deploy_record(project=third, html="<h1>A third</h1>")
+    domain_add(project=third, hostname="www.example.test", actor=bob)
     send_due(time_machine, T0 + timedelta(days=1, hours=1) + LATER)
     assert len(smtp_server.messages) == 2
 

@@ -3,31 +3,18 @@ pressed, and its certificate is not renewed."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 import pytest
 
-from domains import tasks
 from domains.choices import State
 from domains.models import Certificate, Domain, DomainEvent
 from domains.services import certificates
 from domains.services.custom_domains import domain_request_check
 from domains.services.verification import domain_check
-from tests.fixtures.domains import TARGET, check
+from tests.fixtures.domains import T0, TARGET, check
 
 pytestmark = pytest.mark.django_db
-T0 = datetime(2026, 11, 2, 12, 0, tzinfo=UTC)
-
-
-@pytest.fixture
-def active(dns_server, www, time_machine):
-    time_machine.move_to(T0, tick=False)
-    dns_server.add("www.example.test", "CNAME", TARGET + ".")
-    tasks.enqueue(domain_check(domain_id=www.pk).next_steps)
-    certificates.certificate_issue(domain_id=www.pk)
-    www.refresh_from_db()
-    assert www.state == State.ACTIVE
-    return www
 
 
 def test_reverify_every_40_hours_does_not_keep_a_dangling_domain_alive(
