@@ -25,6 +25,8 @@ pytestmark = pytest.mark.django_db
 
 # URLs anybody may open: "" only sends visitors on to the dashboard (which signs them in).
 PUBLIC = {""}
+# Pages of the signed-in user's own (their notification choices): nobody else's to reach.
+OWN = {"notification_settings"}
 
 
 @pytest.fixture
@@ -106,8 +108,8 @@ def test_another_owner_is_refused_everywhere_and_changes_nothing(alices, bob, bo
         for method in ("get", "post"):
             response = getattr(client, method)(path, data.get(name, {}))
             assert b"example.com" not in response.content and b"Shop" not in response.content
-            if path == "/dashboard/":
-                continue  # bob's own list of projects: his, not alice's (checked above)
+            if path == "/dashboard/" or name in OWN:
+                continue  # bob's own list of projects and choices: his, not alice's
             # 404: bob cannot even learn that alice's project exists; 405: wrong verb.
             assert response.status_code in (404, 405), (method, path, response.status_code)
     assert _snapshot() == before
