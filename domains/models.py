@@ -531,3 +531,9 @@ class WebhookDelivery(models.Model):
 
     def __str__(self) -> str:
         return f"{self.endpoint_id} {self.event_id} {self.state}"
+
+    @property
+    def message_id(self) -> str:
+        """The `webhook-id`: the event's, the same on every attempt and every endpoint
+        (a receiver dedupes on it)."""
+        return f"evt_{self.event_id}"

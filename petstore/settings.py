@@ -287,6 +287,8 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "PetStatus": "pets.models.PetStatus",
         "ErrorCode": "petstore.api.exceptions.ErrorCode",
+        "EventTypeEnum": "domains.choices.EventType",
+        "WebhookDeliveryStateEnum": "domains.choices.DeliveryState",
     },
     "COMPONENT_NO_READ_ONLY_REQUIRED": False,
     # The document and the docs page are public: no key, no throttle.

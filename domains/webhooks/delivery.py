@@ -87,11 +87,6 @@ def payload(event: OwnerEvent) -> bytes:
     return json.dumps(body, separators=(",", ":"), sort_keys=True).encode()
 
 
-def message_id(event: OwnerEvent) -> str:
-    """The event's id: the same for every attempt and every endpoint (receivers dedupe)."""
-    return f"evt_{event.pk}"
-
-
 def deliver(*, delivery_id: int, now: datetime | None = None) -> WebhookDelivery | None:
     """One attempt of a due delivery, if this call claims it; the delivery as recorded."""
     now = now or timezone.now()
@@ -121,7 +116,7 @@ def _attempt(delivery: WebhookDelivery, now: datetime) -> client.Answer:
     body = payload(event)
     headers = signing.headers(
         secret=endpoint.secret,
-        message_id=message_id(event),
+        message_id=delivery.message_id,
         timestamp=int(now.timestamp()),
         body=body,
     )
