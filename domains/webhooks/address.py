@@ -60,10 +60,9 @@ def check_url(url: str) -> Target:
         raise refuse("A webhook URL must start with https://.", "webhook_scheme")
     if _is_platform_name(host):
         raise refuse("A webhook cannot point at this platform's own hosts.", "webhook_platform")
-    addresses = _addresses(host)
+    addresses, platform = _resolve(host)
     for address in addresses:
         _check_address(host, address)
-    platform = _platform_addresses()
     if any(address in platform for address in addresses):
         raise refuse("A webhook cannot point at this platform's own hosts.", "webhook_platform")
     path = parts.path or "/"
@@ -87,20 +86,36 @@ def _is_platform_name(host: str) -> bool:
     return any(host == name or host.endswith(f".{name}") for name in own if name)
 
 
-def _addresses(host: str) -> list[IPAddress]:
+def _literal(name: str) -> IPAddress | None:
     try:
-        return [ipaddress.ip_address(host)]
+        return ipaddress.ip_address(name)
     except ValueError:
-        pass
-    found: list[IPAddress] = []
-    for lookup in lookups.lookup_many([(host, "A"), (host, "AAAA")]).values():
-        found.extend(ipaddress.ip_address(value) for value in lookup.final)
-    if not found:
+        return None
+
+
+def _resolve(host: str) -> tuple[list[IPAddress], set[IPAddress]]:
+    """The host's addresses, and the platform's own (the CNAME target tenants point at, the
+    dashboard host): one round of questions, so an attempt waits for the DNS once."""
+    own = sorted({settings.PLATFORM_CNAME_TARGET, settings.DASHBOARD_HOST} - {""})
+    names = [name for name in [host, *own] if _literal(name) is None]
+    questions = [(name, rdtype) for name in dict.fromkeys(names) for rdtype in ("A", "AAAA")]
+    answers = lookups.lookup_many(questions)
+    found: dict[str, list[IPAddress]] = {}
+    for (name, _), lookup in answers.items():
+        found.setdefault(name, []).extend(ipaddress.ip_address(v) for v in lookup.final)
+    for name in [host, *own]:
+        literal = _literal(name)
+        if literal is not None:
+            found[name] = [literal]
+    addresses = found.get(host, [])
+    if not addresses:
         raise refuse(
             f"{host} does not resolve to an address; check the name and its DNS records.",
             "webhook_unresolvable",
         )
-    return found
+    platform = {address for name in own for address in found.get(name, [])}
+    # Loopback is the loopback rule's to decide (a developer's own machine under DEBUG).
+    return addresses, {address for address in platform if not address.is_loopback}
 
 
 def _check_address(host: str, address: IPAddress) -> None:
@@ -116,15 +131,3 @@ def _check_address(host: str, address: IPAddress) -> None:
             "webhooks go to public HTTPS endpoints only.",
             "webhook_address",
         )
-
-
-def _platform_addresses() -> set[IPAddress]:
-    """The addresses of the hosts this platform answers on (the CNAME target tenants point
-    at, the dashboard): a webhook pointed there would make us call ourselves."""
-    names = {settings.PLATFORM_CNAME_TARGET, settings.DASHBOARD_HOST} - {""}
-    questions = [(name, rdtype) for name in sorted(names) for rdtype in ("A", "AAAA")]
-    found: set[IPAddress] = set()
-    for lookup in lookups.lookup_many(questions).values():
-        found.update(ipaddress.ip_address(value) for value in lookup.final)
-    # Loopback is the loopback rule's to decide (a developer's own machine under DEBUG).
-    return {address for address in found if not address.is_loopback}

@@ -118,3 +118,11 @@ def test_a_name_that_moves_to_a_private_address_is_refused_at_delivery(
     assert logged.state == DeliveryState.PENDING  # retried later, never sent there
     assert logged.status_code is None
     assert "192.168.0.10" in logged.response
+
+
+def test_a_name_resolving_to_the_platforms_own_address_is_refused(production):
+    production.clear()
+    production.add(TARGET, "A", "8.8.4.4")  # the platform's public address, say
+    production.add("alias.example.test", "A", "8.8.4.4")
+    assert code_of("https://alias.example.test/") == "webhook_platform"
+    assert code_of("https://8.8.4.4/") == "webhook_platform"
