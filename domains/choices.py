@@ -276,3 +276,30 @@ class RedirectStatus(models.IntegerChoices):
     FOUND = 302, "302 Found (temporary)"
     TEMPORARY_REDIRECT = 307, "307 Temporary Redirect"
     PERMANENT_REDIRECT = 308, "308 Permanent Redirect"
+
+
+class DeliveryState(models.TextChoices):
+    """Where a webhook delivery stands (WebhookDelivery.state, domains/webhooks/)."""
+
+    PENDING = "pending", "Waiting for its (next) attempt"
+    SENDING = "sending", "Being sent"
+    DELIVERED = "delivered", "Delivered (2xx)"
+    FAILED = "failed", "Failed after every retry"
+
+
+# Delays before the n-th retry of a webhook delivery: the first within a minute, then
+# longer, about a day in all (18 h); after the last one the delivery fails.
+WEBHOOK_RETRY_BACKOFF = (
+    timedelta(seconds=30),
+    timedelta(minutes=2),
+    timedelta(minutes=10),
+    timedelta(minutes=30),
+    timedelta(hours=2),
+    timedelta(hours=5),
+    timedelta(hours=10),
+)
+WEBHOOK_MAX_ATTEMPTS = len(WEBHOOK_RETRY_BACKOFF) + 1
+# An endpoint whose attempts have all failed this long is disabled and its owner mailed.
+WEBHOOK_DISABLE_AFTER = timedelta(days=3)
+# The first bytes of a receiver's answer kept in the delivery log.
+WEBHOOK_RESPONSE_EXCERPT = 500

@@ -11,11 +11,18 @@ from collections import defaultdict
 from collections.abc import Iterable
 from typing import Any
 
-from django.db.models import Q
+from django.db.models import Q, QuerySet
 
 from domains.choices import CertCode, CheckCode
 from domains.dns.hostnames import registrable_domain
-from domains.models import Domain, Project, ProvenHostname, Redirect
+from domains.models import (
+    Domain,
+    Project,
+    ProvenHostname,
+    Redirect,
+    WebhookDelivery,
+    WebhookEndpoint,
+)
 
 # --- Who may have a host name ------------------------------------------------------
 #
@@ -102,3 +109,20 @@ def project_domains_structure(*, project: Project) -> dict[str, Any]:
     primary = project.primary_domain.hostname if project.primary_domain else None
     redirects = project.redirects.select_related("from_domain", "to_domain")
     return {"primary": primary, "redirects": [r.as_dict() for r in redirects]}
+
+
+# --- Webhooks ----------------------------------------------------------------------
+
+
+def webhook_endpoints(project: Project) -> QuerySet[WebhookEndpoint]:
+    """The project's endpoints, oldest first (the secret is a column: never show it)."""
+    return WebhookEndpoint.objects.filter(project=project).order_by("created_at", "pk")
+
+
+def webhook_deliveries(endpoint: WebhookEndpoint) -> QuerySet[WebhookDelivery]:
+    """An endpoint's delivery log, newest first, with each delivery's event."""
+    return (
+        WebhookDelivery.objects.filter(endpoint=endpoint)
+        .select_related("event")
+        .order_by("-created_at", "-pk")
+    )

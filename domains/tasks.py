@@ -23,6 +23,7 @@ from domains.services import certificates, scheduling, verification
 from domains.services.custom_domains import domain_request_check
 from domains.services.nextsteps import NextSteps
 from domains.services.scheduling import BATCH_SIZE, chunked
+from domains.webhooks import delivery
 from petstore.queueing import QueueTask, queue_task
 
 # Delays (seconds) before retrying a temporary DNS failure: 10s, 30s, 90s, 270s, 810s.
@@ -153,3 +154,18 @@ def send_project_notifications(self: QueueTask[Any, Any], project_id: int) -> No
     except RetryLater as exc:
         if self.request.retries < sender.MAX_ATTEMPTS:
             raise self.retry(countdown=sender.retry_countdown(self.request.retries)) from exc
+
+
+@queue_task(acks_late=True, ignore_result=True)
+def dispatch_webhooks() -> None:
+    """Beat: the deliveries of new owner events, and every attempt that is due."""
+    delivery.dispatch()
+    for delivery_id in delivery.due():
+        deliver_webhook.delay(delivery_id)
+
+
+@queue_task(acks_late=True, max_retries=0, ignore_result=True)
+def deliver_webhook(delivery_id: int) -> None:
+    """One attempt; its retry is the delivery's next_attempt_at, which the beat reads (a
+    message queued twice is one attempt: the claim is a conditional UPDATE)."""
+    delivery.deliver(delivery_id=delivery_id)

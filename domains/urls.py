@@ -7,12 +7,13 @@ reads like what it shows: /dashboard/projects/shop/domains/www.example.com/.
 from django.urls import path
 from django.views.generic import RedirectView
 
-from domains.dashboard import views
+from domains.dashboard import views, webhooks
 
 app_name = "dashboard"
 
 _project = "dashboard/projects/<slug:slug>/"
 _domain = _project + "domains/<str:hostname>/"
+_webhooks = "dashboard/settings/notifications/webhooks/"
 
 urlpatterns = [
     path("", RedirectView.as_view(pattern_name="dashboard:home", permanent=False)),
@@ -21,6 +22,15 @@ urlpatterns = [
         "dashboard/settings/notifications/",
         views.notification_settings,
         name="notification_settings",
+    ),
+    path(_webhooks + "add/", webhooks.webhook_add, name="webhook_add"),
+    path(_webhooks + "<int:pk>/", webhooks.webhook_detail, name="webhook_detail"),
+    path(_webhooks + "<int:pk>/rotate/", webhooks.webhook_rotate, name="webhook_rotate"),
+    path(_webhooks + "<int:pk>/delete/", webhooks.webhook_delete, name="webhook_delete"),
+    path(
+        _webhooks + "<int:pk>/deliveries/<int:delivery_pk>/redeliver/",
+        webhooks.webhook_redeliver,
+        name="webhook_redeliver",
     ),
     path(_project + "domains/", views.project_domains, name="project_domains"),
     path(_project + "domains.json", views.project_structure, name="project_structure"),

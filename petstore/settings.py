@@ -287,6 +287,8 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "PetStatus": "pets.models.PetStatus",
         "ErrorCode": "petstore.api.exceptions.ErrorCode",
+        "EventTypeEnum": "domains.choices.EventType",
+        "WebhookDeliveryStateEnum": "domains.choices.DeliveryState",
     },
     "COMPONENT_NO_READ_ONLY_REQUIRED": False,
     # The document and the docs page are public: no key, no throttle.
@@ -330,8 +332,15 @@ CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 # -Q consumes both (CELERY_TASK_QUEUES).
 CHECKS_QUEUE = "checks"
 CERTIFICATES_QUEUE = "certificates"
+# Webhook deliveries wait on tenants' receivers (WEBHOOKS_TIMEOUT each): a queue and a
+# worker of their own, so a slow receiver never delays a check or a certificate.
+WEBHOOKS_QUEUE = "webhooks"
 CELERY_TASK_DEFAULT_QUEUE = CHECKS_QUEUE
-CELERY_TASK_QUEUES: dict[str, dict[str, str]] = {CHECKS_QUEUE: {}, CERTIFICATES_QUEUE: {}}
+CELERY_TASK_QUEUES: dict[str, dict[str, str]] = {
+    CHECKS_QUEUE: {},
+    CERTIFICATES_QUEUE: {},
+    WEBHOOKS_QUEUE: {},
+}
 CELERY_TASK_ROUTES = {
     "domains.tasks.check_domain": {"queue": CHECKS_QUEUE},
     "domains.tasks.check_domains": {"queue": CHECKS_QUEUE},
@@ -340,6 +349,8 @@ CELERY_TASK_ROUTES = {
     "domains.tasks.issue_certificates": {"queue": CERTIFICATES_QUEUE},
     "domains.tasks.renew_certificate": {"queue": CERTIFICATES_QUEUE},
     "domains.tasks.renew_certificates": {"queue": CERTIFICATES_QUEUE},
+    "domains.tasks.dispatch_webhooks": {"queue": WEBHOOKS_QUEUE},
+    "domains.tasks.deliver_webhook": {"queue": WEBHOOKS_QUEUE},
 }
 CELERY_BEAT_SCHEDULE: dict[str, dict[str, str | float]] = {
     # Pets API: Idempotency-Key records live 24 hours; purge the expired ones hourly.
@@ -352,7 +363,19 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, str | float]] = {
     "domains-renew-certificates": {"task": "domains.tasks.renew_certificates", "schedule": 3600.0},
     # Mails the owner events whose digest window has passed (and retries that are due).
     "domains-send-notifications": {"task": "domains.tasks.send_notifications", "schedule": 30.0},
+    # Creates the deliveries of new owner events and queues every attempt that is due.
+    "domains-dispatch-webhooks": {"task": "domains.tasks.dispatch_webhooks", "schedule": 15.0},
 }
+
+# --- Webhooks ---------------------------------------------------------------
+# Seconds one delivery attempt may take in all (connect, send, the answer's first bytes).
+WEBHOOKS_TIMEOUT = env_float("WEBHOOKS_TIMEOUT", 5.0)
+# Lets webhooks use plain http and loopback addresses (a developer's own machine); private
+# and link-local addresses stay refused. Never on in production.
+WEBHOOKS_ALLOW_LOOPBACK = env_bool("WEBHOOKS_ALLOW_LOOPBACK", DEBUG)
+# A PEM file of CAs a receiver's certificate may chain to instead of the system's (tests,
+# development); empty: the system's trust store.
+WEBHOOKS_CA_BUNDLE = env_str("WEBHOOKS_CA_BUNDLE")
 
 # --- Email ------------------------------------------------------------------
 # What owners are told (domains/notifications/) goes out through Django's email framework.

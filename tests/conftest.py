@@ -25,6 +25,7 @@ pytest_plugins = [
     "tests.fixtures.edge",
     "tests.fixtures.static",
     "tests.fixtures.smtp",
+    "tests.fixtures.webhooks",
 ]
 
 

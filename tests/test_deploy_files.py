@@ -12,7 +12,7 @@ import yaml
 from tests.petstore.test_configuration_documented import code_variables, env_example_variables
 from tests.processes import ROOT
 
-APP_SERVICES = ("release", "web", "edge", "worker", "certificates", "beat")
+APP_SERVICES = ("release", "web", "edge", "worker", "certificates", "webhooks", "beat")
 
 
 @pytest.fixture(scope="module")
@@ -152,17 +152,18 @@ def _queues(command: list[str]) -> str:
 def test_each_queue_has_a_worker_of_its_own_in_every_deploy_file(compose, settings):
     """A slow check never sits in front of certificate work: production starts one worker
     per queue, and every routed task goes to a queue one of them consumes."""
-    queues = {settings.CHECKS_QUEUE, settings.CERTIFICATES_QUEUE}
+    queues = {settings.CHECKS_QUEUE, settings.CERTIFICATES_QUEUE, settings.WEBHOOKS_QUEUE}
     assert {route["queue"] for route in settings.CELERY_TASK_ROUTES.values()} == queues
     procfile = dict(
         line.split(": ", 1) for line in (ROOT / "Procfile.production").read_text().splitlines()
     )
     services = compose["services"]
     for commands in (
-        {name: procfile[name].split() for name in ("worker", "certificates")},
-        {name: services[name]["command"] for name in ("worker", "certificates")},
+        {name: procfile[name].split() for name in ("worker", "certificates", "webhooks")},
+        {name: services[name]["command"] for name in ("worker", "certificates", "webhooks")},
     ):
         assert _queues(commands["worker"]) == settings.CHECKS_QUEUE
         assert _queues(commands["certificates"]) == settings.CERTIFICATES_QUEUE
+        assert _queues(commands["webhooks"]) == settings.WEBHOOKS_QUEUE
         # The checks wait for the DNS: one process holds many of them in threads.
         assert commands["worker"][commands["worker"].index("--pool") + 1] == "threads"

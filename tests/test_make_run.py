@@ -122,12 +122,13 @@ def test_the_hints_come_from_a_process_of_their_own_and_the_worker_is_quiet():
 def test_make_run_starts_a_worker_for_checks_and_another_for_certificates(settings):
     """A check waiting on a silent name server never sits in front of a certificate."""
     consumed = {}
-    for name in ("worker", "certificates"):
+    for name in ("worker", "certificates", "webhooks"):
         command = procfile_command(name).split()
         consumed[name] = command[command.index("-Q") + 1]
     assert consumed == {
         "worker": settings.CHECKS_QUEUE,
         "certificates": settings.CERTIFICATES_QUEUE,
+        "webhooks": settings.WEBHOOKS_QUEUE,
     }
 
 

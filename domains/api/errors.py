@@ -32,6 +32,14 @@ REFUSAL_STATUS: dict[str, int] = {
     "platform_domain": BAD,
     "public_suffix": BAD,
     "invalid_status": BAD,
+    # A webhook's URL or events (domains/webhooks/address.py, services/webhooks.py).
+    "webhook_url": BAD,
+    "webhook_scheme": BAD,
+    "webhook_unresolvable": BAD,
+    "webhook_address": BAD,
+    "webhook_platform": BAD,
+    "webhook_events": BAD,
+    "unknown_event_type": BAD,
     # In conflict with what the project holds now.
     "duplicate": CONFLICT,
     "duplicate_from": CONFLICT,
@@ -41,6 +49,8 @@ REFUSAL_STATUS: dict[str, int] = {
     "readd_cooldown": CONFLICT,
     "redirect_loop": CONFLICT,
     "primary_redirects": CONFLICT,
+    "webhook_limit": CONFLICT,
+    "webhook_disabled": CONFLICT,
     # The project's hourly allowance (DOMAINS_ADD_PER_HOUR, DOMAINS_VERIFY_PER_HOUR) is used.
     "add_limit": TOO_MANY,
     "verify_limit": TOO_MANY,

@@ -9,9 +9,10 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from domains.choices import Plan, RedirectStatus, State
+from domains.choices import DeliveryState, EventType, Plan, RedirectStatus, State
 from domains.dns import hostnames
-from domains.models import Domain
+from domains.models import Domain, WebhookDelivery, WebhookEndpoint
+from domains.webhooks.address import MAX_URL_LENGTH
 
 # A generous bound on what is read: the service says what is wrong with the name itself
 # (too long, blank, ...), in the sentence the dashboard shows.
@@ -181,3 +182,66 @@ class RedirectSerializer(_FromField, serializers.Serializer):
 
     def from_field(self) -> serializers.Field:
         return serializers.CharField(source="from_domain.hostname")
+
+
+# --- webhooks ------------------------------------------------------------------------
+
+
+class NewWebhookSerializer(serializers.Serializer):
+    url = serializers.CharField(
+        max_length=MAX_URL_LENGTH,
+        help_text="The HTTPS address that receives the events (public addresses only).",
+    )
+    events = serializers.ListField(
+        child=serializers.ChoiceField(choices=EventType.choices),
+        allow_empty=False,
+        max_length=len(EventType.values),
+        help_text="The event types to send.",
+    )
+
+
+class WebhookSerializer(serializers.ModelSerializer):
+    events = serializers.ListField(child=serializers.ChoiceField(choices=EventType.choices))
+    enabled = serializers.BooleanField(help_text="False once disabled after failing for days.")
+
+    class Meta:
+        model = WebhookEndpoint
+        fields = ["id", "url", "events", "enabled", "created_at", "disabled_at", "failing_since"]
+
+
+class NewWebhookAnswerSerializer(WebhookSerializer):
+    secret = serializers.CharField(
+        help_text=(
+            "The signing secret (`whsec_…`), shown in this answer only: keep it to verify "
+            "the `webhook-signature` header."
+        )
+    )
+
+    class Meta(WebhookSerializer.Meta):
+        fields = [*WebhookSerializer.Meta.fields, "secret"]
+
+
+class WebhookDeliverySerializer(serializers.ModelSerializer):
+    event_id = serializers.CharField(
+        source="message_id", help_text="The `webhook-id` header: the same on every attempt."
+    )
+    event_type = serializers.ChoiceField(source="event.type", choices=EventType.choices)
+    state = serializers.ChoiceField(choices=DeliveryState.choices)
+    response = serializers.CharField(help_text="The first bytes of the last answer, or why none.")
+
+    class Meta:
+        model = WebhookDelivery
+        fields = [
+            "id",
+            "event_id",
+            "event_type",
+            "state",
+            "attempts",
+            "status_code",
+            "duration_ms",
+            "response",
+            "created_at",
+            "attempted_at",
+            "next_attempt_at",
+            "delivered_at",
+        ]

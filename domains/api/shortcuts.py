@@ -20,7 +20,7 @@ from rest_framework.views import APIView
 from domains.api.errors import refused
 from domains.api.serializers import DomainSerializer
 from domains.dns import hostnames
-from domains.models import Domain, Project, Redirect
+from domains.models import Domain, Project, Redirect, WebhookEndpoint
 from domains.selectors import is_contested
 from petstore.api import idempotency
 from petstore.api.exceptions import BadRequest
@@ -70,6 +70,15 @@ def redirect_in(project: Project, raw_id: str) -> Redirect:
     if entry is None:
         raise NotFound(f"No redirect {raw_id!r} in project {project.slug!r}.")
     return entry
+
+
+def webhook_in(project: Project, raw_id: str) -> WebhookEndpoint:
+    is_id = _ID.fullmatch(raw_id) is not None and int(raw_id) <= _INT64_MAX
+    found = WebhookEndpoint.objects.filter(project=project, pk=int(raw_id)) if is_id else None
+    endpoint = found.first() if found is not None else None
+    if endpoint is None:
+        raise NotFound(f"No webhook {raw_id!r} in project {project.slug!r}.")
+    return endpoint
 
 
 # --- bodies, answers ---------------------------------------------------------------

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from domains.api import views
+from domains.api import views, webhooks
 
 urlpatterns = [
     path("projects", views.ProjectsView.as_view(), name="api-projects"),
@@ -29,6 +29,16 @@ urlpatterns = [
         views.RedirectDetailView.as_view(),
         name="api-redirect",
     ),
-    # The webhook endpoints (`projects/<slug>/webhooks`, `.../webhooks/<id>` and
-    # `.../webhooks/<id>/deliveries`) go here, tagged openapi.WEBHOOKS_TAG.
+    path("projects/<str:slug>/webhooks", webhooks.WebhooksView.as_view(), name="api-webhooks"),
+    path(
+        # Any segment: the view answers a bad id with the same 404 as an unknown one.
+        "projects/<str:slug>/webhooks/<str:id>",
+        webhooks.WebhookDetailView.as_view(),
+        name="api-webhook",
+    ),
+    path(
+        "projects/<str:slug>/webhooks/<str:id>/deliveries",
+        webhooks.WebhookDeliveriesView.as_view(),
+        name="api-webhook-deliveries",
+    ),
 ]

@@ -115,3 +115,22 @@ class NotificationsForm(forms.Form):
         help_text="Several events of one project within two minutes arrive as one mail; the "
         "same event for the same domain at most once a day.",
     )
+
+
+class WebhookForm(forms.Form):
+    """Add a webhook endpoint: the URL is checked by the service (the address guard)."""
+
+    project = forms.ModelChoiceField(queryset=Project.objects.none(), empty_label=None)
+    url = forms.CharField(label="Endpoint URL", max_length=2000)
+    events = forms.MultipleChoiceField(
+        label="Send",
+        choices=EventType.choices,
+        widget=forms.CheckboxSelectMultiple,
+        help_text="Each event is POSTed as JSON, signed per Standard Webhooks.",
+    )
+
+    def __init__(self, *args: Any, projects: QuerySet[Project], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        field = self.fields["project"]
+        assert isinstance(field, forms.ModelChoiceField)
+        field.queryset = projects

@@ -15,6 +15,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from domains import tasks
 from domains.choices import CertCode
+from domains.dashboard import webhooks
 from domains.dashboard.forms import (
     DomainAddForm,
     NotificationsForm,
@@ -303,4 +304,5 @@ def notification_settings(request):
                 return redirect("dashboard:notification_settings")
     else:
         form = NotificationsForm(initial={"email_events": sorted(email_choices(request.user.pk))})
-    return render(request, "domains/notification_settings.html", {"form": form})
+    context = {"form": form, **webhooks.settings_context(request)}
+    return render(request, "domains/notification_settings.html", context)

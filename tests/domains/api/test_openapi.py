@@ -18,6 +18,11 @@ OPERATION_IDS = {
     ("/projects/{slug}/redirects", "get"): "listRedirects",
     ("/projects/{slug}/redirects", "post"): "createRedirect",
     ("/projects/{slug}/redirects/{id}", "delete"): "deleteRedirect",
+    ("/projects/{slug}/webhooks", "get"): "listWebhooks",
+    ("/projects/{slug}/webhooks", "post"): "createWebhook",
+    ("/projects/{slug}/webhooks/{id}", "get"): "getWebhook",
+    ("/projects/{slug}/webhooks/{id}", "delete"): "deleteWebhook",
+    ("/projects/{slug}/webhooks/{id}/deliveries", "get"): "listWebhookDeliveries",
 }
 
 
@@ -39,7 +44,10 @@ def test_the_domains_operations_are_documented_under_their_own_tag(doc):
     found = _domains_operations(doc)
     assert {key: op["operationId"] for key, op in found.items()} == OPERATION_IDS
     assert {(path, method.upper()) for path, method in found} == set(OPERATIONS)
-    assert all(op["tags"] == ["Domains"] for op in found.values())
+    assert all(
+        op["tags"] == (["Webhooks"] if "/webhooks" in path else ["Domains"])
+        for (path, _), op in found.items()
+    )
     assert all(op["security"] == [{"bearerAuth": []}] for op in found.values())
 
 

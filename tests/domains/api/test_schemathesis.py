@@ -31,6 +31,11 @@ OPERATIONS = [
     ("/projects/{slug}/redirects", "GET"),
     ("/projects/{slug}/redirects", "POST"),
     ("/projects/{slug}/redirects/{id}", "DELETE"),
+    ("/projects/{slug}/webhooks", "GET"),
+    ("/projects/{slug}/webhooks", "POST"),
+    ("/projects/{slug}/webhooks/{id}", "GET"),
+    ("/projects/{slug}/webhooks/{id}", "DELETE"),
+    ("/projects/{slug}/webhooks/{id}/deliveries", "GET"),
 ]
 POSTS = [(path, method) for path, method in OPERATIONS if method == "POST"]
 

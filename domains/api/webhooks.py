@@ -1,0 +1,145 @@
+"""The domains API's webhook endpoints: a project's endpoints and each one's delivery log,
+under the Webhooks tag. The same services as the dashboard (domains/services/webhooks.py),
+so the address guard's refusals are the same sentences and codes; the signing secret is
+in the POST's answer only."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from domains.api import openapi
+from domains.api.serializers import (
+    NewWebhookAnswerSerializer,
+    NewWebhookSerializer,
+    WebhookDeliverySerializer,
+    WebhookSerializer,
+)
+from domains.api.shortcuts import answer, json_object, page, project_of, service, valid, webhook_in
+from domains.models import WebhookEndpoint
+from domains.selectors import webhook_deliveries, webhook_endpoints
+from domains.services import webhooks
+from petstore.api import idempotency
+from petstore.api import openapi as platform_openapi
+from petstore.api.idempotency import Claim
+
+WEBHOOK_ID = OpenApiParameter(
+    "id", OpenApiTypes.INT64, OpenApiParameter.PATH, description="The webhook endpoint's id."
+)
+
+
+def _created(endpoint: WebhookEndpoint, secret: str) -> dict[str, Any]:
+    data = dict(NewWebhookAnswerSerializer(endpoint).data)
+    data["secret"] = secret
+    return data
+
+
+class WebhooksView(APIView):
+    @extend_schema(
+        operation_id="listWebhooks",
+        summary="List a project's webhook endpoints",
+        tags=[openapi.WEBHOOKS_TAG],
+        **openapi.listed("The project's webhook endpoints, oldest first.", WebhookSerializer),
+    )
+    def get(self, request: Request, slug: str) -> Response:
+        project = project_of(request, slug)
+        return page(self, request, webhook_endpoints(project).order_by("id"), WebhookSerializer)
+
+    @extend_schema(
+        operation_id="createWebhook",
+        summary="Add a webhook endpoint",
+        tags=[openapi.WEBHOOKS_TAG],
+        description=(
+            "Events of the chosen types are POSTed to `url`, signed per Standard Webhooks "
+            "(`webhook-id`, `webhook-timestamp`, `webhook-signature`). The signing secret is "
+            "in this answer only. The URL must be `https` to a public address."
+        ),
+        request=NewWebhookSerializer,
+        parameters=[
+            openapi.SLUG,
+            openapi.LOCATION,
+            *idempotency.parameters(statuses=[201]),
+            *platform_openapi.ERROR_HEADERS,
+        ],
+        responses={
+            201: OpenApiResponse(NewWebhookAnswerSerializer, description="The endpoint."),
+            400: openapi.refusal(
+                "validation_error: the body is not `{url, events}`; webhook_url, "
+                "webhook_scheme (not https), webhook_unresolvable, webhook_address (a "
+                "loopback, private, link-local or otherwise non-public address), "
+                "webhook_platform (this platform's own hosts); bad_request."
+            ),
+            **openapi.COMMON,
+            409: openapi.refusal("webhook_limit: the project has its maximum of endpoints."),
+            **openapi.BODY_ERRORS,
+        },
+    )
+    def post(self, request: Request, slug: str) -> Response:
+        project = project_of(request, slug)
+        body = json_object(request)
+
+        def create(claim: Claim | None) -> Response:
+            data = valid(NewWebhookSerializer, body)
+            made = service(
+                lambda: webhooks.endpoint_create(
+                    project=project, url=data["url"], events=data["events"]
+                )
+            )
+            location = request.build_absolute_uri(
+                f"/v1/projects/{project.slug}/webhooks/{made.endpoint.pk}"
+            )
+            return answer(claim, _created(made.endpoint, made.secret), 201, {"Location": location})
+
+        return idempotency.run(request, body, create)
+
+
+class WebhookDetailView(APIView):
+    @extend_schema(
+        operation_id="getWebhook",
+        summary="Get a webhook endpoint",
+        tags=[openapi.WEBHOOKS_TAG],
+        parameters=[openapi.SLUG, WEBHOOK_ID, *platform_openapi.ERROR_HEADERS],
+        responses={200: WebhookSerializer, **openapi.COMMON},
+    )
+    def get(self, request: Request, slug: str, id: str) -> Response:
+        endpoint = webhook_in(project_of(request, slug), id)
+        return Response(WebhookSerializer(endpoint).data)
+
+    @extend_schema(
+        operation_id="deleteWebhook",
+        summary="Delete a webhook endpoint and its delivery log",
+        tags=[openapi.WEBHOOKS_TAG],
+        parameters=[openapi.SLUG, WEBHOOK_ID, *platform_openapi.ERROR_HEADERS],
+        responses={204: OpenApiResponse(description="Deleted."), **openapi.COMMON},
+    )
+    def delete(self, request: Request, slug: str, id: str) -> Response:
+        endpoint = webhook_in(project_of(request, slug), id)
+        webhooks.endpoint_delete(endpoint=endpoint)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+_DELIVERIES = openapi.listed(
+    "The endpoint's delivery log, oldest first: each event sent to it, its attempts and "
+    "the last answer's status, duration and first bytes.",
+    WebhookDeliverySerializer,
+)
+_DELIVERIES["parameters"] = [WEBHOOK_ID, *_DELIVERIES["parameters"]]
+
+
+class WebhookDeliveriesView(APIView):
+    @extend_schema(
+        operation_id="listWebhookDeliveries",
+        summary="List a webhook endpoint's deliveries",
+        tags=[openapi.WEBHOOKS_TAG],
+        **_DELIVERIES,
+    )
+    def get(self, request: Request, slug: str, id: str) -> Response:
+        endpoint = webhook_in(project_of(request, slug), id)
+        entries = webhook_deliveries(endpoint).order_by("id")
+        return page(self, request, entries, WebhookDeliverySerializer)

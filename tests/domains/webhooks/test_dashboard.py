@@ -1,0 +1,134 @@
+"""Settings → Notifications, webhooks: add (the secret shown once), the refusals as form
+messages, the delivery log with Redeliver, rotate, delete; another user's endpoint is 404."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+from standardwebhooks import Webhook
+
+from domains import tasks
+from domains.choices import EventType
+from domains.models import WebhookDelivery, WebhookEndpoint
+from domains.services.events import record_owner_event
+from domains.services.webhooks import endpoint_create
+from domains.webhooks import delivery
+
+pytestmark = pytest.mark.django_db
+PAGE = "/dashboard/settings/notifications/"
+HOOKS = PAGE + "webhooks/"
+
+
+@pytest.fixture
+def bob_client(bob):
+    client = Client()
+    client.force_login(bob)
+    return client
+
+
+def beat() -> None:
+    tasks.dispatch_webhooks.run()
+    for delivery_id in delivery.due():
+        tasks.deliver_webhook(delivery_id)
+
+
+def test_adding_an_endpoint_shows_its_secret_once(alice_client, shop, webhook_receiver):
+    answer = alice_client.post(
+        HOOKS + "add/",
+        {"project": shop.pk, "url": webhook_receiver.url, "events": ["domain.failing"]},
+    )
+    assert answer.status_code == 200
+    endpoint = WebhookEndpoint.objects.get()
+    assert endpoint.secret in answer.content.decode()
+    listing = alice_client.get(PAGE).content.decode()
+    assert webhook_receiver.url in listing
+    assert endpoint.secret not in listing
+    assert endpoint.secret not in alice_client.get(f"{HOOKS}{endpoint.pk}/").content.decode()
+
+
+@pytest.mark.parametrize(
+    "url", ["https://10.0.0.1/", "https://192.168.1.1/", "https://169.254.169.254/"]
+)
+def test_a_private_address_is_refused_with_a_message_on_the_form(
+    alice_client, shop, dns_server, url
+):
+    answer = alice_client.post(
+        HOOKS + "add/", {"project": shop.pk, "url": url, "events": ["domain.failing"]}
+    )
+    assert answer.status_code == 400
+    assert "not a public address" in answer.content.decode()
+    assert not WebhookEndpoint.objects.exists()
+
+
+def test_another_users_project_cannot_be_chosen(bob_client, bob, shop, webhook_receiver):
+    answer = bob_client.post(
+        HOOKS + "add/",
+        {"project": shop.pk, "url": webhook_receiver.url, "events": ["domain.failing"]},
+    )
+    assert answer.status_code == 400
+    assert not WebhookEndpoint.objects.exists()
+
+
+def test_the_delivery_log_shows_status_duration_and_first_bytes_and_redelivers(
+    alice_client, shop, www, webhook_receiver
+):
+    made = endpoint_create(project=shop, url=webhook_receiver.url, events=["domain.failing"])
+    webhook_receiver.status = 502
+    webhook_receiver.answer = b"bad gateway <b>here</b>"
+    record_owner_event(project=shop, domain=www, type=EventType.DOMAIN_FAILING)
+    beat()
+    page = alice_client.get(f"{HOOKS}{made.endpoint.pk}/").content.decode()
+    assert "domain.failing www.example.test" in page
+    assert "502" in page and " ms" in page
+    assert "bad gateway &lt;b&gt;here&lt;/b&gt;" in page  # escaped
+    logged = WebhookDelivery.objects.get()
+    webhook_receiver.status = 200
+    answer = alice_client.post(f"{HOOKS}{made.endpoint.pk}/deliveries/{logged.pk}/redeliver/")
+    assert answer.status_code == 302
+    beat()  # what the queued task (or the beat) does
+    logged.refresh_from_db()
+    assert (logged.status_code, logged.state, logged.attempts) == (200, "delivered", 2)
+
+
+def test_redeliver_needs_the_csrf_token(alice, shop, www, webhook_receiver):
+    made = endpoint_create(project=shop, url=webhook_receiver.url, events=["domain.failing"])
+    record_owner_event(project=shop, domain=www, type=EventType.DOMAIN_FAILING)
+    beat()
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(alice)
+    logged = WebhookDelivery.objects.get()
+    answer = client.post(f"{HOOKS}{made.endpoint.pk}/deliveries/{logged.pk}/redeliver/")
+    assert answer.status_code == 403
+
+
+def test_rotate_shows_a_new_secret_that_signs_from_then_on(
+    alice_client, shop, www, webhook_receiver
+):
+    made = endpoint_create(project=shop, url=webhook_receiver.url, events=["domain.failing"])
+    answer = alice_client.post(f"{HOOKS}{made.endpoint.pk}/rotate/")
+    made.endpoint.refresh_from_db()
+    new = made.endpoint.secret
+    assert new != made.secret and new in answer.content.decode()
+    record_owner_event(project=shop, domain=www, type=EventType.DOMAIN_FAILING)
+    beat()
+    [received] = webhook_receiver.requests
+    assert Webhook(new).verify(received.body, received.headers)["type"] == "domain.failing"
+
+
+def test_delete_removes_the_endpoint(alice_client, shop, webhook_receiver):
+    made = endpoint_create(project=shop, url=webhook_receiver.url, events=["domain.failing"])
+    assert alice_client.post(f"{HOOKS}{made.endpoint.pk}/delete/").status_code == 302
+    assert not WebhookEndpoint.objects.exists()
+
+
+def test_another_user_gets_404_on_every_webhook_page(bob_client, bob, shop, www, webhook_receiver):
+    made = endpoint_create(project=shop, url=webhook_receiver.url, events=["domain.failing"])
+    record_owner_event(project=shop, domain=www, type=EventType.DOMAIN_FAILING)
+    beat()
+    logged = WebhookDelivery.objects.get()
+    base = f"{HOOKS}{made.endpoint.pk}/"
+    assert bob_client.get(base).status_code == 404
+    assert bob_client.post(base + "rotate/").status_code == 404
+    assert bob_client.post(base + "delete/").status_code == 404
+    assert bob_client.post(f"{base}deliveries/{logged.pk}/redeliver/").status_code == 404
+    assert WebhookEndpoint.objects.get().secret == made.secret

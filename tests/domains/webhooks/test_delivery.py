@@ -1,0 +1,187 @@
+"""Webhook deliveries through the real path: an owner event recorded by a check, the
+dispatcher and the delivery task as beat and the worker run them, a real HTTPS receiver
+on loopback (tests/fixtures/webhooks.py), the Standard Webhooks verifier."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from standardwebhooks import Webhook
+
+from domains import tasks
+from domains.choices import (
+    WEBHOOK_MAX_ATTEMPTS,
+    WEBHOOK_RETRY_BACKOFF,
+    DeliveryState,
+    EventType,
+    State,
+)
+from domains.models import WebhookDelivery
+from domains.services import certificates
+from domains.services.events import record_owner_event
+from domains.services.verification import domain_check
+from domains.services.webhooks import delivery_redeliver, endpoint_create
+from domains.webhooks import delivery
+from tests.fixtures.domains import TARGET
+
+pytestmark = pytest.mark.django_db
+T0 = datetime(2026, 11, 2, 12, 0, tzinfo=UTC)
+
+
+@pytest.fixture
+def alice(alice):
+    alice.email = "alice@example.test"
+    alice.save()
+    return alice
+
+
+@pytest.fixture
+def active(webhook_receiver, dns_server, www, time_machine):
+    # The receiver first: its certificate is made on the real clock, which TLS reads.
+    time_machine.move_to(T0, tick=False)
+    dns_server.add("www.example.test", "CNAME", TARGET + ".")
+    tasks.enqueue(domain_check(domain_id=www.pk).next_steps)
+    certificates.certificate_issue(domain_id=www.pk)
+    www.refresh_from_db()
+    assert www.state == State.ACTIVE
+    return www
+
+
+@pytest.fixture
+def endpoint(shop, webhook_receiver):
+    return endpoint_create(
+        project=shop, url=webhook_receiver.url, events=[EventType.DOMAIN_FAILING]
+    )
+
+
+def beat(time_machine, at: datetime) -> None:
+    """What beat and the webhooks worker do at `at`: dispatch, then every due attempt."""
+    time_machine.move_to(at, tick=False)
+    tasks.dispatch_webhooks.run()
+    for delivery_id in delivery.due():
+        tasks.deliver_webhook(delivery_id)
+
+
+def test_a_live_domain_whose_cname_leaves_sends_one_signed_delivery(
+    active, endpoint, webhook_receiver, dns_server, time_machine
+):
+    dns_server.remove("www.example.test")
+    failed_at = T0 + timedelta(hours=6)
+    time_machine.move_to(failed_at, tick=False)
+    tasks.check_domains([active.pk])  # the sweep's batch, as the worker runs it
+    beat(time_machine, failed_at + timedelta(seconds=15))
+    beat(time_machine, failed_at + timedelta(minutes=5))  # nothing more to send
+
+    [received] = webhook_receiver.requests
+    assert received.path == "/hooks"
+    headers = {
+        k: received.headers[k] for k in ("webhook-id", "webhook-timestamp", "webhook-signature")
+    }
+    body = Webhook(endpoint.secret).verify(received.body, headers)
+    assert body["type"] == "domain.failing"
+    assert body["data"]["project"] == "shop"
+    assert body["data"]["domain"] == "www.example.test"
+    assert body["data"]["stops_serving_at"].startswith("2026-11-04T18:00")
+    assert received.headers["content-type"] == "application/json"
+    [logged] = WebhookDelivery.objects.all()
+    assert (logged.state, logged.status_code, logged.attempts) == ("delivered", 200, 1)
+    assert logged.response == "thanks"
+
+
+def test_a_wrong_secret_fails_the_verifier(active, endpoint, webhook_receiver, shop, time_machine):
+    record_owner_event(project=shop, domain=active, type=EventType.DOMAIN_FAILING)
+    beat(time_machine, T0 + timedelta(seconds=1))
+    [received] = webhook_receiver.requests
+    other = endpoint_create(project=shop, url=webhook_receiver.url, events=["domain.active"])
+    with pytest.raises(Exception, match="signature"):
+        Webhook(other.secret).verify(received.body, received.headers)
+
+
+def test_events_not_subscribed_are_not_sent(active, endpoint, webhook_receiver, shop, time_machine):
+    record_owner_event(project=shop, domain=active, type=EventType.CLAIM_EXPIRED)
+    beat(time_machine, T0 + timedelta(seconds=1))
+    assert webhook_receiver.requests == []
+
+
+def test_a_failing_receiver_is_retried_on_the_backoff_and_logged(
+    active, endpoint, webhook_receiver, shop, time_machine
+):
+    webhook_receiver.status = 500
+    webhook_receiver.answer = b"receiver broke: " + b"x" * 1000
+    record_owner_event(project=shop, domain=active, type=EventType.DOMAIN_FAILING)
+    at = T0 + timedelta(seconds=1)
+    beat(time_machine, at)
+    assert len(webhook_receiver.requests) == 1
+    # Not before the first backoff (30 s), then within a minute.
+    beat(time_machine, at + timedelta(seconds=20))
+    assert len(webhook_receiver.requests) == 1
+    at += WEBHOOK_RETRY_BACKOFF[0]
+    beat(time_machine, at)
+    assert len(webhook_receiver.requests) == 2
+    for backoff in WEBHOOK_RETRY_BACKOFF[1:]:
+        at += backoff
+        beat(time_machine, at)
+    assert len(webhook_receiver.requests) == WEBHOOK_MAX_ATTEMPTS
+    beat(time_machine, at + timedelta(days=1))
+    assert len(webhook_receiver.requests) == WEBHOOK_MAX_ATTEMPTS
+    # One id for every attempt: the receiver can tell a retry from a new event.
+    assert len({r.headers["webhook-id"] for r in webhook_receiver.requests}) == 1
+    [logged] = WebhookDelivery.objects.all()
+    assert logged.state == DeliveryState.FAILED
+    assert logged.status_code == 500
+    assert logged.attempts == WEBHOOK_MAX_ATTEMPTS
+    assert logged.response.startswith("receiver broke: ")
+    assert len(logged.response) == 500
+
+
+def test_redeliver_sends_again_now(active, endpoint, webhook_receiver, shop, time_machine):
+    record_owner_event(project=shop, domain=active, type=EventType.DOMAIN_FAILING)
+    beat(time_machine, T0 + timedelta(seconds=1))
+    [logged] = WebhookDelivery.objects.all()
+    delivery_redeliver(delivery=logged)
+    beat(time_machine, T0 + timedelta(seconds=2))
+    assert len(webhook_receiver.requests) == 2
+    first, second = webhook_receiver.requests
+    assert first.headers["webhook-id"] == second.headers["webhook-id"]
+    logged.refresh_from_db()
+    assert (logged.state, logged.attempts) == (DeliveryState.DELIVERED, 2)
+
+
+def test_three_days_of_failures_disable_the_endpoint_and_mail_the_owner(
+    active, endpoint, webhook_receiver, shop, time_machine, smtp_server
+):
+    webhook_receiver.status = 503
+    at = T0
+    # An event a day keeps the endpoint failing for three days.
+    for day in range(4):
+        at = T0 + timedelta(days=day, seconds=1)
+        time_machine.move_to(at, tick=False)
+        record_owner_event(project=shop, domain=active, type=EventType.DOMAIN_FAILING)
+        beat(time_machine, at)
+    endpoint.endpoint.refresh_from_db()
+    assert endpoint.endpoint.disabled_at == at
+    [mail] = smtp_server.messages
+    assert mail["To"] == "alice@example.test"
+    assert "Webhook endpoint disabled" in mail["Subject"]
+    assert webhook_receiver.url in smtp_server.text(mail)
+    # Disabled: nothing more is sent, and the mail is not sent twice.
+    sent = len(webhook_receiver.requests)
+    record_owner_event(project=shop, domain=active, type=EventType.DOMAIN_FAILING)
+    beat(time_machine, at + timedelta(days=1))
+    assert len(webhook_receiver.requests) == sent
+    assert len(smtp_server.messages) == 1
+
+
+def test_a_success_resets_the_failing_clock(active, endpoint, webhook_receiver, shop, time_machine):
+    webhook_receiver.status = 500
+    record_owner_event(project=shop, domain=active, type=EventType.DOMAIN_FAILING)
+    beat(time_machine, T0 + timedelta(seconds=1))
+    endpoint.endpoint.refresh_from_db()
+    assert endpoint.endpoint.failing_since is not None
+    webhook_receiver.status = 204
+    beat(time_machine, T0 + timedelta(minutes=1))
+    endpoint.endpoint.refresh_from_db()
+    assert endpoint.endpoint.failing_since is None
+    assert json.loads(webhook_receiver.requests[-1].body)["type"] == "domain.failing"
