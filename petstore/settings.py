@@ -289,6 +289,7 @@ SPECTACULAR_SETTINGS = {
         "ErrorCode": "petstore.api.exceptions.ErrorCode",
         "EventTypeEnum": "domains.choices.EventType",
         "WebhookDeliveryStateEnum": "domains.choices.DeliveryState",
+        "DomainStateEnum": "domains.choices.State",
     },
     "COMPONENT_NO_READ_ONLY_REQUIRED": False,
     # The document and the docs page are public: no key, no throttle.

@@ -15,7 +15,17 @@ from django.test import Client
 from django.urls import URLPattern, reverse
 
 from domains import urls as dashboard_urls
-from domains.models import Deploy, Domain, DomainEvent, Project, Redirect
+from domains.choices import EventType
+from domains.models import (
+    Deploy,
+    Domain,
+    DomainEvent,
+    OwnerEvent,
+    Project,
+    Redirect,
+    WebhookDelivery,
+    WebhookEndpoint,
+)
 from domains.services.custom_domains import domain_add
 from domains.services.redirects import redirect_save
 from tests.fixtures.domains import go_live
@@ -25,8 +35,9 @@ pytestmark = pytest.mark.django_db
 
 # URLs anybody may open: "" only sends visitors on to the dashboard (which signs them in).
 PUBLIC = {""}
-# Pages of the signed-in user's own (their notification choices): nobody else's to reach.
-OWN = {"notification_settings"}
+# Pages of the signed-in user's own (their notification choices, adding an endpoint to one
+# of their projects): nobody else's to reach.
+OWN = {"notification_settings", "webhook_add"}
 
 
 @pytest.fixture
@@ -34,12 +45,31 @@ def alices(shop, alice):
     www = domain_add(project=shop, hostname="www.example.com", actor=alice)
     apex = domain_add(project=shop, hostname="example.com", actor=alice)
     entry = redirect_save(project=shop, from_domain=apex, to_domain=go_live(www), actor=alice)
-    return {"project": shop, "www": www, "apex": apex, "entry": entry}
+    # Rows as the webhook service and its dispatcher leave them (their URL checks are
+    # tested in tests/domains/webhooks; here only who may reach them counts).
+    endpoint = WebhookEndpoint.objects.create(
+        project=shop, url="https://hooks.example.com/in", events=[EventType.CLAIM_LOST],
+        secret="whsec_dGVzdA==",
+    )  # fmt: skip
+    event = OwnerEvent.objects.create(
+        project=shop, domain=www, hostname=www.hostname, type=EventType.CLAIM_LOST
+    )
+    delivery = WebhookDelivery.objects.create(endpoint=endpoint, event=event)
+    return {
+        "project": shop, "www": www, "apex": apex, "entry": entry,
+        "endpoint": endpoint, "delivery": delivery,
+    }  # fmt: skip
 
 
-def _arguments(alices) -> dict:
-    """A value for every URL argument, pointing at alice's objects."""
-    return {"slug": "shop", "hostname": "www.example.com", "pk": alices["entry"].pk}
+def _arguments(alices, name: str) -> dict:
+    """A value for every argument of the URL named `name`, pointing at alice's objects."""
+    pk = alices["endpoint"] if name.startswith("webhook_") else alices["entry"]
+    return {
+        "slug": "shop",
+        "hostname": "www.example.com",
+        "pk": pk.pk,
+        "delivery_pk": alices["delivery"].pk,
+    }
 
 
 def _post_data(alices) -> dict[str, dict]:
@@ -53,14 +83,20 @@ def _post_data(alices) -> dict[str, dict]:
         "redirect_add": {"from_domain": www.pk, "to_domain": apex.pk, "status": 301},
         "redirect_edit": {"from_domain": apex.pk, "to_domain": www.pk, "status": 302},
         "redirect_delete": {},
+        "webhook_add": {
+            "project": alices["project"].pk,
+            "url": "https://hooks.receiver.test/new",
+            "events": [EventType.CLAIM_LOST],
+        },
     }
 
 
 def dashboard_urls_for(alices) -> list[tuple[str, str]]:
     """(name, path) of every pattern in domains.urls, built for alice's objects."""
-    arguments, found = _arguments(alices), []
+    found = []
     for pattern in dashboard_urls.urlpatterns:
         assert isinstance(pattern, URLPattern), "nested includes: extend this enumeration"
+        arguments = _arguments(alices, pattern.name or "")
         names = list(pattern.pattern.converters)
         missing = [n for n in names if n not in arguments]
         assert not missing, f"{pattern.pattern}: give tests/security a value for {missing}"
@@ -74,7 +110,15 @@ def dashboard_urls_for(alices) -> list[tuple[str, str]]:
 def _snapshot() -> list:
     return [
         list(model.objects.order_by("pk").values())
-        for model in (Project, Domain, Redirect, Deploy, DomainEvent)
+        for model in (
+            Project,
+            Domain,
+            Redirect,
+            Deploy,
+            DomainEvent,
+            WebhookEndpoint,
+            WebhookDelivery,
+        )  # fmt: skip
     ]
 
 
