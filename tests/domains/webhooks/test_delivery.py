@@ -16,15 +16,11 @@ from domains.choices import (
     WEBHOOK_RETRY_BACKOFF,
     DeliveryState,
     EventType,
-    State,
 )
 from domains.models import WebhookDelivery
-from domains.services import certificates
 from domains.services.events import record_owner_event
-from domains.services.verification import domain_check
 from domains.services.webhooks import delivery_redeliver, endpoint_create
 from domains.webhooks import delivery
-from tests.fixtures.domains import TARGET
 
 pytestmark = pytest.mark.django_db
 T0 = datetime(2026, 11, 2, 12, 0, tzinfo=UTC)
@@ -38,15 +34,10 @@ def alice(alice):
 
 
 @pytest.fixture
-def active(webhook_receiver, dns_server, www, time_machine):
-    # The receiver first: its certificate is made on the real clock, which TLS reads.
-    time_machine.move_to(T0, tick=False)
-    dns_server.add("www.example.test", "CNAME", TARGET + ".")
-    tasks.enqueue(domain_check(domain_id=www.pk).next_steps)
-    certificates.certificate_issue(domain_id=www.pk)
-    www.refresh_from_db()
-    assert www.state == State.ACTIVE
-    return www
+def active(webhook_receiver, active):
+    """The shared live www, with the receiver started first: its certificate is made on the
+    real clock, which TLS reads, before the fixture stops the clock."""
+    return active
 
 
 @pytest.fixture
