@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import time
 from io import StringIO
 
@@ -16,9 +18,11 @@ from django.core.management import call_command
 from dns.nameserver import Do53Nameserver
 
 from devtools.devdns import DNSServer
+from devtools.sockets import free_port
 from devtools.starterzones import demo_zone_file, write_starter_zones
 from domains.dns import diagnosis
 from domains.dns import lookups as platform_dns
+from tests.processes import ROOT, wait_for
 
 pytestmark = pytest.mark.django_db
 
@@ -185,15 +189,9 @@ def test_nameserver_setting_entries(entry, host, port, settings):
 
 
 def test_the_devdns_command_serves_its_zone_directory(tmp_path):
-    import socket
-    import subprocess
-    import sys
-
-    from tests.processes import ROOT, wait_for
-
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    # Below the ephemeral range: a port the kernel handed out could be taken for TCP by an
+    # outgoing connection before devdns binds it.
+    port = free_port()
     log = tmp_path / "devdns.log"
     env = {**os.environ, "SECRET_KEY": "x", "DEBUG": "1", "PETSTORE_VAR_DIR": str(tmp_path)}
     with open(log, "wb") as out:
