@@ -35,7 +35,7 @@ $(foreach set,$(SETS),$(eval $(call install_set,$(set))))
 RUN_ENV := PORT=$(PORT) HTTP_PORT=$(PORT) HTTPS_PORT=$(HTTPS_PORT) PETSTORE_ENV_FILE=$(CURDIR)/var/local.env
 
 # The service on embedded defaults (SQLite, filesystem broker, file cache) as production
-# serves it (gunicorn behind the Caddy TLS edge, petstore/Procfile), with its worker, beat
+# serves it (granian behind the Caddy TLS edge, petstore/Procfile), with its worker, beat
 # and the dev DNS server. It stops at once, in one line, if one of its ports is taken.
 run: $(call stamp,run) var/local.env
 	@$(RUN_ENV) $(BIN)/python -m devtools.devserver check
