@@ -1,4 +1,5 @@
-"""`make run`: what it starts (petstore/Procfile) and how it stops when a port is taken.
+"""`make run`: what it starts (petstore/Procfile), the settings file it leaves for a second
+terminal (var/local.env, with its ports), how it stops when a port is taken, and its hints.
 
 The service under load, started from the same Procfile line: tests/test_make_run_load.py.
 """
