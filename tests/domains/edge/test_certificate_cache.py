@@ -132,9 +132,7 @@ def test_a_renewal_is_served_from_the_next_beat(endpoint, active):
         ),
     ],
 )
-def test_a_domain_no_longer_served_gets_nothing_from_the_next_beat(
-    endpoint, active, alice, change
-):
+def test_a_domain_no_longer_served_gets_nothing_from_the_next_beat(endpoint, active, alice, change):
     assert serves(endpoint, active)
     change(active.domain, alice)
     endpoint.cache.refresh()
@@ -150,9 +148,7 @@ def test_a_name_that_goes_live_is_served_from_the_next_beat(endpoint, dns_server
     assert serves(endpoint, issued)
 
 
-def test_an_answer_read_while_the_version_moved_is_not_kept(
-    endpoint, active, alice, monkeypatch
-):
+def test_an_answer_read_while_the_version_moved_is_not_kept(endpoint, active, alice, monkeypatch):
     """The thread reads the version between this request's read of the rows and its
     keeping the answer: the answer, read before the change, is given once and not kept."""
     handshake(endpoint, "other.example.test")  # the version is read
