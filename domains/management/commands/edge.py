@@ -19,6 +19,7 @@ from pathlib import Path
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
+from django.db import connections
 
 from domains.edge import processes, version
 from domains.edge.caddy import config
@@ -67,6 +68,8 @@ class Command(BaseCommand):
             ]
         except processes.EdgeError as error:
             raise CommandError(str(error)) from None
+        # This process only watches the other two from here on: its checks' connection goes.
+        connections.close_all()
         sys.stdout.flush()
         sys.exit(processes.run(commands))
 

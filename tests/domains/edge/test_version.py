@@ -11,11 +11,13 @@ from collections.abc import Callable
 from datetime import timedelta
 
 import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
 from django.db import connection, transaction
 from django.utils import timezone
 
 from domains.choices import State
-from domains.edge import version
+from domains.edge import processes, version
 from domains.models import Certificate, Domain, Project
 from domains.pki import keys
 from domains.services import certificates
@@ -121,3 +123,25 @@ def test_it_moves_once_the_change_is_committed_and_not_for_a_rollback(active):
     with transaction.atomic():
         Domain.objects.filter(pk=active.pk).update(**in_step(State.FAILED))
     assert version.current() > before
+
+
+class RolledBack(Exception):
+    pass
+
+
+def test_the_edge_refuses_to_start_without_them(monkeypatch):
+    """On SQLite, a migration that remakes the domains table drops its triggers."""
+    monkeypatch.setattr(processes, "run", lambda commands: pytest.fail("the edge started"))
+    dropped = version.TRIGGERS[connection.vendor][0]
+    table = "domains_certificate"  # the first of each vendor's is on the certificates
+    drop = f"DROP TRIGGER {dropped}" + (f" ON {table}" if connection.vendor == "postgresql" else "")
+    with pytest.raises(RolledBack), transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute(drop)
+        assert version.missing_triggers() == [dropped]
+        with pytest.raises(
+            CommandError, match=f"lacks the edge version's triggers \\({dropped}\\)"
+        ):
+            call_command("edge")
+        raise RolledBack
+    assert version.missing_triggers() == []
