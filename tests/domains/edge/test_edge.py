@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ssl
 from io import StringIO
+from pathlib import Path
 
 import pytest
 import requests
@@ -126,6 +127,28 @@ def test_staff_renewing_now_is_served_without_a_restart(edge, active):
     assert renewed != first and renewed in out.getvalue()
     edge.shows(HOST, renewed)
     assert serial(edge.handshake(HOST)) == renewed
+
+
+def connections_to(port: int) -> set[int]:
+    """The local ports of this host's established TCP connections to `port` (IPv4 loopback
+    here): the edge's to the web process."""
+    ports = set()
+    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        local, remote, state = line.split()[1:4]
+        if state == "01" and int(remote.split(":")[1], 16) == port:
+            ports.add(int(local.split(":")[1], 16))
+    return ports
+
+
+def test_the_edge_keeps_its_connection_to_the_web_process_between_requests(edge, active):
+    """gunicorn's sync workers closed every connection: the edge opened one per request."""
+    web_port = int(edge.web.rsplit(":", 1)[1])
+    assert edge.get(HOST, "/")[0] == 200
+    first = connections_to(web_port)
+    assert first, "no connection from the edge to the web process stayed open"
+    for _ in range(3):  # each client connection a new one
+        assert edge.get(HOST, "/")[0] == 200
+    assert connections_to(web_port) & first
 
 
 def test_a_client_sending_its_body_slowly_holds_no_web_worker(edge, active):
