@@ -1,7 +1,7 @@
 """The TLS edge, figures reported without a target: Verify to the first HTTPS answer with
 the new certificate (the local CA, then Pebble, each with production's
 DOMAINS_CERT_ISSUE_DELAY and with 0), and wrk through the edge against plain HTTP to the
-same gunicorn (keep-alive, a new connection per request, a full handshake per request;
+same web processes (keep-alive, a new connection per request, a full handshake per request;
 certificate lookups and CPU per request; the certificate endpoint alone).
 
 Both run on one platform started as production starts it: petstore/Procfile's `web`, `edge`

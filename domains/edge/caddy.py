@@ -31,13 +31,31 @@ def endpoint(path: str) -> str:
     return f"http://127.0.0.1:{settings.EDGE_CERTIFICATES_PORT}{path}"
 
 
+# Connections to the web processes are kept between requests: a new TCP connection per
+# request costs the web process more than the request's own parsing. Kept idle at most
+# UPSTREAM_IDLE, which must stay below the time the web server lets an idle connection wait
+# for its next request (granian closes it after WEB_HEADER_TIMEOUT, 10 s by default), so the
+# edge never sends a request on a connection the server is closing. Up to UPSTREAM_IDLE_CONNS
+# idle per web process, more than the requests the edge has in flight to one under load.
+UPSTREAM_IDLE = "4s"
+UPSTREAM_IDLE_CONNS = 64
+
+
 def _proxy(scheme: str) -> dict[str, Any]:
     return {
         "handler": "reverse_proxy",
         "upstreams": [{"dial": upstream} for upstream in settings.EDGE_UPSTREAMS],
-        # The web processes are gunicorn's sync workers, one request at a time each: the edge
-        # reads a whole request body (up to the largest the app accepts) before passing it on,
-        # so a client that sends slowly holds an edge goroutine, not a worker.
+        "transport": {
+            "protocol": "http",
+            "keep_alive": {
+                "enabled": True,
+                "idle_timeout": UPSTREAM_IDLE,
+                "max_idle_conns_per_host": UPSTREAM_IDLE_CONNS,
+            },
+        },
+        # A web worker serves one request at a time on each of its threads: the edge reads a
+        # whole request body (up to the largest the app accepts) before passing it on, so a
+        # client that sends slowly holds an edge goroutine, not a worker.
         "request_buffers": settings.DATA_UPLOAD_MAX_MEMORY_SIZE + 1,
         # Caddy sets it too; said here so the web processes' trust in it is plain to see.
         "headers": {"request": {"set": {"X-Forwarded-Proto": [scheme]}}},

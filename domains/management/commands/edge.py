@@ -19,8 +19,9 @@ from pathlib import Path
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
+from django.db import connections
 
-from domains.edge import processes
+from domains.edge import processes, version
 from domains.edge.caddy import config
 from domains.edge.paths import SECRET_FILE
 from domains.pki.files import write_atomically
@@ -45,6 +46,13 @@ class Command(BaseCommand):
             return
         if problem := key_problem():
             raise CommandError(f"edge: {problem}")
+        if missing := version.missing_triggers():
+            # Without them the endpoint would keep answers the rows no longer give.
+            raise CommandError(
+                f"edge: the database lacks the edge version's triggers ({', '.join(missing)}): "
+                "run `manage.py migrate`, or create them again where a migration remade the "
+                "domains or certificates table"
+            )
         secret = secrets.token_urlsafe(32)
         (edge_dir / "data").mkdir(parents=True, exist_ok=True, mode=0o700)
         # Created 0600 under a temporary name and renamed: never readable by others, even
@@ -60,6 +68,8 @@ class Command(BaseCommand):
             ]
         except processes.EdgeError as error:
             raise CommandError(str(error)) from None
+        # This process only watches the other two from here on: its checks' connection goes.
+        connections.close_all()
         sys.stdout.flush()
         sys.exit(processes.run(commands))
 

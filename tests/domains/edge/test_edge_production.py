@@ -49,7 +49,9 @@ def edge_environment(platform_files, http_port):
 @pytest.fixture
 def active(edge, dns_server, www):
     go_live(www, State.ISSUING)
-    assert certificates.certificate_issue(domain_id=www.pk) is not None
+    issued = certificates.certificate_issue(domain_id=www.pk)
+    assert issued is not None
+    edge.shows(HOST, issued.serial)
     return www
 
 

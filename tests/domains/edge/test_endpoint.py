@@ -8,6 +8,7 @@ is readable by the edge's user only.
 
 from __future__ import annotations
 
+import math
 import socket
 import stat
 import urllib.error
@@ -21,6 +22,7 @@ from django.test.utils import CaptureQueriesContext
 
 from domains.choices import State
 from domains.edge import caddy, wsgi
+from domains.edge.cache import CertificateCache
 from domains.edge.paths import CERTIFICATE_PATH, PERMISSION_PATH, SECRET_FILE
 from domains.models import Certificate, Domain
 from domains.pki import keys
@@ -42,8 +44,19 @@ def edge_secret(settings, tmp_path):
     (tmp_path / SECRET_FILE).write_text(SECRET)
 
 
+@pytest.fixture
+def endpoint() -> wsgi.Endpoint:
+    """The endpoint as served, over a cache of this test's own whose version is read only
+    by its first request and by `cache.refresh()`, the served endpoint's thread's beat."""
+    return wsgi.Endpoint(CertificateCache(fresh_for=math.inf), polling=False)
+
+
 def call(
-    path: str, query: str = "", remote: str = "127.0.0.1", secret: str | None = SECRET
+    endpoint: wsgi.Endpoint,
+    path: str,
+    query: str = "",
+    remote: str = "127.0.0.1",
+    secret: str | None = SECRET,
 ) -> tuple[str, bytes]:
     """The endpoint's answer; a certificate is asked as Caddy asks, with the secret."""
     if path == CERTIFICATE_PATH and secret is not None:
@@ -59,7 +72,7 @@ def call(
         "QUERY_STRING": query,
         "REMOTE_ADDR": remote,
     }
-    body = b"".join(wsgi.application(environ, start_response))
+    body = b"".join(endpoint(environ, start_response))
     return answer["status"], body
 
 
@@ -72,20 +85,22 @@ def active(dns_server, www):
 @pytest.mark.parametrize(
     "server_name", ["www.example.test", "WWW.Example.Test.", " www.example.test"]
 )
-def test_a_live_domain_gets_its_chain_and_key_in_clear(active, server_name):
-    status, body = call(CERTIFICATE_PATH, f"server_name={server_name}")
+def test_a_live_domain_gets_its_chain_and_key_in_clear(endpoint, active, server_name):
+    status, body = call(endpoint, CERTIFICATE_PATH, f"server_name={server_name}")
     assert status == "200 OK"
     assert body.decode().startswith(active.pem.strip())
     assert keys.unseal(active.key_pem).strip() in body.decode()
 
 
 @pytest.mark.parametrize("server_name", ["", "stranger.example.test", "example.test"])
-def test_any_other_name_gets_nothing(active, server_name):
-    assert call(CERTIFICATE_PATH, f"server_name={server_name}") == ("204 No Content", b"")
+def test_any_other_name_gets_nothing(endpoint, active, server_name):
+    assert call(endpoint, CERTIFICATE_PATH, f"server_name={server_name}") == ("204 No Content", b"")
 
 
 @pytest.mark.parametrize("rival_state", [State.LOST, State.PENDING, State.FAILED])
-def test_another_projects_claim_never_gets_its_certificate_served(active, bobs, bob, rival_state):
+def test_another_projects_claim_never_gets_its_certificate_served(
+    endpoint, active, bobs, bob, rival_state
+):
     """bob claims alice's live name; a certificate his claim once had (say, before it lost
     the name) is never presented, whatever state his claim is in."""
     rival = domain_add(project=bobs, hostname="www.example.test", actor=bob)
@@ -95,20 +110,27 @@ def test_another_projects_claim_never_gets_its_certificate_served(active, bobs, 
     )  # fmt: skip
     Domain.objects.filter(pk=rival.pk).update(state=rival_state)
 
-    body = call(CERTIFICATE_PATH, "server_name=www.example.test")[1].decode()
+    body = call(endpoint, CERTIFICATE_PATH, "server_name=www.example.test")[1].decode()
     assert body.startswith(active.pem.strip()) and "bob's" not in body
     Domain.objects.filter(pk=active.domain_id).update(state=State.FAILED)  # alice's stops
-    assert call(CERTIFICATE_PATH, "server_name=www.example.test") == ("204 No Content", b"")
+    endpoint.cache.refresh()  # the thread's next beat
+    assert call(endpoint, CERTIFICATE_PATH, "server_name=www.example.test") == (
+        "204 No Content",
+        b"",
+    )
 
 
-def test_a_peer_that_is_not_loopback_is_refused_whatever_it_asks(active):
+def test_a_peer_that_is_not_loopback_is_refused_whatever_it_asks(endpoint, active):
     for remote in ("10.0.0.7", "192.0.2.1", "2001:db8::1", ""):
-        assert call(CERTIFICATE_PATH, "server_name=www.example.test", remote)[0] == "403 Forbidden"
-    assert call(CERTIFICATE_PATH, "server_name=www.example.test", "::1")[0] == "200 OK"
+        assert (
+            call(endpoint, CERTIFICATE_PATH, "server_name=www.example.test", remote)[0]
+            == "403 Forbidden"
+        )
+    assert call(endpoint, CERTIFICATE_PATH, "server_name=www.example.test", "::1")[0] == "200 OK"
 
 
-def test_caddy_may_never_issue_a_certificate_itself():
-    assert call(PERMISSION_PATH, "domain=anything.example")[0] == "403 Forbidden"
+def test_caddy_may_never_issue_a_certificate_itself(endpoint):
+    assert call(endpoint, PERMISSION_PATH, "domain=anything.example")[0] == "403 Forbidden"
 
 
 def primary_address() -> str:
@@ -128,16 +150,21 @@ def test_the_endpoint_is_not_reachable_from_the_network(edge):
 
 
 @pytest.mark.parametrize("secret", [None, "", "wrong", SECRET[:-1], SECRET + "x", SECRET.upper()])
-def test_without_the_edges_secret_no_key_is_given_and_no_row_is_read(active, secret):
+def test_without_the_edges_secret_no_key_is_given_and_no_row_is_read(endpoint, active, secret):
     with CaptureQueriesContext(connection) as queries:
-        status, body = call(CERTIFICATE_PATH, "server_name=www.example.test", secret=secret)
+        status, body = call(
+            endpoint, CERTIFICATE_PATH, "server_name=www.example.test", secret=secret
+        )
     assert (status, body) == ("403 Forbidden", b"")
     assert len(queries) == 0
 
 
-def test_before_the_edge_wrote_a_secret_nothing_is_given(active, settings, tmp_path):
+def test_before_the_edge_wrote_a_secret_nothing_is_given(endpoint, active, settings):
     (Path(settings.EDGE_DIR) / SECRET_FILE).unlink()
-    assert call(CERTIFICATE_PATH, "server_name=www.example.test", secret="")[0] == "403 Forbidden"
+    assert (
+        call(endpoint, CERTIFICATE_PATH, "server_name=www.example.test", secret="")[0]
+        == "403 Forbidden"
+    )
 
 
 def local_process_asks(url: str) -> tuple[int, bytes]:
