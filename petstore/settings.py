@@ -127,6 +127,10 @@ DATABASES = {
         conn_health_checks=True,
     )
 }
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    # The same backend, its health check without a round trip unless the server has
+    # written to the idle connection, as it does when it drops one (petstore/database/).
+    DATABASES["default"]["ENGINE"] = "petstore.database"
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # Several processes (web, worker, beat) share the file under `make run`.
     DATABASES["default"]["OPTIONS"] = {

@@ -14,6 +14,7 @@ from collections.abc import Callable
 import pytest
 import redis
 from django.conf import settings
+from django.db import connection
 
 from devtools.pebble import PEBBLE
 
@@ -22,7 +23,7 @@ CHROMIUM = "/usr/bin/chromium"
 
 
 def postgres_missing() -> str | None:
-    if settings.DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql":
+    if connection.vendor != "postgresql":
         return "needs PostgreSQL: set DATABASE_URL=postgres://..."
     return None
 

@@ -1,16 +1,17 @@
 """The database connection is dropped under a running server (pg_terminate_backend,
 as a PostgreSQL restart or a failover does): the next requests succeed, because
-persistent connections are health-checked before a request uses them."""
+persistent connections are health-checked before a request uses them. The check
+(petstore/database/) asks the server nothing while the connection's socket is quiet."""
 
 from __future__ import annotations
 
 import pytest
 import requests
-from django.db import connection
+from django.db import connection, connections
 
 from pets.models import Category, Pet
 from petstore.apikeys.services import api_key_issue
-from tests.processes import service_env, web_server
+from tests.processes import service_env, wait_for, web_server
 
 pytestmark = pytest.mark.needs_postgres
 
@@ -63,3 +64,31 @@ def test_the_settings_keep_health_checked_persistent_connections(settings):
     database = settings.DATABASES["default"]
     assert database["CONN_HEALTH_CHECKS"] is True
     assert database["CONN_MAX_AGE"] > 0
+    assert database["ENGINE"] == "petstore.database"
+
+
+def _last_query(pid: int) -> str:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT query FROM pg_stat_activity WHERE pid = %s", [pid])
+        return cursor.fetchone()[0]
+
+
+def test_the_health_check_asks_nothing_of_a_live_connection_and_finds_a_dropped_one(db):
+    other = connections.create_connection("default")  # a server's connection, beside the test's
+    try:
+        with other.cursor() as cursor:
+            cursor.execute("SELECT 'the last query'")
+            pid = other.connection.info.backend_pid
+        assert other.is_usable()
+        assert _last_query(pid) == "SELECT 'the last query'"  # no SELECT 1 was sent
+
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_terminate_backend(%s)", [pid])
+        wait_for(lambda: not other.is_usable(), timeout=10, what="the dropped connection")
+        other.close_if_unusable_or_obsolete()  # as a request starts: a check is due
+        other.close_if_health_check_failed()  # as before its first query
+        with other.cursor() as cursor:  # a new connection
+            cursor.execute("SELECT pg_backend_pid()")
+            assert cursor.fetchone()[0] != pid
+    finally:
+        other.close()

@@ -9,17 +9,23 @@ the switch off by DRF alone.
 
 from __future__ import annotations
 
+import io
 from datetime import UTC, datetime
 
 import pytest
 import time_machine
+from django.core import signals
 from django.core.cache import cache
+from django.core.handlers.wsgi import WSGIHandler
+from django.db import close_old_connections
 from rest_framework.response import Response
 from rest_framework.test import APIClient
 
 from pets.models import PetStatus
+from petstore import wsgi
 from petstore.api.pagination import encode_cursor
 from petstore.apikeys.services import api_key_issue, api_key_revoke
+from petstore.http import lean
 from tests.pets.helpers import bearer
 
 pytestmark = pytest.mark.django_db
@@ -256,3 +262,148 @@ def test_other_methods_are_drfs_whatever_the_switch(settings, alice_key):
     response = client.options("/v1/pets", **bearer(alice_key.plaintext))
     assert answered_by_drf(response)
     assert response.status_code == 200
+
+
+# --- Through the WSGI application: the lean handler (petstore.http.lean) -----------------
+
+
+@pytest.fixture(autouse=True)
+def test_transaction_kept():
+    """As Django's test client does: a request's start and end leave the connection, which
+    holds the test's transaction, open."""
+    signals.request_started.disconnect(close_old_connections)
+    signals.request_finished.disconnect(close_old_connections)
+    yield
+    signals.request_started.connect(close_old_connections)
+    signals.request_finished.connect(close_old_connections)
+
+
+def wsgi_get(query: str, headers: dict[str, str]) -> tuple[str, list[tuple[str, str]], bytes]:
+    """GET /v1/pets?query through petstore.wsgi's application, as a WSGI server calls it:
+    the status line, every header in order, the body. The application is made anew, as
+    petstore.wsgi makes it, so that both handlers load their middleware under this test's
+    settings (SecurityMiddleware reads them once)."""
+    environ = {
+        "REQUEST_METHOD": "GET",
+        "SCRIPT_NAME": "",
+        "PATH_INFO": "/v1/pets",
+        "QUERY_STRING": query,
+        "SERVER_NAME": "127.0.0.1",
+        "SERVER_PORT": "8000",
+        "SERVER_PROTOCOL": "HTTP/1.1",
+        "REMOTE_ADDR": ADDRESS,
+        "HTTP_HOST": "testserver",
+        "HTTP_X_REQUEST_ID": "0123456789abcdef0123456789abcdef",
+        "wsgi.version": (1, 0),
+        "wsgi.url_scheme": "http",
+        "wsgi.input": io.BytesIO(b""),
+        "wsgi.errors": io.StringIO(),
+        "wsgi.multithread": False,
+        "wsgi.multiprocess": True,
+        "wsgi.run_once": False,
+        **headers,
+    }
+    started: list = []
+    application = lean.LeanWSGIHandler(WSGIHandler())
+    body = application(environ, lambda status, headers, *_: started.append((status, headers)))
+    try:
+        content = b"".join(body)
+    finally:
+        # Django's response: a server closes it, which ends the request (request_finished).
+        body.close()  # type: ignore[attr-defined]
+    ((status, sent),) = started
+    return status, sent, content
+
+
+def assert_same_through_wsgi(
+    settings, key, query: str, headers: dict[str, str], monkeypatch
+) -> tuple[str, list[tuple[str, str]], bytes]:
+    """The lean handler's answer (switch on) equals the full handler's (off), headers
+    included, in order; and the lean handler served it."""
+    served: list[str] = []
+    serve = lean.LeanWSGIHandler.serve
+
+    def spy(self, environ, start_response):
+        served.append(environ["QUERY_STRING"])
+        return serve(self, environ, start_response)
+
+    monkeypatch.setattr(lean.LeanWSGIHandler, "serve", spy)
+    answers = []
+    for fast in (True, False):
+        settings.API_LIST_FAST_PATH = fast
+        cache.delete_many(
+            [f"throttle_api_key_{key.api_key.prefix}", f"throttle_api_address_{ADDRESS}"]
+        )
+        sent = {"HTTP_AUTHORIZATION": f"Bearer {key.plaintext}", **headers}
+        answers.append(wsgi_get(query, {k: v for k, v in sent.items() if v is not NO_HEADER}))
+    assert answers[0] == answers[1], (query, headers)
+    assert served == [query]  # the lean handler with the switch on, never with it off
+    return answers[0]
+
+
+@pytest.mark.parametrize(
+    ("query", "headers", "status"),
+    [
+        ("", {}, 200),
+        ("limit=2", {}, 200),
+        ("limit=3&status=sold", {}, 200),
+        ("status=available&limit=1&extra=a%2Fb", {}, 200),
+        ("limit=0", {}, 400),
+        ("cursor=forged", {}, 400),
+        ("", {"HTTP_AUTHORIZATION": NO_HEADER}, 401),
+        ("", {"HTTP_AUTHORIZATION": "Bearer pst_00000000_wrong"}, 401),
+        ("limit=2", {"HTTP_ACCEPT": "text/html"}, 406),
+        ("limit=2", {"HTTP_ACCEPT": "application/json; indent=2"}, 200),
+        # From the trusted edge over HTTPS: HSTS, and https in the next link.
+        ("limit=2", {"HTTP_X_FORWARDED_PROTO": "https", "REMOTE_ADDR": "127.0.0.1"}, 200),
+        # Another host is a tenant's (host routing answers), or not a host at all.
+        ("", {"HTTP_HOST": "shop.example.org"}, 404),
+        ("", {"HTTP_HOST": "bad host"}, 400),
+    ],
+)
+def test_the_lean_handler_answers_byte_for_byte_as_the_full_handler(
+    settings, alice_key, pets, no_rate_limits, monkeypatch, query, headers, status
+):
+    answer = assert_same_through_wsgi(settings, alice_key, query, headers, monkeypatch)
+    assert int(answer[0].split()[0]) == status
+    names = {name for name, _ in answer[1]}
+    if status != 404 and headers.get("HTTP_HOST") is None:  # the API's own answers
+        assert {"X-Request-ID", "X-Frame-Options", "X-Content-Type-Options"} <= names
+
+
+def test_the_lean_handler_redirects_plain_http_as_the_full_handler(
+    settings, alice_key, pets, no_rate_limits, monkeypatch
+):
+    settings.SECURE_SSL_REDIRECT = True
+    answer = assert_same_through_wsgi(settings, alice_key, "limit=1", {}, monkeypatch)
+    assert answer[0].startswith("301")
+
+
+def test_the_lean_handler_answers_the_same_429(settings, alice_key, pets, monkeypatch):
+    settings.API_RATE_LIMIT = "1/min"
+    settings.API_ADDRESS_RATE_LIMIT = ""
+    served = []
+    for fast in (True, False):
+        settings.API_LIST_FAST_PATH = fast
+        cache.delete_many([f"throttle_api_key_{alice_key.api_key.prefix}"])
+        auth = {"HTTP_AUTHORIZATION": f"Bearer {alice_key.plaintext}"}
+        with time_machine.travel(datetime(2027, 3, 1, 12, 0, tzinfo=UTC), tick=False):
+            served.append([wsgi_get("", auth), wsgi_get("", auth)])
+    assert served[0] == served[1]
+    assert [answer[0] for answer in served[0]] == ["200 OK", "429 Too Many Requests"]
+
+
+def test_the_wsgi_application_is_the_lean_handler_around_djangos():
+    assert isinstance(wsgi.application, lean.LeanWSGIHandler)
+    assert isinstance(wsgi.application.django, WSGIHandler)
+
+
+def test_the_lean_handler_serves_only_the_list_and_only_gets(settings, alice_key, monkeypatch):
+    settings.API_LIST_FAST_PATH = True
+    served: list[str] = []
+    monkeypatch.setattr(lean.LeanWSGIHandler, "serve", lambda *args: served.append("lean"))
+    auth = {"HTTP_AUTHORIZATION": f"Bearer {alice_key.plaintext}"}
+    assert wsgi_get("", {**auth, "PATH_INFO": "/v1/categories"})[0] == "200 OK"
+    assert wsgi_get("", {**auth, "PATH_INFO": "/v1/pets/"})[0].startswith(("301", "404"))
+    assert wsgi_get("", {**auth, "REQUEST_METHOD": "OPTIONS"})[0] == "200 OK"
+    assert served == []
