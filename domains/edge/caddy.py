@@ -35,6 +35,13 @@ def _proxy(scheme: str) -> dict[str, Any]:
     return {
         "handler": "reverse_proxy",
         "upstreams": [{"dial": upstream} for upstream in settings.EDGE_UPSTREAMS],
+        # A web process that is gone (killed, restarting) refuses the connection: the request
+        # goes to another within 5 s instead of ending in a 502 (Caddy retries no request by
+        # default). Only a failed dial is retried for any method; a POST the dead process had
+        # already received is not sent twice (Caddy retries only GETs after the round trip).
+        "load_balancing": {"try_duration": "5s", "try_interval": "100ms"},
+        # And the next requests skip it for a while rather than each trying it first.
+        "health_checks": {"passive": {"fail_duration": "5s", "max_fails": 1}},
         # The web processes are gunicorn's sync workers, one request at a time each: the edge
         # reads a whole request body (up to the largest the app accepts) before passing it on,
         # so a client that sends slowly holds an edge goroutine, not a worker.
