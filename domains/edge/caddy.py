@@ -37,9 +37,18 @@ def _proxy(scheme: str) -> dict[str, Any]:
         "upstreams": [{"dial": upstream} for upstream in settings.EDGE_UPSTREAMS],
         # A web process that is gone (killed, restarting) refuses the connection: the request
         # goes to another within 5 s instead of ending in a 502 (Caddy retries no request by
-        # default). Only a failed dial is retried for any method; a POST the dead process had
-        # already received is not sent twice (Caddy retries only GETs after the round trip).
-        "load_balancing": {"try_duration": "5s", "try_interval": "100ms"},
+        # default). A failed dial is retried for any method. A request the dead process had
+        # received is sent again only if that is safe: a GET, or a write carrying an
+        # Idempotency-Key (the app answers its retry with the first answer, or 409 while the
+        # first attempt's claim is held).
+        "load_balancing": {
+            "try_duration": "5s",
+            "try_interval": "100ms",
+            "retry_match": [
+                {"method": ["GET", "HEAD", "OPTIONS"]},
+                {"header": {"Idempotency-Key": ["*"]}},
+            ],
+        },
         # And the next requests skip it for a while rather than each trying it first.
         "health_checks": {"passive": {"fail_duration": "5s", "max_fails": 1}},
         # The web processes are gunicorn's sync workers, one request at a time each: the edge
