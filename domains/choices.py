@@ -111,7 +111,8 @@ CERT_STATES: dict[str, frozenset[str]] = {
 # facts. A check that passes while the domain is issuing (the owner chose Re-verify and
 # waits) asks again after a minute. The sweep runs every minute (DOMAINS_SWEEP_INTERVAL)
 # with nobody waiting and takes a request for lost only after five sweeps, so it does not
-# queue again, each minute, work still under way (an ACME order being validated, a task waiting out its retry).
+# queue again, each minute, work still under way (an ACME order being validated, a task
+# waiting out its retry).
 CERT_LATE_AT_CHECK = timedelta(minutes=1)
 CERT_LOST_AT_SWEEP = 5 * timedelta(seconds=settings.DOMAINS_SWEEP_INTERVAL)
 

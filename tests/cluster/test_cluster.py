@@ -226,8 +226,7 @@ def platform(
         }
         edges.append(Service(f"edge-{i + 1}", production_command("edge"), env, logs))
     checks = [
-        Service(f"checks-{n}", _named(production_command("worker"), n), plain, logs)
-        for n in (1, 2)
+        Service(f"checks-{n}", _named(production_command("worker"), n), plain, logs) for n in (1, 2)
     ]
     certificates = [
         Service(f"certificates-{n}", _named(production_command("certificates"), n), keyholder, logs)
@@ -383,16 +382,20 @@ def in_flight_issuance(worker: Service) -> int:
     """Issue tasks this worker received and has not finished (running or waiting for their
     countdown): the unacknowledged messages its death leaves behind."""
     log = worker.log()
-    received = set(re.findall(r"Task domains\.tasks\.issue_certificates?\[([^\]]+)\] received", log))
+    received = set(
+        re.findall(r"Task domains\.tasks\.issue_certificates?\[([^\]]+)\] received", log)
+    )
     ended = set(
-        re.findall(r"Task domains\.tasks\.issue_certificates?\[([^\]]+)\] (?:succeeded|retry|raised)", log)
+        re.findall(
+            r"Task domains\.tasks\.issue_certificates?\[([^\]]+)\] (?:succeeded|retry|raised)", log
+        )
     )
     return len(received - ended)
 
 
 def query(postgres: PrivatePostgres, sql: str) -> list[tuple]:
     with psycopg.connect(postgres.url(DATABASE)) as connection:
-        return connection.execute(sql).fetchall()  # type: ignore[arg-type]
+        return connection.execute(sql).fetchall()
 
 
 def presented_serial(port: int, hostname: str, cafile: Path) -> str:
@@ -436,7 +439,9 @@ def test_the_platform_twice_over_through_faults(
     stop = threading.Event()
     clients = [
         threading.Thread(
-            target=PetClient(platform, token, tally, n % 2).run, args=(n, stop, category), daemon=True
+            target=PetClient(platform, token, tally, n % 2).run,
+            args=(n, stop, category),
+            daemon=True,
         )
         for n in range(CLIENTS)
     ]
