@@ -458,13 +458,23 @@ def test_the_platform_twice_over_through_faults(
     # worker holding unfinished issue tasks dies with its orders placed and answered.
     wait_for(lambda: len(pebble.validations()) >= 3, timeout=60, interval=0.02,
              what="Pebble to validate challenges")  # fmt: skip
-    victim = max(platform.certificates, key=in_flight_issuance)
-    figures["worker_in_flight_at_kill"] = in_flight_issuance(victim)
-    orders_open = query(postgres, "SELECT count(*) FROM domains_acmeorder")[0][0]
+
+    def mid_order() -> tuple[Service, int, int] | None:
+        """A worker holding issue tasks while orders are open (placed, not yet stored)."""
+        victim = max(platform.certificates, key=in_flight_issuance)
+        held = in_flight_issuance(victim)
+        orders_open = query(postgres, "SELECT count(*) FROM domains_acmeorder")[0][0]
+        return (victim, held, orders_open) if held and orders_open else None
+
+    victim, held, orders_open = wait_for(
+        mid_order, timeout=30, interval=0.02, what="a worker in the middle of an order"
+    )
     victim.kill()
-    figures["worker_killed_at"] = elapsed_since(load_began)
-    figures["orders_open_at_kill"] = orders_open
-    assert figures["worker_in_flight_at_kill"] >= 1 and orders_open >= 1
+    figures.update(
+        worker_killed_at=elapsed_since(load_began),
+        worker_in_flight_at_kill=held,
+        orders_open_at_kill=orders_open,
+    )
     start(platform, victim)
 
     # 2. A web process and an edge node SIGKILLed under load, each started again later.
