@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from django.conf import settings
 from django.db import models
 
 
@@ -108,11 +109,12 @@ CERT_STATES: dict[str, frozenset[str]] = {
 # Certificate work still not done this long after its issue delay
 # (DOMAINS_CERT_ISSUE_DELAY) is late, and is claimed and queued again. Two rules, so two
 # facts. A check that passes while the domain is issuing (the owner chose Re-verify and
-# waits) asks again after a minute. The sweep runs every minute with nobody waiting and
-# takes a request for lost only after five, so it does not queue again, each minute, work
-# still under way (an ACME order being validated, a task waiting out its retry).
+# waits) asks again after a minute. The sweep runs every minute (DOMAINS_SWEEP_INTERVAL)
+# with nobody waiting and takes a request for lost only after five sweeps, so it does not
+# queue again, each minute, work still under way (an ACME order being validated, a task
+# waiting out its retry).
 CERT_LATE_AT_CHECK = timedelta(minutes=1)
-CERT_LOST_AT_SWEEP = timedelta(minutes=5)
+CERT_LOST_AT_SWEEP = 5 * timedelta(seconds=settings.DOMAINS_SWEEP_INTERVAL)
 
 
 class CheckCode(models.TextChoices):

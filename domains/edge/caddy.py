@@ -53,9 +53,25 @@ def _proxy(scheme: str) -> dict[str, Any]:
                 "max_idle_conns_per_host": UPSTREAM_IDLE_CONNS,
             },
         },
-        # A web worker serves one request at a time on each of its threads: the edge reads a
-        # whole request body (up to the largest the app accepts) before passing it on, so a
-        # client that sends slowly holds an edge goroutine, not a worker.
+        # A web process that is gone (killed, restarting) refuses the connection: the request
+        # goes to another within 5 s instead of ending in a 502 (Caddy retries no request by
+        # default). A failed dial is retried for any method. A request the dead process had
+        # received is sent again only if that is safe: a GET, or a write carrying an
+        # Idempotency-Key (the app answers its retry with the first answer, or 409 while the
+        # first attempt's claim is held).
+        "load_balancing": {
+            "try_duration": "5s",
+            "try_interval": "100ms",
+            "retry_match": [
+                {"method": ["GET", "HEAD", "OPTIONS"]},
+                {"header": {"Idempotency-Key": ["*"]}},
+            ],
+        },
+        # And the next requests skip it for a while rather than each trying it first.
+        "health_checks": {"passive": {"fail_duration": "5s", "max_fails": 1}},
+        # A web worker serves one request at a time on each of its threads: the edge reads
+        # a whole request body (up to the largest the app accepts) before passing it on,
+        # so a client that sends slowly holds an edge goroutine, not a worker.
         "request_buffers": settings.DATA_UPLOAD_MAX_MEMORY_SIZE + 1,
         # Caddy sets it too; said here so the web processes' trust in it is plain to see.
         "headers": {"request": {"set": {"X-Forwarded-Proto": [scheme]}}},

@@ -21,8 +21,8 @@ from domains.services import certificates
 from domains.services.events import record_event
 from domains.services.nextsteps import NextSteps
 
-# How long the sweep's claim on a due check lasts before it is due again.
-SWEEP_LEASE = timedelta(minutes=5)
+# How long the sweep's claim on a due check lasts before it is due again: five sweeps.
+SWEEP_LEASE = 5 * timedelta(seconds=settings.DOMAINS_SWEEP_INTERVAL)
 # Domains per batch task: enough to overlap their DNS round trips, small enough to
 # keep a task short and its memory flat (see docs/decisions/domain-sweep.md).
 BATCH_SIZE = 100

@@ -1,0 +1,242 @@
+"""The cluster test's own services and processes: a private PostgreSQL cluster, a TCP
+balancer in front of the edges' HTTP ports, and the platform's processes started from
+Procfile.production's lines, each of which can be killed and started again.
+
+A private PostgreSQL (initdb into a temporary directory, `postgres` on a free port) so the
+test can stop and start it without touching the machine's server; as root (CI) it runs as
+the `postgres` user, since PostgreSQL refuses to run as root.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import glob
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import psycopg
+
+from devtools.devserver import procfile_command
+from devtools.processes import spawn, stop_group
+from devtools.sockets import free_port
+from tests.processes import ROOT, wait_for
+
+PROCFILE = ROOT / "Procfile.production"
+
+
+def postgres_bin() -> Path | None:
+    """The newest PostgreSQL server binaries installed (Debian's layout)."""
+    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"))
+    return Path(found[-1]).parent if found else None
+
+
+def postgres_server_missing() -> str | None:
+    if postgres_bin() is None:
+        return "needs PostgreSQL's server binaries (/usr/lib/postgresql/*/bin/initdb)"
+    return None
+
+
+def production_command(name: str) -> str:
+    """The shell command of Procfile.production's process `name`."""
+    return procfile_command(name, PROCFILE)
+
+
+class PrivatePostgres:
+    """A PostgreSQL cluster of the test's own: stop() and start() again on the same port."""
+
+    def __init__(self) -> None:
+        binaries = postgres_bin()
+        assert binaries is not None
+        self.bin = binaries
+        # A short path: the unix socket lives here too (108 bytes at most).
+        self.dir = Path(tempfile.mkdtemp(prefix="pg-cluster-"))
+        self.data = self.dir / "data"
+        self.port = free_port()
+        self.user = "postgres" if os.geteuid() == 0 else None
+        if self.user:
+            shutil.chown(self.dir, self.user, self.user)
+        self.log_path = self.dir / "postgres.log"
+        self.process: subprocess.Popen | None = None
+        subprocess.run(  # noqa: S603 (PostgreSQL's own initdb)
+            [str(self.bin / "initdb"), "-D", str(self.data), "-U", "postgres", "-A", "trust",
+             "-E", "UTF8", "--no-sync", "--no-instructions"],
+            check=True, capture_output=True, user=self.user,
+        )  # fmt: skip
+
+    def url(self, database: str) -> str:
+        return f"postgres://postgres@127.0.0.1:{self.port}/{database}"
+
+    def start(self) -> None:
+        with open(self.log_path, "ab") as log:
+            self.process = subprocess.Popen(  # noqa: S603
+                [str(self.bin / "postgres"), "-D", str(self.data), "-p", str(self.port),
+                 "-k", str(self.dir), "-c", "listen_addresses=127.0.0.1",
+                 # Nothing here must survive a crash of the machine: the test's speed matters.
+                 "-c", "fsync=off", "-c", "synchronous_commit=off",
+                 "-c", "full_page_writes=off", "-c", "max_connections=200"],
+                stdout=log, stderr=subprocess.STDOUT, user=self.user, start_new_session=True,
+            )  # fmt: skip
+        wait_for(self.answers, timeout=30, what=f"PostgreSQL on port {self.port}")
+
+    def answers(self) -> bool:
+        try:
+            with psycopg.connect(self.url("postgres"), connect_timeout=1):
+                return True
+        except psycopg.Error:
+            return False
+
+    def stop(self) -> None:
+        """A fast shutdown (SIGINT): every session is ended, as in a restart for an upgrade."""
+        if self.process is not None:
+            self.process.send_signal(signal.SIGINT)
+            self.process.wait(timeout=30)
+            self.process = None
+
+    def create_database(self, name: str) -> None:
+        with psycopg.connect(self.url("postgres"), autocommit=True) as connection:
+            connection.execute(f'CREATE DATABASE "{name}"')
+
+    def remove(self) -> None:
+        if self.process is not None:
+            stop_group(self.process, graceful=10)
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+class Balancer:
+    """A TCP balancer on a free loopback port: each connection goes to the first target
+    that accepts it, starting with the next in turn (an L4 load balancer in front of the
+    edge nodes' port 80, where the CA's HTTP-01 requests arrive)."""
+
+    def __init__(self) -> None:
+        self.port = free_port()
+        self.targets: list[int] = []
+        self._turn = 0
+        self._server = socket.create_server(("127.0.0.1", self.port))
+        self._stopped = False
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while not self._stopped:
+            try:
+                client, _ = self._server.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._serve, args=(client,), daemon=True).start()
+
+    def _serve(self, client: socket.socket) -> None:
+        targets = list(self.targets)
+        self._turn += 1
+        upstream = None
+        for i in range(len(targets)):
+            port = targets[(self._turn + i) % len(targets)]
+            try:
+                upstream = socket.create_connection(("127.0.0.1", port), timeout=5)
+                break
+            except OSError:
+                continue
+        if upstream is None:
+            client.close()
+            return
+        upstream.settimeout(None)
+        threading.Thread(target=_pipe, args=(upstream, client), daemon=True).start()
+        _pipe(client, upstream)
+
+    def stop(self) -> None:
+        self._stopped = True
+        self._server.close()
+
+
+def _pipe(source: socket.socket, sink: socket.socket) -> None:
+    with contextlib.suppress(OSError):
+        while data := source.recv(65536):
+            sink.sendall(data)
+    for sock in (source, sink):
+        with contextlib.suppress(OSError):
+            sock.shutdown(socket.SHUT_RDWR)
+        sock.close()
+
+
+@dataclass
+class Service:
+    """One process of the platform, run by a shell as a process manager runs a Procfile
+    line; each start logs to a file of its own (`<name>-<n>.log`)."""
+
+    name: str
+    command: str
+    env: dict[str, str]
+    log_dir: Path
+    starts: int = 0
+    process: subprocess.Popen | None = None
+    logs: list[Path] = field(default_factory=list)
+    # Whether the supervisor starts it again when it exits (not while the test holds it down).
+    supervised: bool = False
+
+    def start(self) -> None:
+        self.starts += 1
+        log_path = self.log_dir / f"{self.name}-{self.starts}.log"
+        self.logs.append(log_path)
+        command = ["/bin/sh", "-c", "exec " + self.command]
+        self.process = spawn(command, env=self.env, log_path=log_path)
+        self.supervised = True
+
+    def log(self) -> str:
+        """This start's log."""
+        return self.logs[-1].read_text(errors="replace")
+
+    def all_logs(self) -> str:
+        return "".join(path.read_text(errors="replace") for path in self.logs)
+
+    def alive(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    def kill(self) -> None:
+        """SIGKILL the whole process group: no shutdown, no message handed back, as when
+        the machine under it dies."""
+        assert self.process is not None
+        self.supervised = False
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait(timeout=10)
+
+    def stop(self) -> None:
+        self.supervised = False
+        if self.process is not None:
+            stop_group(self.process, graceful=10)
+
+
+class Supervisor:
+    """What production's process manager does (compose's `restart: unless-stopped`, systemd's
+    Restart=, a PaaS restarting a crashed dyno): a process that exits on its own is started
+    again; each such restart is recorded with the last line its log had."""
+
+    def __init__(self, services: list[Service]) -> None:
+        self.services = services
+        self.restarts: list[tuple[str, float, str]] = []
+        self._stopped = threading.Event()
+        self._began = time.monotonic()
+        self._thread = threading.Thread(target=self._watch, daemon=True)
+        self._thread.start()
+
+    def _watch(self) -> None:
+        while not self._stopped.wait(0.5):
+            for service in self.services:
+                if service.supervised and not service.alive():
+                    last = (service.log().strip().splitlines() or [""])[-1][:200]
+                    self.restarts.append((service.name, elapsed_since(self._began), last))
+                    service.start()
+
+    def stop(self) -> None:
+        self._stopped.set()
+        self._thread.join(timeout=5)
+
+
+def elapsed_since(start: float) -> float:
+    return round(time.monotonic() - start, 2)

@@ -1,0 +1,35 @@
+"""DOMAINS_SWEEP_INTERVAL sets how often beat sweeps, and the two times counted in sweeps:
+a claimed check's lease and the age at which certificate work counts as lost (five each)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from tests.processes import ROOT
+
+READ = (
+    "import json, django; django.setup(); from django.conf import settings; "
+    "from domains.choices import CERT_LOST_AT_SWEEP; from domains.services import scheduling; "
+    "print(json.dumps([settings.CELERY_BEAT_SCHEDULE['domains-sweep']['schedule'], "
+    "scheduling.SWEEP_LEASE.total_seconds(), CERT_LOST_AT_SWEEP.total_seconds()]))"
+)
+
+
+def sweep_times(**env: str) -> list[float]:
+    result = subprocess.run(  # noqa: S603
+        [sys.executable, "-c", READ],
+        cwd=ROOT, capture_output=True, text=True, check=True, timeout=60,
+        env={"PATH": "/usr/bin:/bin", "DJANGO_SETTINGS_MODULE": "petstore.settings",
+             "SECRET_KEY": "test", "PETSTORE_ENV_FILE": "", **env},
+    )  # fmt: skip
+    return json.loads(result.stdout.splitlines()[-1])
+
+
+def test_by_default_a_sweep_a_minute_and_five_minutes_of_lease_and_before_work_is_lost():
+    assert sweep_times() == [60.0, 300.0, 300.0]
+
+
+def test_a_shorter_interval_shortens_the_lease_and_the_lost_time_with_it():
+    assert sweep_times(DOMAINS_SWEEP_INTERVAL="5") == [5.0, 25.0, 25.0]
