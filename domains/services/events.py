@@ -220,7 +220,11 @@ def _worth_telling(event_type: EventType, domain: Domain | None) -> bool:
 def _worth_telling_all(owner_events: list[OwnerEvent]) -> list[OwnerEvent]:
     """`_worth_telling` for the owner events of a bulk, with one query for all their
     recoveries (a sweep's batch verifies up to a hundred domains at once)."""
-    recovering = {e.domain_id for e in owner_events if e.type == EventType.DOMAIN_RECOVERED}
+    recovering = {
+        e.domain_id
+        for e in owner_events
+        if e.type == EventType.DOMAIN_RECOVERED and e.domain_id is not None
+    }
     if not recovering:
         return owner_events
     last_told = (

@@ -15,8 +15,8 @@ with a savepoint per domain only when that fails).
 from __future__ import annotations
 
 import logging
-from contextlib import nullcontext
 from collections.abc import Iterable
+from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
