@@ -144,20 +144,22 @@ def verify_many(
 def _cname_if_unclear(
     hostname: str, answers: dict[tuple[str, str], lookups.Lookup]
 ) -> list[tuple[str, str]]:
-    """A subdomain's CNAME question, unless its A and AAAA answers already tell what it
-    would: both answered, neither with records of the name's own, both showing the same
-    CNAME of the name (the usual case: it points somewhere) or both without one and
-    without data (a name with a CNAME shows it in every answer). A name with its own A or
-    AAAA records (instead of a CNAME, or beside one), that does not exist (a CNAME to a
-    missing name answers NXDOMAIN too) or that did not answer is asked, as before."""
+    """A subdomain's CNAME question, unless its A and AAAA answers already decide the check:
+    both answered without records of the name's own and show the same CNAME of the name
+    (the usual case: it points somewhere), or both answered no data without one (a name
+    with a CNAME shows it in every answer); or one of them failed or cannot be asked, which
+    decides it whatever the CNAME says. A name with its own A or AAAA records (instead of a
+    CNAME, or beside one) or that does not exist (a CNAME to a missing name answers NXDOMAIN
+    too) is asked, as before."""
     a, aaaa = answers[(hostname, "A")], answers[(hostname, "AAAA")]
+    if {a.status, aaaa.status} & (lookups.TEMPORARY | {lookups.UNASKABLE}):
+        return []
     clear = (
-        a.status in (lookups.OK, lookups.NODATA)
-        and aaaa.status in (lookups.OK, lookups.NODATA)
+        {a.status, aaaa.status} <= {lookups.OK, lookups.NODATA}
         and not a.values
         and not aaaa.values
         and a.cname == aaaa.cname
-        and (a.cname or (a.status == aaaa.status == lookups.NODATA))
+        and bool(a.cname or (a.status == aaaa.status == lookups.NODATA))
     )
     return [] if clear else [(hostname, "CNAME")]
 

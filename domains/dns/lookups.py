@@ -171,9 +171,12 @@ async def _ask_all(
     in_flight = asyncio.Semaphore(MAX_IN_FLIGHT)
     backend = dns.asyncbackend.get_backend("asyncio")
     asked: dict[Question, asyncio.Task[Lookup]] = {}
+    # How long each question waited for the DNS (not for its turn under the semaphore).
+    waited: dict[Question, float] = {}
 
     async def ask(name: str, rdtype: str, lifetime: float | None) -> Lookup:
         async with in_flight:
+            started = time.monotonic()
             try:
                 return await _ask(resolver, backend, name, rdtype, lifetime)
             except Exception as exc:  # noqa: BLE001 - this question's failure, not the batch's
@@ -181,6 +184,8 @@ async def _ask_all(
                 # question failed, for now; its neighbours in the batch go on.
                 log.exception("DNS question %s %s failed unexpectedly", name, rdtype)
                 return Lookup(name, rdtype, SERVFAIL, error=f"{type(exc).__name__}: {exc}")
+            finally:
+                waited[(name, rdtype)] = time.monotonic() - started
 
     def answers_to(
         questions: Iterable[Question], lifetime: float | None
@@ -193,13 +198,13 @@ async def _ask_all(
         return tasks
 
     async def run(group: Group) -> None:
-        started = time.monotonic()
         first = await asyncio.gather(*answers_to(group.questions, None))
         if group.then is None:
             return
         more = list(group.then(dict(zip(group.questions, first, strict=True))))
         if more:
-            left = resolver.lifetime - (time.monotonic() - started)
+            # The group waits for the DNS one lifetime in all: its follow-up gets the rest.
+            left = resolver.lifetime - max(waited[question] for question in group.questions)
             await asyncio.gather(*answers_to(more, max(left, 0.0)))
 
     await asyncio.gather(*(run(group) for group in groups))
