@@ -197,7 +197,7 @@ def _record_together(results: dict[int, Checked]) -> Recorded:
             .order_by("pk")
         )
         domains = list(locked)
-        batch = _Batch(redirect_targets=redirects_to([domain.pk for domain in domains]))
+        batch = _Batch(redirect_targets=_redirect_targets([domain.pk for domain in domains]))
         if len(domains) > 1:
             try:
                 with transaction.atomic():
@@ -246,7 +246,8 @@ def _record_one_by_one(
     return recorded
 
 
-def redirects_to(domain_ids: list[int]) -> set[int]:
+def _redirect_targets(domain_ids: list[int]) -> set[int]:
+    """Which of these domains some redirect points at (one query for a batch)."""
     return set(
         Redirect.objects.filter(to_domain_id__in=domain_ids).values_list("to_domain_id", flat=True)
     )
