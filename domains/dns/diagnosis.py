@@ -5,7 +5,9 @@ answers "may the platform's CA issue for it?". Both return a CheckResult whose
 `code` is a domains.choices.CheckCode; see docs/decisions/domains.md for the list.
 
 `verify_many()` is the same check for a batch: it asks every question of every
-domain at once (lookups.lookup_many), then runs the very same `verify()` on the answers.
+domain at once (lookups.lookup_groups), then runs the very same `verify()` on the answers.
+A subdomain's A and AAAA answers show its CNAME, so its CNAME question is asked only
+when they leave something to tell apart (records of its own, no CNAME, no answer).
 Each domain is decided on its own: one whose decision raises gets that exception as
 its result, and the rest of the batch is decided as usual.
 """
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, replace
+from functools import partial
 
 from django.conf import settings
 
@@ -112,16 +115,21 @@ def verify_many(
     record is asked for the host names in `ask_txt`. A domain whose decision raised has the
     exception as its result (the caller logs it with the domain's id)."""
     domains = list(domains)
-    answers = lookups.lookup_many(
-        (
-            q
-            for host, apex in domains
-            for q in questions(host, is_apex=apex, ask_txt=host in ask_txt)
-        ),
-        lifetime=deadline,
-    )
+    groups = []
+    for host, apex in domains:
+        asked = questions(host, is_apex=apex, ask_txt=host in ask_txt)
+        if apex:
+            groups.append(lookups.Group(asked))
+        else:
+            first = [question for question in asked if question[1] != "CNAME"]
+            groups.append(lookups.Group(first, partial(_cname_if_unclear, host)))
+    answers = lookups.lookup_groups(groups, lifetime=deadline)
 
     def lookup(name: str, rdtype: str) -> lookups.Lookup:
+        found = answers.get((name, rdtype))
+        if found is None and rdtype == "CNAME":
+            # Not asked: the A and AAAA answers showed it (see _cname_if_unclear).
+            return _cname_shown(answers[(name, "A")])
         return answers[(name, rdtype)]
 
     results: list[CheckResult | Exception] = []
@@ -131,6 +139,38 @@ def verify_many(
         except Exception as exc:  # noqa: BLE001 - this domain's result, not the batch's
             results.append(exc)
     return results
+
+
+def _cname_if_unclear(
+    hostname: str, answers: dict[tuple[str, str], lookups.Lookup]
+) -> list[tuple[str, str]]:
+    """A subdomain's CNAME question, unless its A and AAAA answers already decide the check:
+    both answered without records of the name's own and show the same CNAME of the name
+    (the usual case: it points somewhere), or both answered no data without one (a name
+    with a CNAME shows it in every answer); or one of them failed or cannot be asked, which
+    decides it whatever the CNAME says. A name with its own A or AAAA records (instead of a
+    CNAME, or beside one) or that does not exist (a CNAME to a missing name answers NXDOMAIN
+    too) is asked, as before."""
+    a, aaaa = answers[(hostname, "A")], answers[(hostname, "AAAA")]
+    if {a.status, aaaa.status} & (lookups.TEMPORARY | {lookups.UNASKABLE}):
+        return []
+    clear = (
+        {a.status, aaaa.status} <= {lookups.OK, lookups.NODATA}
+        and not a.values
+        and not aaaa.values
+        and a.cname == aaaa.cname
+        and bool(a.cname or (a.status == aaaa.status == lookups.NODATA))
+    )
+    return [] if clear else [(hostname, "CNAME")]
+
+
+def _cname_shown(a: lookups.Lookup) -> lookups.Lookup:
+    """The CNAME question's answer, as the A answer showed it."""
+    if a.cname:
+        return lookups.Lookup(
+            a.name, "CNAME", lookups.OK, values=a.cname, final=a.cname, cname=a.cname
+        )
+    return lookups.Lookup(a.name, "CNAME", lookups.NODATA)
 
 
 def _verify(hostname: str, is_apex: bool, lookup: Lookup, ask_txt: bool) -> CheckResult:

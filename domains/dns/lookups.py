@@ -12,7 +12,10 @@ raises something unexpected, is that question's result, never an exception that
 takes the other questions of a batch (other tenants' domains) with it.
 
 `lookup_many()` asks many questions at once (the sweep's batches) and `lookup()` is
-the same for one, so the single check and the batch share one code path. Every
+the same for one, so the single check and the batch share one code path.
+`lookup_groups()` is `lookup_many()` where a group of questions may ask more once its
+own answers are in (a domain whose A and AAAA answers leave its CNAME unknown asks for
+it), each group on its own clock: a group is never kept waiting by another's answers. Every
 question is resolved by dnspython's asyncio resolver, through its public API only:
 which answer ends a question, when a nameserver is given up, the backoff, the
 lifetime, TCP after a truncated answer, and which datagrams count as the reply (from
@@ -27,7 +30,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Coroutine, Iterable
+import time
+from collections.abc import Callable, Coroutine, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -75,6 +79,8 @@ class Lookup:
     final: tuple[str, ...] = ()
     rdatas: tuple = field(default=(), compare=False, repr=False)
     error: str = ""
+    # The name's own CNAME target, where an answer to a question of another type shows it.
+    cname: tuple[str, ...] = ()
 
     @property
     def temporary(self) -> bool:
@@ -115,16 +121,37 @@ def lookup(name: str, rdtype: str) -> Lookup:
     return lookup_many([(name, rdtype)])[(name, rdtype)]
 
 
+Question = tuple[str, str]
+
+
+@dataclass(frozen=True)
+class Group:
+    """Questions asked together; once they are answered, `then` (given their answers)
+    names the questions still to ask, within what is left of the group's lifetime."""
+
+    questions: list[Question]
+    then: Callable[[dict[Question, Lookup]], Iterable[Question]] | None = None
+
+
 def lookup_many(
-    questions: Iterable[tuple[str, str]], *, lifetime: float | None = None
-) -> dict[tuple[str, str], Lookup]:
+    questions: Iterable[Question], *, lifetime: float | None = None
+) -> dict[Question, Lookup]:
     """Ask every (name, type) question at once, at most MAX_IN_FLIGHT in flight; the same
     Lookup for a question whether it is asked alone or with others. All wait together, so
     `lifetime` (default DOMAINS_DNS_LIFETIME) bounds the whole call, not each question."""
-    unique = list(dict.fromkeys(questions))
-    if not unique:
+    return lookup_groups([Group(list(questions))], lifetime=lifetime)
+
+
+def lookup_groups(
+    groups: Iterable[Group], *, lifetime: float | None = None
+) -> dict[Question, Lookup]:
+    """`lookup_many()` of every group's questions, and of the questions each group's `then`
+    asks for after its answers; a question asked by several groups is asked once.
+    `lifetime` bounds each group, follow-up included, so the whole call too."""
+    groups = [group for group in groups if group.questions]
+    if not groups:
         return {}
-    return _run(_ask_all(get_resolver(lifetime), unique))
+    return _run(_ask_all(get_resolver(lifetime), groups))
 
 
 def _run(coroutine: Coroutine[Any, Any, _T]) -> _T:
@@ -139,23 +166,49 @@ def _run(coroutine: Coroutine[Any, Any, _T]) -> _T:
 
 
 async def _ask_all(
-    resolver: dns.asyncresolver.Resolver, questions: list[tuple[str, str]]
-) -> dict[tuple[str, str], Lookup]:
+    resolver: dns.asyncresolver.Resolver, groups: list[Group]
+) -> dict[Question, Lookup]:
     in_flight = asyncio.Semaphore(MAX_IN_FLIGHT)
     backend = dns.asyncbackend.get_backend("asyncio")
+    asked: dict[Question, asyncio.Task[Lookup]] = {}
+    # How long each question waited for the DNS (not for its turn under the semaphore).
+    waited: dict[Question, float] = {}
 
-    async def ask(name: str, rdtype: str) -> Lookup:
+    async def ask(name: str, rdtype: str, lifetime: float | None) -> Lookup:
         async with in_flight:
+            started = time.monotonic()
             try:
-                return await _ask(resolver, backend, name, rdtype)
+                return await _ask(resolver, backend, name, rdtype, lifetime)
             except Exception as exc:  # noqa: BLE001 - this question's failure, not the batch's
                 # Not one of the outcomes above (a resolver bug, a reply it chokes on): the
                 # question failed, for now; its neighbours in the batch go on.
                 log.exception("DNS question %s %s failed unexpectedly", name, rdtype)
                 return Lookup(name, rdtype, SERVFAIL, error=f"{type(exc).__name__}: {exc}")
+            finally:
+                waited[(name, rdtype)] = time.monotonic() - started
 
-    found = await asyncio.gather(*(ask(name, rdtype) for name, rdtype in questions))
-    return dict(zip(questions, found, strict=True))
+    def answers_to(
+        questions: Iterable[Question], lifetime: float | None
+    ) -> list[asyncio.Task[Lookup]]:
+        tasks = []
+        for question in dict.fromkeys(questions):
+            if question not in asked:
+                asked[question] = asyncio.create_task(ask(*question, lifetime))
+            tasks.append(asked[question])
+        return tasks
+
+    async def run(group: Group) -> None:
+        first = await asyncio.gather(*answers_to(group.questions, None))
+        if group.then is None:
+            return
+        more = list(group.then(dict(zip(group.questions, first, strict=True))))
+        if more:
+            # The group waits for the DNS one lifetime in all: its follow-up gets the rest.
+            left = resolver.lifetime - max(waited[question] for question in group.questions)
+            await asyncio.gather(*answers_to(more, max(left, 0.0)))
+
+    await asyncio.gather(*(run(group) for group in groups))
+    return {question: task.result() for question, task in asked.items()}
 
 
 # The resolver's exceptions and the outcome each one means. A timeout or a failing
@@ -174,6 +227,7 @@ async def _ask(
     backend: dns.asyncbackend.Backend,
     name: str,
     rdtype: str,
+    lifetime: float | None,
 ) -> Lookup:
     try:
         qname, wanted = dns.name.from_text(name), dns.rdatatype.from_text(rdtype)
@@ -182,21 +236,25 @@ async def _ask(
         return Lookup(name, rdtype, UNASKABLE, error=f"{type(exc).__name__}: {exc}")
     try:
         answer = await resolver.resolve(
-            qname, wanted, raise_on_no_answer=False, search=False, backend=backend
+            qname,
+            wanted,
+            raise_on_no_answer=False,
+            search=False,
+            backend=backend,
+            lifetime=lifetime,
         )
     except _CAUGHT as exc:
         status = next(status for kind, status in _FAILURES if isinstance(exc, kind))
         return Lookup(name, rdtype, status, error="" if status == NXDOMAIN else str(exc))
-    owned = tuple(
-        _text(rdata)
-        for rrset in answer.response.answer
-        if rrset.name == qname and rrset.rdtype == wanted
-        for rdata in rrset
+    owned = [rrset for rrset in answer.response.answer if rrset.name == qname]
+    values = tuple(_text(rdata) for rrset in owned if rrset.rdtype == wanted for rdata in rrset)
+    cname = tuple(
+        _text(rdata) for rrset in owned if rrset.rdtype == dns.rdatatype.CNAME for rdata in rrset
     )
     rdatas = tuple(answer.rrset) if answer.rrset is not None else ()
     final = tuple(_text(rdata) for rdata in rdatas)
     status = OK if rdatas else NODATA
-    return Lookup(name, rdtype, status, values=owned, final=final, rdatas=rdatas)
+    return Lookup(name, rdtype, status, values=values, final=final, rdatas=rdatas, cname=cname)
 
 
 def _text(rdata: dns.rdata.Rdata) -> str:

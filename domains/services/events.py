@@ -15,6 +15,7 @@ from contextvars import ContextVar
 from typing import Any
 
 from django.contrib.auth.models import User
+from django.db.models import OuterRef, Subquery
 from django.urls import reverse
 from django.utils import timezone
 
@@ -30,9 +31,12 @@ from domains.models import Domain, DomainEvent, OwnerEvent, Project
 from domains.services.bulk import BulkInsert
 
 _events = BulkInsert(DomainEvent.objects, "domain_events")
-# Inside events_in_bulk(): the owner event of each collected Activity line (by its id), so
-# a line dropped from the batch (its savepoint rolled back) drops its owner event too.
-_owner_events: ContextVar[dict[int, OwnerEvent] | None] = ContextVar("owner_events", default=None)
+# Inside events_in_bulk(): the owner event of each collected Activity line (by its id; the
+# line is kept beside it, so its id is not reused), so a line dropped from the batch (its
+# savepoint rolled back) drops its owner event too.
+_owner_events: ContextVar[dict[int, tuple[DomainEvent, OwnerEvent]] | None] = ContextVar(
+    "owner_events", default=None
+)
 
 
 def record_event(
@@ -62,19 +66,30 @@ def record_event(
     )
     _events.save(event)
     event_type = OWNER_EVENT_OF_ACTION.get(action)
-    if event_type is not None and _worth_telling(event_type, domain):
-        owner_event = owner_event_build(
-            project=project,
-            domain=domain,
-            hostname=event.hostname,
-            type=event_type,
-            message=message,
+    if event_type is None:
+        return event
+    collected = _owner_events.get()
+    if collected is None:
+        if _worth_telling(event_type, domain):
+            owner_event_build(
+                project=project,
+                domain=domain,
+                hostname=event.hostname,
+                type=event_type,
+                message=message,
+            ).save()
+    elif event_type != EventType.DOMAIN_RECOVERED or domain is not None:
+        # Whether a recovery is worth telling is decided for the whole bulk at its end.
+        collected[id(event)] = (
+            event,
+            owner_event_build(
+                project=project,
+                domain=domain,
+                hostname=event.hostname,
+                type=event_type,
+                message=message,
+            ),
         )
-        collected = _owner_events.get()
-        if collected is None:
-            owner_event.save()
-        else:
-            collected[id(event)] = owner_event
     return event
 
 
@@ -149,12 +164,17 @@ def events_in_bulk() -> AbstractContextManager[list[DomainEvent]]:
 
 @contextmanager
 def _in_bulk() -> Iterator[list[DomainEvent]]:
-    owner_events: dict[int, OwnerEvent] = {}
+    owner_events: dict[int, tuple[DomainEvent, OwnerEvent]] = {}
     token = _owner_events.set(owner_events)
     try:
         with _events.in_bulk() as collected:
             yield collected
-            kept = [owner_events[id(line)] for line in collected if id(line) in owner_events]
+            kept = []
+            for line in collected:
+                entry = owner_events.get(id(line))
+                if entry is not None and entry[0] is line:
+                    kept.append(entry[1])
+            kept = _worth_telling_all(kept)
     finally:
         _owner_events.reset(token)
     if kept:
@@ -195,6 +215,36 @@ def _worth_telling(event_type: EventType, domain: Domain | None) -> bool:
         .first()
     )
     return last in RECOVERED_FROM
+
+
+def _worth_telling_all(owner_events: list[OwnerEvent]) -> list[OwnerEvent]:
+    """`_worth_telling` for the owner events of a bulk, with one query for all their
+    recoveries (a sweep's batch verifies up to a hundred domains at once)."""
+    recovering = {
+        e.domain_id
+        for e in owner_events
+        if e.type == EventType.DOMAIN_RECOVERED and e.domain_id is not None
+    }
+    if not recovering:
+        return owner_events
+    last_told = (
+        OwnerEvent.objects.filter(
+            domain=OuterRef("pk"), type__in=sorted(RECOVERED_FROM | {EventType.DOMAIN_RECOVERED})
+        )
+        .order_by("-occurred_at", "-pk")
+        .values("type")[:1]
+    )
+    after_failure = set(
+        Domain.objects.filter(pk__in=recovering)
+        .annotate(last_told=Subquery(last_told))
+        .filter(last_told__in=sorted(RECOVERED_FROM))
+        .values_list("pk", flat=True)
+    )
+    return [
+        e
+        for e in owner_events
+        if e.type != EventType.DOMAIN_RECOVERED or e.domain_id in after_failure
+    ]
 
 
 def _what(type: EventType, hostname: str, message: str) -> str:

@@ -6,15 +6,17 @@ then record every result through the same functions below, so a domain ends in t
 same place whichever way it was checked. Both return what they recorded and the
 certificate work it calls for (`Recorded.next_steps`), which the caller queues.
 
-In a batch every domain is decided and recorded on its own (its own savepoint): a domain
-whose check raises, at any stage, is logged with its id, counted in the task failures,
-and left out; the others are recorded, whoever owns them.
+In a batch every domain is decided and recorded on its own: a domain whose check raises,
+at any stage, is logged with its id, counted in the task failures, and left out; the
+others are recorded, whoever owns them (a batch is recorded in one savepoint, and again
+with a savepoint per domain only when that fails).
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
+from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
@@ -34,7 +36,7 @@ from domains.choices import (
 )
 from domains.dns import diagnosis
 from domains.dns.diagnosis import CheckResult
-from domains.models import Domain
+from domains.models import Domain, DomainEvent, ProvenHostname, Redirect
 from domains.services import certificates, claims, redirects
 from domains.services.events import events_in_bulk, record_event
 from domains.services.lifecycle import transition, update
@@ -145,9 +147,11 @@ def _record_results(results: dict[int, Checked]) -> Recorded:
     One transaction for the lot, each domain re-read under its row lock (in primary-key
     order, so two batches never deadlock), so decisions are made on the row as it is
     now: a check run twice or concurrently records twice, never inconsistently, and a
-    domain removed meanwhile is simply not there. Events go in with one INSERT. Each
-    domain is recorded in its own savepoint, so one that raises is left out alone; if the
-    batch as a whole fails (its lock, its INSERTs), each domain is recorded on its own.
+    domain removed meanwhile is simply not there. Events go in with one INSERT. The batch
+    is recorded in one savepoint; if a domain raises, the batch is rolled back to it and
+    recorded again with each domain in its own savepoint, so the one that raises is left
+    out alone. If the batch as a whole fails (its lock, its INSERTs), each domain is
+    recorded in a transaction of its own.
     """
     if not results:
         return Recorded()
@@ -169,9 +173,18 @@ def _record_results(results: dict[int, Checked]) -> Recorded:
     return recorded
 
 
+@dataclass
+class _Batch:
+    """What recording a batch reads once for all its domains."""
+
+    # The domains of the batch that some redirect points at (most have none).
+    redirect_targets: set[int]
+    # Each domain in its own savepoint (the batch's second attempt), so one domain's
+    # database error is that domain's alone; in the first attempt it fails the attempt.
+    one_by_one: bool = False
+
+
 def _record_together(results: dict[int, Checked]) -> Recorded:
-    recorded = Recorded()
-    failed: list[tuple[int, Exception]] = []
     with (
         transaction.atomic(),
         events_in_bulk() as events,
@@ -183,30 +196,70 @@ def _record_together(results: dict[int, Checked]) -> Recorded:
             .filter(pk__in=list(results))
             .order_by("pk")
         )
-        for domain in locked:
-            # What this domain adds to the bulk INSERTs goes if its savepoint is rolled back.
-            marks, steps = (len(events), len(proofs)), NextSteps()
+        domains = list(locked)
+        batch = _Batch(redirect_targets=_redirect_targets([domain.pk for domain in domains]))
+        if len(domains) > 1:
             try:
                 with transaction.atomic():
-                    _record_one(domain, results[domain.pk], steps)
-            except Exception as exc:  # noqa: BLE001 - this domain's failure, not the batch's
-                del events[marks[0] :], proofs[marks[1] :]
-                failed.append((domain.pk, exc))
-                continue
-            recorded.domains.append(domain)
-            recorded.next_steps += steps
+                    return _record_all(domains, results, batch)
+            except Exception:  # noqa: BLE001 - found again below, with the domain it belongs to
+                log.info("a check of the batch failed to record; recording one by one")
+                # What the attempt collected goes with it; the rows are read again, since
+                # the instances hold what the rolled-back statements wrote.
+                del events[:], proofs[:]
+                domains = list(locked.all())
+        batch.one_by_one = True
+        return _record_one_by_one(domains, results, batch, events, proofs)
+
+
+def _record_all(domains: list[Domain], results: dict[int, Checked], batch: _Batch) -> Recorded:
+    recorded = Recorded()
+    for domain in domains:
+        _record_one(domain, results[domain.pk], recorded.next_steps, batch)
+        recorded.domains.append(domain)
+    return recorded
+
+
+def _record_one_by_one(
+    domains: list[Domain],
+    results: dict[int, Checked],
+    batch: _Batch,
+    events: list[DomainEvent],
+    proofs: list[ProvenHostname],
+) -> Recorded:
+    recorded = Recorded()
+    failed: list[tuple[int, Exception]] = []
+    for domain in domains:
+        # What this domain adds to the bulk INSERTs goes if its savepoint is rolled back.
+        marks, steps = (len(events), len(proofs)), NextSteps()
+        try:
+            with transaction.atomic():
+                _record_one(domain, results[domain.pk], steps, batch)
+        except Exception as exc:  # noqa: BLE001 - this domain's failure, not the batch's
+            del events[marks[0] :], proofs[marks[1] :]
+            failed.append((domain.pk, exc))
+            continue
+        recorded.domains.append(domain)
+        recorded.next_steps += steps
     for domain_id, error in failed:
         _domain_failed(domain_id, "recording", error)
     return recorded
 
 
-def _record_one(domain: Domain, checked: Checked, next_steps: NextSteps) -> None:
+def _redirect_targets(domain_ids: list[int]) -> set[int]:
+    """Which of these domains some redirect points at (one query for a batch)."""
+    return set(
+        Redirect.objects.filter(to_domain_id__in=domain_ids).values_list("to_domain_id", flat=True)
+    )
+
+
+def _record_one(domain: Domain, checked: Checked, next_steps: NextSteps, batch: _Batch) -> None:
     """Decide what the check means for the row as it is now, and record it."""
     result = checked.result
     if result.ok and not domain.is_live:
         result = _claim(domain, checked)
     if result.ok:
-        _record_success(domain, result, next_steps)
+        _record_success(domain, result, next_steps, batch)
     else:
         _record_failure(domain, result)
 
@@ -288,7 +341,9 @@ def _result_fields(result: CheckResult, now: datetime, message: str | None = Non
     }
 
 
-def _record_success(domain: Domain, result: CheckResult, next_steps: NextSteps) -> None:
+def _record_success(
+    domain: Domain, result: CheckResult, next_steps: NextSteps, batch: _Batch
+) -> None:
     """Record a passing check; the certificate work it calls for goes to `next_steps`."""
     now = timezone.now()
     was_failing = domain.check_code not in ("", CheckCode.OK)
@@ -302,18 +357,24 @@ def _record_success(domain: Domain, result: CheckResult, next_steps: NextSteps) 
         # Verified, and its certificate requested at once: one statement, not two.
         request = certificates.certificate_request_fields(now)
         try:
-            with transaction.atomic():
+            # Another project's claim on the name may have gone live meanwhile (the unique
+            # constraint): rare, so only the batch's second attempt, one by one, pays for
+            # a savepoint here; in the first the error sends the batch to the second.
+            with transaction.atomic() if batch.one_by_one else nullcontext():
                 moved = transition(
                     domain, State.VERIFIED, State.ISSUING, verified_at=now, **fields, **request
                 )
         except IntegrityError:
-            # Another project's claim on the name went live meanwhile: check again soon.
+            if not batch.one_by_one:
+                raise
+            # Check again soon.
             _record_failure(domain, _ownership_required(domain, result))
             return
         if moved:
             claims.record_proof(domain, by_txt=domain.verification_token in result.txt)
             record_event(domain=domain, action=Action.VERIFIED)
-            redirects.redirects_follow_target(target=domain)
+            if domain.pk in batch.redirect_targets:
+                redirects.redirects_follow_target(target=domain)
             next_steps.issue.append(domain.pk)
             return
         domain.refresh_from_db(fields=["state"])

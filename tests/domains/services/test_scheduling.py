@@ -17,14 +17,15 @@ from django.db import transaction
 from django.utils import timezone
 
 from domains import tasks
-from domains.choices import State
+from domains.choices import EventType, State
 from domains.dns import diagnosis
-from domains.models import Domain, DomainEvent
+from domains.models import Domain, DomainEvent, OwnerEvent
 from domains.services import scheduling
 from domains.services.custom_domains import domain_add, domain_remove
+from domains.services.events import record_owner_event
 from domains.services.verification import domain_check, domain_check_many
 from petstore.celery import app
-from tests.fixtures.domains import TARGET, run_at_once
+from tests.fixtures.domains import TARGET, in_step, run_at_once
 from tests.processes import wait_for
 
 pytestmark = pytest.mark.django_db
@@ -266,3 +267,71 @@ def test_the_sweep_checks_every_due_domain_on_a_real_worker(celery_worker, dns_s
         "a-instead.example.test": "conflicting_record",
         "missing.example.test": "nxdomain",
     }
+
+
+def test_a_claim_whose_name_goes_live_elsewhere_mid_batch_is_told_and_the_rest_recorded(
+    mixed, bobs, monkeypatch
+):
+    """The batch is recorded in one savepoint: the unique constraint refusing one claim
+    sends it to its second attempt, one savepoint per domain, and only that claim fails."""
+    taken = next(d for d in mixed if d.hostname == "ok.example.test")
+    real_verify_many = diagnosis.verify_many
+
+    def verify_then_go_live_elsewhere(domains, **kwargs):
+        results = real_verify_many(domains, **kwargs)  # uncontested when the DNS was asked
+        now = timezone.now()
+        Domain.objects.create(
+            project=bobs, hostname=taken.hostname, window_started_at=now, **in_step(State.ACTIVE)
+        )
+        return results
+
+    monkeypatch.setattr(diagnosis, "verify_many", verify_then_go_live_elsewhere)
+    recorded = domain_check_many(domain_ids=ids(mixed))
+
+    assert len(recorded.domains) == len(mixed)
+    codes = dict(Domain.objects.filter(pk__in=ids(mixed)).values_list("hostname", "check_code"))
+    assert codes == EXPECTED | {taken.hostname: "ownership_required"}
+    taken.refresh_from_db()
+    assert taken.state == State.PENDING
+    assert Domain.objects.get(pk=mixed[-1].pk).state == State.ISSUING  # the apex verified
+    assert DomainEvent.objects.filter(action="verified").count() == 1
+    assert recorded.next_steps.issue == [mixed[-1].pk]
+
+
+def test_a_batch_tells_a_recovery_only_to_owners_told_of_the_failure(dns_server, shop, alice):
+    """Whether a recovery is news is read for the whole batch at once (one query), with
+    the same answer a single check gives."""
+    now = timezone.now()
+    told, blip = (
+        Domain.objects.create(
+            project=shop,
+            hostname=hostname,
+            check_code="wrong_target",
+            window_started_at=now,
+            verified_at=now,
+            **in_step(State.ACTIVE),
+        )
+        for hostname in ("told.example.test", "blip.example.test")
+    )
+    for domain in (told, blip):
+        dns_server.add(domain.hostname, "CNAME", TARGET + ".")
+    record_owner_event(project=shop, domain=told, type=EventType.DOMAIN_FAILING)
+
+    domain_check_many(domain_ids=[told.pk, blip.pk])
+
+    assert DomainEvent.objects.filter(action="verifies_again").count() == 2
+    recovered = OwnerEvent.objects.filter(type=EventType.DOMAIN_RECOVERED)
+    assert list(recovered.values_list("domain__hostname", flat=True)) == [told.hostname]
+
+
+def test_a_cname_the_a_and_aaaa_answers_show_is_not_asked_for(mixed, dns_server):
+    """A name pointing somewhere shows its CNAME in its A and AAAA answers (two questions,
+    not three); a name with records of its own, or none, is still asked for its CNAME."""
+    dns_server.queries.clear()
+    domain_check_many(domain_ids=ids(mixed))
+    asked = {(name, rdtype) for name, rdtype in dns_server.queries}
+    for shown in ("ok.example.test", "elsewhere.example.test", "txt-only.example.test"):
+        assert {(shown, "A"), (shown, "AAAA")} <= asked
+        assert (shown, "CNAME") not in asked
+    for unclear in ("a-instead.example.test", "a-beside.example.test", "missing.example.test"):
+        assert (unclear, "CNAME") in asked
