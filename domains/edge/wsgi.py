@@ -34,6 +34,7 @@ django.setup()
 
 from domains.edge.certificates import pem_bundle, served_certificate  # noqa: E402
 from domains.edge.paths import CERTIFICATE_PATH, PERMISSION_PATH, SECRET_FILE  # noqa: E402
+from domains.metrics import edge_lookup_metrics  # noqa: E402
 
 logger = logging.getLogger(__name__)
 
@@ -81,6 +82,7 @@ def _answer(environ: dict) -> tuple[str, bytes]:
     return "200 OK", pem_bundle(certificate)
 
 
+@edge_lookup_metrics
 def application(environ: dict, start_response: StartResponse) -> Iterable[bytes]:
     close_old_connections()
     try:

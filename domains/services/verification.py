@@ -23,7 +23,7 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from domains import selectors
+from domains import metrics, selectors
 from domains.choices import (
     AWAITING_OWNER_STATES,
     CERT_LATE_AT_CHECK,
@@ -205,6 +205,7 @@ def _record_one(domain: Domain, checked: Checked, next_steps: NextSteps) -> None
     result = checked.result
     if result.ok and not domain.is_live:
         result = _claim(domain, checked)
+    metrics.check_recorded(result.code)
     if result.ok:
         _record_success(domain, result, next_steps)
     else:
