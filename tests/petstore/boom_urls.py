@@ -1,7 +1,8 @@
 from django.http import HttpRequest, HttpResponse
 from django.urls import path
 
-from petstore.urls import handler404, handler500, urlpatterns as production
+from petstore.urls import handler404, handler500
+from petstore.urls import urlpatterns as production
 
 
 class Boom(Exception):

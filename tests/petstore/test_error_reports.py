@@ -102,7 +102,7 @@ def test_a_task_error_is_reported_with_the_request_id_that_queued_it(
         worker.wait_ready()
         token = request_id_var.set("task-error-1")
         try:
-            tasks.check_domain.delay("not-an-id")  # raises in the worker
+            tasks.check_domain.apply_async(("not-an-id",))  # raises in the worker
         finally:
             request_id_var.reset(token)
         event = wait_for(lambda: sentry.event_tagged("task-error-1"), what="the task's event")
@@ -112,7 +112,9 @@ def test_a_task_error_is_reported_with_the_request_id_that_queued_it(
     assert event["extra"]["celery-job"]["task_name"] == "domains.tasks.check_domain"
 
 
-SDK_STARTED = "import django, sentry_sdk; django.setup(); print(sentry_sdk.get_client().is_active())"
+SDK_STARTED = (
+    "import django, sentry_sdk; django.setup(); print(sentry_sdk.get_client().is_active())"
+)
 
 
 @pytest.mark.needs_postgres

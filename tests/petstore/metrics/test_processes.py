@@ -42,7 +42,7 @@ def test_what_a_worker_counts_shows_in_the_web_processs_scrape(
 
     tasks.request_check(domain=www, actor=alice)  # checked, then issued: active
     tasks.check_domains.delay([flaky.pk])  # a temporary failure: retried
-    tasks.check_domain.delay("not-an-id")  # raises in the worker: a task failure
+    tasks.check_domain.apply_async(("not-an-id",))  # raises in the worker: a task failure
     wait_for(
         lambda: Domain.objects.get(pk=www.pk).state == State.ACTIVE,
         timeout=60,
@@ -64,11 +64,13 @@ def test_what_a_worker_counts_shows_in_the_web_processs_scrape(
         return after if all(value >= 1 for value in grown.values()) else None
 
     after = wait_for(counted, timeout=30, what="the worker's counts in the scrape")
-    assert FAMILIES <= set(after.families)
+    assert set(after.families) >= FAMILIES
     # Only the worker ran the tasks: this process counted none of it.
-    assert after.value("petstore_verify_to_active_seconds_count") - before.value(
-        "petstore_verify_to_active_seconds_count"
-    ) == 1
+    assert (
+        after.value("petstore_verify_to_active_seconds_count")
+        - before.value("petstore_verify_to_active_seconds_count")
+        == 1
+    )
 
 
 def _count(base: str, times: int) -> None:
@@ -109,7 +111,7 @@ def test_two_web_processes_without_redis_add_up_in_one_folder(settings, tmp_path
             second + "/metrics", headers={"Authorization": f"Bearer {TOKEN}"}, timeout=10
         )
     after = Scrape(response.text)
-    assert FAMILIES <= set(after.families)
+    assert set(after.families) >= FAMILIES
     assert after.value("petstore_http_requests_total", route="healthz", status="200") == before + 7
     assert after.value("petstore_queue_depth", queue="checks") == 1
     assert any((tmp_path / "var" / "metrics").glob("counter_*.db"))
