@@ -43,7 +43,7 @@ def main() -> None:
     print(f"store: {settings.METRICS_STORE}")
     print(f"observe(route, status): {per_call(lambda: observe('v1/pets', 200)):.2f} µs")
     print(f"middleware around a view: {per_call(lambda: middleware(request)):.2f} µs")
-    print(f"a flush (this process's series): {per_call(store.store().flush, 200) :.0f} µs")
+    print(f"a flush (this process's series): {per_call(store.store().flush, 200):.0f} µs")
 
 
 if __name__ == "__main__":
