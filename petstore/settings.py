@@ -75,11 +75,11 @@ if DEBUG:  # `make run`'s DNS server and demo commands; production never install
     INSTALLED_APPS.append("devtools")
 
 MIDDLEWARE = [
-    # Outermost: counts every answer, whichever middleware gave it (petstore/metrics/http.py).
-    "petstore.metrics.http.RequestMetricsMiddleware",
-    # X-Forwarded-* headers from a peer outside TRUSTED_PROXIES are dropped before
+    # First: X-Forwarded-* headers from a peer outside TRUSTED_PROXIES are dropped before
     # anything reads them (is_secure(), the client address of the sign-in and API limits).
     "petstore.http.forwarded.ForwardedHeadersMiddleware",
+    # Counts every answer, whichever middleware below gave it (petstore/metrics/http.py).
+    "petstore.metrics.http.RequestMetricsMiddleware",
     "petstore.http.requestid.RequestIDMiddleware",
     # GET /metrics with its token, on any Host (a scraper asks each process by address).
     "petstore.metrics.endpoint.MetricsEndpointMiddleware",

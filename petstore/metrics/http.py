@@ -48,7 +48,8 @@ def route_of(request: HttpRequest) -> str:
 
 
 class RequestMetricsMiddleware:
-    """First in MIDDLEWARE, so it counts every answer, whichever middleware gave it."""
+    """Second in MIDDLEWARE (after the forwarded headers, which never answer), so it counts
+    every answer, whichever middleware gave it."""
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponseBase]) -> None:
         self.get_response = get_response

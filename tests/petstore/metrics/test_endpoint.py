@@ -11,7 +11,7 @@ from django.conf import settings as django_settings
 from django.test import Client
 from django.utils import timezone
 
-from domains import tasks
+from domains import pki, tasks
 from domains.choices import State
 from domains.edge import wsgi as edge_wsgi
 from domains.models import Certificate, Domain
@@ -100,6 +100,33 @@ def test_every_family_is_there_after_real_activity(client, token, dns_server, sh
     assert grew("petstore_edge_certificate_lookups_total", result="refused") == 1
     assert grew("petstore_edge_certificate_lookup_seconds_count") == 1
     assert after.value("petstore_domains", state="active") == 1
+
+
+@pytest.mark.django_db
+def test_a_ca_that_cannot_be_reached_and_a_renewal_not_done_are_counted(
+    client, token, settings, dns_server, shop, alice
+):
+    before = scrape(client)
+    # An ACME directory nobody listens on: the issue waits (Pending), counted as unreachable.
+    settings.DOMAINS_CA = "acme"
+    settings.DOMAINS_ACME_DIRECTORY = "http://127.0.0.1:9/directory"
+    dns_server.add("www.example.test", "CNAME", TARGET + ".")
+    issuing = domain_add(project=shop, hostname="www.example.test", actor=alice)
+    Domain.objects.filter(pk=issuing.pk).update(**in_step(State.ISSUING))
+    with pytest.raises(pki.Pending):
+        certificates.certificate_issue(domain_id=issuing.pk)
+    # An active domain whose DNS has not passed for two days is not renewed.
+    stale = go_live(domain_add(project=shop, hostname="old.example.test", actor=alice))
+    Domain.objects.filter(pk=stale.pk).update(checked_at=timezone.now() - timedelta(days=2))
+    assert certificates.certificate_renew(domain_id=stale.pk) is None
+
+    after = scrape(client)
+    assert after.value("petstore_acme_errors_total", type="unreachable") == (
+        before.value("petstore_acme_errors_total", type="unreachable") + 1
+    )
+    assert after.value("petstore_certificate_renewals_failed_total") == (
+        before.value("petstore_certificate_renewals_failed_total") + 1
+    )
 
 
 @pytest.mark.django_db
