@@ -29,27 +29,24 @@ $(call stamp,$(1)): requirements/$(1).txt pyproject.toml
 endef
 $(foreach set,$(SETS),$(eval $(call install_set,$(set))))
 
-# The development settings file of this checkout, passed explicitly to `make run`'s
-# processes. HTTP_PORT is the port the web process serves: honcho gives every other
-# process a PORT of its own (8100, 8200, ...).
-RUN_ENV := PORT=$(PORT) HTTP_PORT=$(PORT) HTTPS_PORT=$(HTTPS_PORT) PETSTORE_ENV_FILE=$(CURDIR)/var/local.env
+# The development settings file of this checkout (in PETSTORE_VAR_DIR when that is set),
+# passed explicitly to `make run`'s processes; a second terminal exports the same name.
+# HTTP_PORT is the port the web process serves: honcho gives every other process a PORT of
+# its own (8100, 8200, ...).
+LOCAL_ENV := $(or $(PETSTORE_VAR_DIR),$(CURDIR)/var)/local.env
+RUN_ENV := PORT=$(PORT) HTTP_PORT=$(PORT) HTTPS_PORT=$(HTTPS_PORT) PETSTORE_ENV_FILE=$(LOCAL_ENV)
 
 # The service on embedded defaults (SQLite, filesystem broker, file cache) as production
-# serves it (gunicorn behind the Caddy TLS edge, petstore/Procfile), with its worker, beat
-# and the dev DNS server. It stops at once, in one line, if one of its ports is taken.
-run: $(call stamp,run) var/local.env
-	@$(RUN_ENV) $(BIN)/python -m devtools.devserver check
+# serves it (granian behind the Caddy TLS edge, petstore/Procfile), with its worker, beat
+# and the dev DNS server. First it writes its settings file (devtools/localenv.py: DEBUG=1,
+# a key of this checkout's own that seals its certificates' private keys, a metrics token,
+# and this run's ports, so `manage.py` in another terminal uses them); then it stops at once,
+# in one line with a command to try, if one of its ports is taken.
+run: $(call stamp,run)
+	@$(RUN_ENV) $(BIN)/python -m devtools.devserver localenv check
 	$(RUN_ENV) $(BIN)/python manage.py migrate --noinput
 	$(RUN_ENV) $(BIN)/python manage.py loaddemo >/dev/null
 	$(RUN_ENV) PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/honcho --procfile petstore/Procfile --app-root . start
-
-# A key of this checkout's own seals its certificates' private keys (kept: a new one could
-# not open what the old one sealed).
-var/local.env:
-	@mkdir -p var
-	@printf '# Development settings for this checkout, written by `make run`.\nDEBUG=1\n' > $@
-	@printf 'DOMAINS_KEY_ENCRYPTION_KEY=%s\n' "$$($(PYTHON) -c 'import secrets; print(secrets.token_urlsafe(32))')" >> $@
-	@chmod 600 $@
 
 # The whole suite. Without DATABASE_URL/REDIS_URL it runs on SQLite and skips
 # only the tests that need a server, saying why; .ci/run points it at both.
@@ -84,7 +81,8 @@ lint: $(call stamp,lint) $(call stamp,test)
 	$(LINT_ENV) $(BIN)/python manage.py makemigrations --check --dry-run
 
 # Rewrite the locks after a change to pyproject.toml: the full set first, then each
-# install set within it, so that every set pins the same versions.
+# install set within it, so that every set pins the same versions; last production's, the
+# runtime dependencies alone (README, "Production layout"; the Dockerfile).
 UV_COMPILE = $(BIN)/uv pip compile --quiet --universal --python-version 3.11 --generate-hashes
 
 lock:
@@ -94,6 +92,7 @@ lock:
 	for set in $(SETS); do \
 	  $(UV_COMPILE) --extra $$set -c requirements/dev.txt -o requirements/$$set.txt pyproject.toml || exit 1; \
 	done
+	$(UV_COMPILE) -c requirements/dev.txt -o requirements/production.txt pyproject.toml
 
 clean:
 	rm -rf $(VENV) var

@@ -2,11 +2,20 @@
 import os
 import sys
 
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+from django.core.management import execute_from_command_line
+
 
 def main() -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "petstore.settings")
-    from django.core.management import execute_from_command_line
-
+    # Settings that cannot load (no SECRET_KEY in a new terminal, a value that does not
+    # parse) are one line naming what to set. Left to Django, every command would be
+    # "unknown" first: a traceback starting `KeyError: '<command>'`.
+    try:
+        settings.INSTALLED_APPS  # noqa: B018 (reading it loads the settings)
+    except ImproperlyConfigured as exc:
+        sys.exit(f"manage.py: {exc}")
     execute_from_command_line(sys.argv)
 
 

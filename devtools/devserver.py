@@ -1,8 +1,9 @@
-"""`make run` around its Procfile: a check that its ports are free before anything starts,
-and the hints a newcomer needs, printed once the service answers.
+"""`make run` around its Procfile: its development settings file, a check that its ports are
+free before anything starts, and the hints a newcomer needs, printed once the service answers.
 
-    python -m devtools.devserver check   # one line and exit 1 if PORT or the DNS port is taken
-    python -m devtools.devserver hints   # the Procfile's `hints:` process
+    python -m devtools.devserver localenv check  # this run's ports into PETSTORE_ENV_FILE,
+                                                 # then one line and exit 1 if one is taken
+    python -m devtools.devserver hints           # the Procfile's `hints:` process
 
 The Procfile is the one description of how `make run` serves; `procfile_command` reads a
 line of it, so a test can start the web process exactly as `make run` does.
@@ -13,26 +14,32 @@ from __future__ import annotations
 import argparse
 import errno
 import os
+import shlex
 import socket
 import sys
 import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 import django
 from django.conf import settings
 from django.core.management import call_command
 
+from devtools import localenv
 from devtools.sockets import PortInUseError, bind_udp_and_tcp
 from petstore.celery import app
 
-PROCFILE = Path(__file__).resolve().parent.parent / "petstore" / "Procfile"
+ROOT = Path(__file__).resolve().parent.parent
+PROCFILE = ROOT / "petstore" / "Procfile"
 DEFAULT_PORT = 8000
 # How long `hints` waits for the web process and the worker before saying so.
 READY_TIMEOUT = 120.0
+# How far above a taken port `check` looks for a free one to suggest.
+PORT_SEARCH = 100
 
 
 def procfile_command(name: str, procfile: Path = PROCFILE) -> str:
@@ -74,32 +81,75 @@ def dns_port_in_use(port: int, host: str = "127.0.0.1") -> bool:
     return False
 
 
-def busy_port_message() -> str | None:
-    """The one line `make run` stops with when one of its ports is taken, else None."""
-    port = web_port()
-    if tcp_port_in_use(port):
-        return (
-            f"make run: port {port} is in use; set PORT to a free one "
-            f"(make run PORT={port + 1000 if port < 64535 else 9000})"
-        )
-    for setting, host, what in (
-        ("HTTPS_PORT", "0.0.0.0", "the TLS edge"),  # noqa: S104 (Caddy's bind)
-        ("EDGE_CERTIFICATES_PORT", "127.0.0.1", "the edge's certificate endpoint"),
-    ):
-        taken = getattr(settings, setting)
-        if tcp_port_in_use(taken, host):
-            return (
-                f"make run: port {taken} ({what}) is in use; set {setting} to a free one "
-                f"(make run {setting}={taken + 1})"
-            )
-    dns_port = settings.DOMAINS_DEV_DNS_PORT
-    if dns_port_in_use(dns_port):
-        return (
-            f"make run: port {dns_port} (the development DNS server, UDP and TCP; 5353 is "
-            "also mDNS) is in use; set DOMAINS_DEV_DNS_PORT to a free one "
-            f"(make run DOMAINS_DEV_DNS_PORT={dns_port + 1})"
-        )
+@dataclass(frozen=True)
+class RunPort:
+    """One port `make run` needs: its variable, its value for this run, what takes it."""
+
+    setting: str
+    port: int
+    what: str
+    in_use: Callable[[int], bool]
+
+    def describe(self) -> str:
+        return f"port {self.port} ({self.what})"
+
+
+def run_ports() -> list[RunPort]:
+    """`make run`'s ports, in localenv.PORT_SETTINGS' order, from the environment (the
+    Makefile's command line) or the settings' defaults."""
+    dns = "the development DNS server, UDP and TCP; 5353 is also mDNS"
+    return [
+        RunPort("PORT", web_port(), "the web process", tcp_port_in_use),
+        RunPort(
+            "HTTPS_PORT",
+            settings.HTTPS_PORT,
+            "the TLS edge",
+            tcp_port_in_use,  # Caddy binds 0.0.0.0, as gunicorn would
+        ),
+        RunPort(
+            "EDGE_CERTIFICATES_PORT",
+            settings.EDGE_CERTIFICATES_PORT,
+            "the edge's certificate endpoint",
+            lambda port: tcp_port_in_use(port, "127.0.0.1"),
+        ),
+        RunPort("DOMAINS_DEV_DNS_PORT", settings.DOMAINS_DEV_DNS_PORT, dns, dns_port_in_use),
+    ]
+
+
+def free_port_above(run_port: RunPort, avoid: set[int]) -> int | None:
+    """The first port above `run_port`'s that its server could take, none of `avoid`."""
+    for port in range(run_port.port + 1, min(run_port.port + PORT_SEARCH, 65535) + 1):
+        if port not in avoid and not run_port.in_use(port):
+            return port
     return None
+
+
+def busy_port_message(environ: Mapping[str, str] = os.environ) -> str | None:
+    """The one line `make run` stops with when one of its ports is taken, else None: which
+    ports, and the whole command line again with a free port (checked) for each."""
+    ports = run_ports()
+    busy = [run_port for run_port in ports if run_port.in_use(run_port.port)]
+    if not busy:
+        return None
+    chosen = {run_port.setting: run_port.port for run_port in ports}
+    for run_port in busy:
+        free = free_port_above(run_port, set(chosen.values()))
+        if free is None:
+            return (
+                f"make run: {run_port.describe()} is in use and the next {PORT_SEARCH} are "
+                f"too; set {run_port.setting} to a free port"
+            )
+        chosen[run_port.setting] = free
+    # The variables this run was given (the Makefile always passes PORT and HTTPS_PORT) and
+    # the ones moved: the user's command line, with the taken ports replaced.
+    named = [
+        f"{setting}={chosen[setting]}"
+        for setting in localenv.PORT_SETTINGS
+        if environ.get(setting) or setting in {run_port.setting for run_port in busy}
+    ]
+    taken = " and ".join(run_port.describe() for run_port in busy)
+    verb = "is" if len(busy) == 1 else "are"
+    return f"make run: {taken} {verb} in use; try: make run {' '.join(named)}"
 
 
 def check() -> int:
@@ -107,6 +157,19 @@ def check() -> int:
     if message:
         print(message, file=sys.stderr)
         return 1
+    return 0
+
+
+def env_file() -> Path:
+    """The development settings file this run names (the Makefile: var/local.env)."""
+    name = os.environ.get("PETSTORE_ENV_FILE") or "var/local.env"
+    return ROOT / name
+
+
+def write_local_env() -> int:
+    """Write this run's ports into the development settings file, before anything reads it:
+    `check` and every process `make run` starts then see what a second terminal sees."""
+    localenv.write(env_file(), os.environ)
     return 0
 
 
@@ -135,6 +198,29 @@ def wait_until(what: str, predicate: Callable[[], bool], timeout: float = READY_
     return False
 
 
+def shown_path(path: Path) -> str:
+    """`path` as a command typed in the checkout names it (relative when inside), quoted."""
+    return shlex.quote(str(path.relative_to(ROOT) if path.is_relative_to(ROOT) else path))
+
+
+def hint_lines(base: str, local_env: str) -> list[str]:
+    """How to use the running service: its URLs, an API key and a curl line, the metrics
+    endpoint with its token. `local_env` is the settings file as a shell word: a new
+    terminal has none of make run's settings, so each command takes them from there."""
+    return [
+        f"  Dashboard: {base}/dashboard/   API docs: {base}/v1/docs/",
+        "  API key for the curl below (printed once, on the last line):",
+        f"    KEY=$(PETSTORE_ENV_FILE={local_env} .venv/bin/python manage.py createapikey alice"
+        " | tail -1)",
+        f"    curl -H \"Authorization: Bearer $KEY\" -H 'Content-Type: application/json' "
+        f'-d \'{{"name":"Rex","categoryId":1}}\' {base}/v1/pets',
+        "  Metrics (Prometheus text format; the token is this checkout's, in its settings file):",
+        f"    METRICS_TOKEN=$(sed -n 's/^METRICS_TOKEN=//p' {local_env})",
+        f'    curl -H "Authorization: Bearer $METRICS_TOKEN" {base}/metrics',
+        "  Ctrl-C stops every process.",
+    ]
+
+
 def hints() -> int:
     """Wait until the web process and a worker answer, then print how to use the service,
     last, so Celery's and gunicorn's start-up lines do not scroll it away. Then stay up:
@@ -145,31 +231,31 @@ def hints() -> int:
     os.environ["PORT"] = str(port)  # the sign-in URL loaddomainsdemo prints
     wait_until(f"the web process on port {port}", lambda: web_ready(port))
     wait_until("the Celery worker", worker_ready)
-    base = f"http://localhost:{port}"
     call_command("loaddomainsdemo")  # idempotent: prints the demo owner's sign-in
-    print(f"  Dashboard: {base}/dashboard/   API docs: {base}/v1/docs/")
-    print("  API key for the curl below (printed once, on the last line):")
-    # The development settings travel with the command: a new terminal has none.
-    print(
-        "    KEY=$(PETSTORE_ENV_FILE=var/local.env .venv/bin/python manage.py createapikey alice"
-        " | tail -1)"
-    )
-    print(
-        f"    curl -H \"Authorization: Bearer $KEY\" -H 'Content-Type: application/json' "
-        f'-d \'{{"name":"Rex","categoryId":1}}\' {base}/v1/pets'
-    )
-    print("  Ctrl-C stops every process.")
+    print("\n".join(hint_lines(f"http://localhost:{port}", shown_path(env_file()))))
     sys.stdout.flush()
     threading.Event().wait()
     return 0
 
 
+ACTIONS: dict[str, Callable[[], int]] = {
+    "localenv": write_local_env,
+    "check": check,
+    "hints": hints,
+}
+
+
 def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "petstore.settings")
     parser = argparse.ArgumentParser(prog="python -m devtools.devserver")
-    parser.add_argument("action", choices=["check", "hints"])
+    parser.add_argument("actions", nargs="+", choices=list(ACTIONS), metavar="action")
     args = parser.parse_args(argv)
-    return check() if args.action == "check" else hints()
+    # In order, stopping at the first that fails: `localenv check` writes the file that
+    # the settings `check` reads then load.
+    for action in args.actions:
+        if status := ACTIONS[action]():
+            return status
+    return 0
 
 
 if __name__ == "__main__":

@@ -90,7 +90,10 @@ def load_env_file(path: str, *, base_dir: Path) -> None:
         return
     file = base_dir / path
     if not file.is_file():
-        raise ImproperlyConfigured(f"PETSTORE_ENV_FILE={path}: no such file ({file})")
+        raise ImproperlyConfigured(
+            f"PETSTORE_ENV_FILE={path}: no such file ({file}); `make run` writes "
+            "var/local.env: run it once, or name another file"
+        )
     with file.open(encoding="utf-8") as handle:
         for number, line in enumerate(handle, 1):
             line = line.strip()

@@ -46,8 +46,8 @@ SECRET_KEY = env_str("SECRET_KEY")
 if not SECRET_KEY:
     if not DEBUG:
         raise ImproperlyConfigured(
-            "SECRET_KEY must be set when DEBUG is off "
-            "(development: PETSTORE_ENV_FILE=var/local.env, written by `make run`)"
+            "SECRET_KEY must be set when DEBUG is off (development: run `make run` once, "
+            "then export PETSTORE_ENV_FILE=var/local.env; see README, First steps)"
         )
     SECRET_KEY = "dev-only-insecure-key-do-not-use-in-production"  # noqa: S105
 

@@ -1,6 +1,8 @@
 from django.contrib import admin
 from django.urls import include, path
 
+from petstore.http.favicon import favicon
+
 urlpatterns = [
     # The domains API first: pets' routes end with the catch-all 404 of /v1.
     path("v1/", include("domains.api.urls")),
@@ -8,6 +10,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     # Sign-in limits on this form and the admin's: django-axes (petstore/http/signin.py).
     path("accounts/", include("django.contrib.auth.urls")),
+    path("favicon.ico", favicon),
     path("", include("domains.urls")),
 ]
 

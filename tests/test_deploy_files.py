@@ -4,7 +4,6 @@ Dockerfile and Procfile.production. Docker cannot run here, so their structure i
 from __future__ import annotations
 
 import ipaddress
-import re
 
 import pytest
 import yaml
@@ -29,7 +28,7 @@ def test_compose_runs_web_edge_worker_beat_postgresql_and_redis(compose):
         assert services[name]["build"] == ".", name
     commands = {name: services[name]["command"] for name in APP_SERVICES}
     assert commands["release"] == ["python", "manage.py", "migrate", "--noinput"]
-    assert commands["web"][:2] == ["gunicorn", "petstore.wsgi"]
+    assert commands["web"] == ["python", "-m", "petstore.webserver"]
     assert commands["worker"][:4] == ["celery", "-A", "petstore", "worker"]
     assert commands["certificates"][:4] == ["celery", "-A", "petstore", "worker"]
     assert commands["beat"][:4] == ["celery", "-A", "petstore", "beat"]
@@ -69,8 +68,20 @@ def test_only_the_edge_reaches_web_on_an_internal_network_whose_subnet_is_truste
     assert environment["EDGE_UPSTREAMS"] == f"{alias}:8000"
     assert alias != "web"
     assert [ipaddress.ip_network(n) for n in environment["TRUSTED_PROXIES"].split(",")] == [subnet]
-    web = services["web"]["command"]
-    assert web[web.index("--forwarded-allow-ips") + 1] == ""
+    # Every address of the container, so the edge's on `upstream`, on the port it names.
+    assert environment["WEB_BIND"] == "0.0.0.0"
+    assert environment["PORT"] == environment["EDGE_UPSTREAMS"].rpartition(":")[2]
+    # Connections queued at a replaced worker's socket move to another (Linux's SO_REUSEPORT).
+    assert "net.ipv4.tcp_migrate_req=1" in services["web"]["sysctls"]
+
+
+def test_only_web_has_a_health_check_among_the_services_of_the_image(compose):
+    """The image's HEALTHCHECK asks /healthz on the web port: the image's other services
+    (the edge, the workers, beat) turn it off rather than be reported unhealthy."""
+    services = compose["services"]
+    for name in APP_SERVICES:
+        if name != "web":
+            assert services[name].get("healthcheck") == {"disable": True}, name
 
 
 def test_the_web_edge_worker_and_beat_start_after_migrate_on_healthy_services(compose):
@@ -112,18 +123,51 @@ def test_the_platform_ca_survives_a_container_restart(compose):
     assert {"postgres", "ca"} <= set(compose["volumes"])
 
 
-def test_dockerfile_is_slim_non_root_runtime_only_and_serves_with_gunicorn():
-    dockerfile = (ROOT / "Dockerfile").read_text()
-    instructions = [line for line in dockerfile.splitlines() if line and line[0] not in "# "]
-    assert instructions[0] == "FROM python:3.11-slim"
-    assert "RUN pip install -e ." in instructions  # no [extras]: runtime dependencies only
-    assert "collectstatic --noinput" in dockerfile
-    users = [line for line in instructions if line.startswith("USER ")]
+def dockerfile_stages() -> list[list[str]]:
+    """The Dockerfile's instructions (continuation lines joined), one list per stage."""
+    text = (ROOT / "Dockerfile").read_text().replace("\\\n", " ")
+    stages: list[list[str]] = []
+    for line in text.splitlines():
+        line = " ".join(line.split())
+        if not line or line.startswith("#"):
+            continue
+        if line.startswith("FROM "):
+            stages.append([])
+        stages[-1].append(line)
+    return stages
+
+
+def test_the_image_installs_the_production_lock_in_a_layer_of_its_own_before_the_code():
+    dependencies, image = dockerfile_stages()
+    assert dependencies[0] == "FROM python:3.11-slim AS dependencies"
+    assert "COPY requirements/production.txt /tmp/production.txt" in dependencies
+    assert "RUN /venv/bin/pip install --require-hashes -r /tmp/production.txt" in dependencies
+    # Nothing of the code in the dependencies' stage: the layer changes with the lock only.
+    assert [line for line in dependencies if line.startswith("COPY")] == [
+        "COPY requirements/production.txt /tmp/production.txt"
+    ]
+    assert image[0] == "FROM python:3.11-slim"
+    copied = image.index("COPY --from=dependencies /venv /venv")
+    code = [i for i, line in enumerate(image) if line.startswith("COPY ") and i != copied]
+    assert code and copied < min(code)
+    # Then the project, not editable, without a dependency of its own choosing.
+    (install,) = [line for line in image if " pip install" in line or "RUN pip" in line]
+    assert install.startswith("RUN pip install --no-deps . ")
+    assert " -e " not in install
+    assert any("collectstatic --noinput" in line for line in image)
+
+
+def test_the_image_runs_the_web_server_as_a_non_root_user_with_a_health_check():
+    _, image = dockerfile_stages()
+    users = [line for line in image if line.startswith("USER ")]
     assert users == ["USER petstore"]
-    assert instructions.index("USER petstore") < next(
-        i for i, line in enumerate(instructions) if line.startswith("CMD ")
-    )
-    assert re.search(r'^CMD \["gunicorn", "petstore.wsgi"', dockerfile, re.MULTILINE)
+    cmd = next(i for i, line in enumerate(image) if line.startswith("CMD "))
+    assert image.index("USER petstore") < cmd
+    assert image[cmd] == 'CMD ["python", "-m", "petstore.webserver"]'
+    (healthcheck,) = [line for line in image if line.startswith("HEALTHCHECK ")]
+    # slim has no curl: Python asks the web port's /healthz.
+    assert 'CMD ["python", "-c"' in healthcheck and "/healthz" in healthcheck
+    assert "os.environ.get('PORT', '8000')" in healthcheck
 
 
 def test_dockerignore_keeps_secrets_and_local_state_out_of_the_image():
@@ -136,10 +180,8 @@ def test_production_procfile_migrates_on_release_and_runs_web_worker_beat():
         line.split(": ", 1) for line in (ROOT / "Procfile.production").read_text().splitlines()
     )
     assert lines["release"] == "python manage.py migrate --noinput"
-    assert lines["web"].startswith("gunicorn petstore.wsgi ")
-    # Only the edge on the same host reaches it, and the app alone decides whom to believe.
-    assert "--bind 127.0.0.1:$PORT" in lines["web"]
-    assert "--forwarded-allow-ips ''" in lines["web"]
+    # Configured by the environment (petstore/webserver.py): loopback unless WEB_BIND says.
+    assert lines["web"] == "python -m petstore.webserver"
     assert lines["worker"].startswith("celery -A petstore worker")
     assert lines["beat"].startswith("celery -A petstore beat")
     assert lines["edge"] == "python manage.py edge"

@@ -3,6 +3,7 @@ dependency added without `make lock` would install nowhere."""
 
 from __future__ import annotations
 
+import json
 import re
 import tomllib
 from pathlib import Path
@@ -40,3 +41,33 @@ def test_each_lock_pins_the_runtime_and_its_extra_as_pyproject_does(install_set)
     wanted |= _pins(PYPROJECT["project"]["optional-dependencies"][install_set])
     missing = wanted - _locked(install_set)
     assert not missing, f"requirements/{install_set}.txt lacks {sorted(missing)}: run `make lock`"
+
+
+def test_the_production_lock_holds_the_runtime_dependencies_alone_with_hashes():
+    production = _locked("production")
+    assert _pins(PYPROJECT["project"]["dependencies"]) <= production, "run `make lock`"
+    # Everything it holds the run set holds too, at the same version: nothing of an extra.
+    assert production <= _locked("run")
+    # The extras' tools stay out (requests or PyYAML may be there: runtime packages need them).
+    names = {pin.partition("==")[0] for pin in production}
+    assert not names & {"honcho", "pytest", "ruff", "mypy", "gunicorn", "playwright", "psutil"}
+    text = (ROOT / "requirements" / "production.txt").read_text()
+    requirements = re.findall(r"^[A-Za-z0-9].*$", text, re.M)
+    assert len(requirements) == len(production)
+    assert all(line.endswith("\\") for line in requirements)  # each followed by its hashes
+
+
+def test_make_lock_writes_the_production_lock_and_renovate_updates_every_lock():
+    makefile = (ROOT / "Makefile").read_text()
+    recipe = makefile.split("\nlock:\n", 1)[1].split("\n\n", 1)[0]
+    assert "-o requirements/production.txt pyproject.toml" in recipe
+    assert "--extra" not in recipe.split("production.txt")[0].splitlines()[-1]
+    renovate = json.loads((ROOT / "renovate.json").read_text())
+    assert {"pep621", "pip-compile"} <= set(renovate["enabledManagers"])
+    (pattern,) = renovate["pip-compile"]["managerFilePatterns"]
+    locks = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "requirements").glob("*.txt"))
+    assert "requirements/production.txt" in locks
+    assert all(re.search(pattern.strip("/"), lock) for lock in locks)
+    # Renovate compiles with the uv `make lock` uses.
+    (uv,) = re.findall(r"^UV\s*:= uv==(\S+)", makefile, re.M)
+    assert renovate["constraints"]["uv"] == f"=={uv}"

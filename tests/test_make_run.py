@@ -1,4 +1,5 @@
-"""`make run`: what it starts (petstore/Procfile) and how it stops when a port is taken.
+"""`make run`: what it starts (petstore/Procfile), the settings file it leaves for a second
+terminal (var/local.env, with its ports), how it stops when a port is taken, and its hints.
 
 The service under load, started from the same Procfile line: tests/test_make_run_load.py.
 """
@@ -7,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import socket
 import subprocess
 import sys
@@ -14,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from devtools.devserver import procfile_command
+from devtools import localenv
+from devtools.devserver import hint_lines, procfile_command
 from tests.processes import ROOT, free_port
 
 
@@ -58,32 +61,71 @@ def test_free_ports_pass_the_check(tmp_path):
     assert (result.returncode, result.stdout, result.stderr) == (0, "", "")
 
 
-def test_a_busy_web_port_is_one_line_naming_the_port_and_PORT(tmp_path):
+def suggested(line: str) -> dict[str, int]:
+    """The variables of the `try: make run ...` command a check line ends with."""
+    command = line.partition("; try: make run ")[2]
+    assert command, line
+    return {
+        name: int(value) for name, _, value in (word.partition("=") for word in command.split())
+    }
+
+
+def test_a_busy_web_port_is_one_line_with_the_whole_command_and_a_free_port(tmp_path):
+    ports = {"HTTPS_PORT": free_port(), "EDGE_CERTIFICATES_PORT": free_port()}
+    dns_port = free_udp_and_tcp_port()
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        result = run_check(tmp_path, port=port, dns_port=free_udp_and_tcp_port())
-    assert result.returncode == 1
-    assert result.stdout == ""
-    [line] = result.stderr.splitlines()
-    assert line.startswith(
-        f"make run: port {port} is in use; set PORT to a free one (make run PORT="
-    )
+        result = run_check(tmp_path, port=port, dns_port=dns_port, **ports)
+        assert result.returncode == 1
+        assert result.stdout == ""
+        [line] = result.stderr.splitlines()
+        assert line.startswith(f"make run: port {port} (the web process) is in use; try: ")
+        command = suggested(line)
+        # Every port of the run again, the taken one replaced by one found free.
+        assert command == {**ports, "PORT": command["PORT"], "DOMAINS_DEV_DNS_PORT": dns_port}
+        assert list(command) == [
+            "PORT", "HTTPS_PORT", "EDGE_CERTIFICATES_PORT", "DOMAINS_DEV_DNS_PORT"
+        ]  # fmt: skip
+        assert command["PORT"] > port
+        with socket.socket() as suggestion:
+            suggestion.bind(("0.0.0.0", command["PORT"]))  # noqa: S104 (any address: the port is taken for every one)
 
 
-def test_a_busy_dns_port_is_one_line_naming_the_port_and_its_variable(tmp_path):
+def test_a_busy_dns_port_is_one_line_naming_the_port_and_a_free_one(tmp_path):
     # As an mDNS responder holds 5353: a UDP socket on the port, nothing on TCP.
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as taken:
         taken.bind(("127.0.0.1", 0))
         dns_port = taken.getsockname()[1]
         result = run_check(tmp_path, port=free_port(), dns_port=dns_port)
-    assert result.returncode == 1
+        assert result.returncode == 1
+        [line] = result.stderr.splitlines()
+        assert line.startswith(f"make run: port {dns_port} (the development DNS server")
+        moved = suggested(line)["DOMAINS_DEV_DNS_PORT"]
+        assert moved > dns_port
+        for kind in (socket.SOCK_DGRAM, socket.SOCK_STREAM):
+            with socket.socket(socket.AF_INET, kind) as suggestion:
+                suggestion.bind(("127.0.0.1", moved))
+
+
+def test_two_busy_ports_are_named_in_one_line_and_both_moved(tmp_path):
+    with socket.socket() as web, socket.socket() as edge:
+        for taken in (web, edge):
+            taken.bind(("127.0.0.1", 0))
+            taken.listen()
+        port, https_port = web.getsockname()[1], edge.getsockname()[1]
+        result = run_check(
+            tmp_path, port=port, dns_port=free_udp_and_tcp_port(), HTTPS_PORT=https_port
+        )
     [line] = result.stderr.splitlines()
-    assert line.startswith(f"make run: port {dns_port} (the development DNS server")
-    assert line.endswith(
-        f"set DOMAINS_DEV_DNS_PORT to a free one (make run DOMAINS_DEV_DNS_PORT={dns_port + 1})"
+    assert line.startswith(
+        f"make run: port {port} (the web process) and port {https_port} (the TLS edge) are in "
+        "use; try: make run "
     )
+    command = suggested(line)
+    assert command["PORT"] != port and command["HTTPS_PORT"] != https_port
+    assert len(set(command.values())) == 4  # never one port suggested for two servers
 
 
 def recipe(target: str) -> list[str]:
@@ -100,17 +142,14 @@ def recipe(target: str) -> list[str]:
 
 def test_make_run_checks_its_ports_before_it_starts_anything():
     steps = recipe("run")
-    assert "devtools.devserver check" in steps[0]
+    assert "devtools.devserver localenv check" in steps[0]
     assert "honcho" in steps[-1]
 
 
-def test_make_run_serves_with_gunicorn_sync_workers_as_production():
-    web = procfile_command("web")
-    assert web.startswith("gunicorn petstore.wsgi:application ")
-    assert "--bind 127.0.0.1:$PORT" in web  # loopback only: the LAN never sees DEBUG
-    assert "--forwarded-allow-ips ''" in web  # the app alone decides whom to believe
-    assert re.search(r"--workers [2-9]", web)
-    assert "--worker-class" not in web and " -k " not in web  # gunicorn's default: sync
+def test_make_run_serves_with_production_s_web_server():
+    # petstore/webserver.py: granian, loopback only by default (the LAN never sees DEBUG),
+    # forwarded headers left to the app (tests/petstore/test_webserver.py).
+    assert procfile_command("web") == "python -m petstore.webserver"
 
 
 def test_the_hints_come_from_a_process_of_their_own_and_the_worker_is_quiet():
@@ -151,7 +190,144 @@ def test_a_busy_edge_port_is_one_line_naming_its_variable(tmp_path, setting, wha
         )
     assert result.returncode == 1
     [line] = result.stderr.splitlines()
-    assert line == (
-        f"make run: port {busy} ({what}) is in use; set {setting} to a free one "
-        f"(make run {setting}={busy + 1})"
+    assert line.startswith(f"make run: port {busy} ({what}) is in use; try: make run PORT=")
+    assert suggested(line)[setting] > busy
+
+
+# What a new terminal has: none of make run's settings, no test services, no make of its own.
+NOT_IN_A_NEW_TERMINAL = {
+    "SECRET_KEY", "DEBUG", "PETSTORE_ENV_FILE", "PETSTORE_VAR_DIR", "DATABASE_URL", "REDIS_URL",
+    "CELERY_BROKER_URL", "DOMAINS_KEY_ENCRYPTION_KEY", "API_BASE_URL", "HTTP_PORT",
+    "MAKEFLAGS", "MFLAGS", "MAKELEVEL", *localenv.PORT_SETTINGS,
+}  # fmt: skip
+
+
+def new_terminal(**env: str) -> dict[str, str]:
+    clean = {k: v for k, v in os.environ.items() if k not in NOT_IN_A_NEW_TERMINAL}
+    return {**clean, **env}
+
+
+def make_run(var: Path, **ports: int) -> subprocess.CompletedProcess[str]:
+    """`make run PORT=... ...` as typed in the checkout, with its files in `var` (the tests
+    hold one of its ports, so it stops after writing its settings file and checking). The
+    install step is taken as done: the tests run in the same virtualenv."""
+    stamp = subprocess.run(
+        ["make", "--no-print-directory", "--eval", "stamp-name: ; @echo $(call stamp,run)",
+         "stamp-name"],
+        cwd=ROOT, env=new_terminal(), capture_output=True, text=True, check=True, timeout=30,
+    ).stdout.strip()  # fmt: skip
+    command = ["make", "--no-print-directory", "-o", stamp, "run"]
+    command += [f"{name}={value}" for name, value in ports.items()]
+    env = new_terminal(PETSTORE_VAR_DIR=str(var))
+    return subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+
+
+def manage(var: Path, *args: str) -> str:
+    """`manage.py` in a second terminal, as the README says: PETSTORE_ENV_FILE exported."""
+    env = new_terminal(PETSTORE_ENV_FILE=str(var / "local.env"), PETSTORE_VAR_DIR=str(var))
+    result = subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def read_env_file(path: Path) -> dict[str, str]:
+    pairs = [line.partition("=") for line in path.read_text().splitlines()]
+    names = [name for name, sep, _ in pairs if sep and not name.startswith("#")]
+    assert len(names) == len(set(names)), names  # each setting once
+    return {name: value for name, sep, value in pairs if sep and not name.startswith("#")}
+
+
+def test_make_run_writes_its_ports_for_manage_py_in_a_second_terminal(tmp_path):
+    var = tmp_path / "var"
+    var.mkdir()
+    local_env = var / "local.env"
+    key = localenv.token()
+    # As an earlier `make run` left it, with a line of the developer's own.
+    local_env.write_text(
+        f"# Development settings for this checkout, written by `make run`.\nDEBUG=1\n"
+        f"DOMAINS_KEY_ENCRYPTION_KEY={key}\nPORT=8000\nLOG_LEVEL=WARNING\n"
     )
+    https_port, edge_port, dns_port = free_port(), free_port(), free_udp_and_tcp_port()
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = make_run(
+            var,
+            PORT=port,
+            HTTPS_PORT=https_port,
+            EDGE_CERTIFICATES_PORT=edge_port,
+            DOMAINS_DEV_DNS_PORT=dns_port,
+        )
+    assert result.returncode != 0
+    assert result.stderr.splitlines()[0].startswith(f"make run: port {port} (the web process)")
+    written = read_env_file(local_env)
+    token = written.pop("METRICS_TOKEN")
+    assert len(token) >= 40
+    assert written == {
+        "DEBUG": "1",
+        "DOMAINS_KEY_ENCRYPTION_KEY": key,
+        "LOG_LEVEL": "WARNING",
+        "PORT": str(port),
+        "HTTPS_PORT": str(https_port),
+        "EDGE_CERTIFICATES_PORT": str(edge_port),
+        "DOMAINS_DEV_DNS_PORT": str(dns_port),
+    }
+    assert local_env.stat().st_mode & 0o777 == 0o600
+
+    # A second terminal: verifydomain asks the development DNS server where it listens, and
+    # loaddemo's hint names the port the web process serves.
+    configured = manage(var, "diffsettings")
+    assert f"DOMAINS_DNS_NAMESERVERS = ['127.0.0.1:{dns_port}']" in configured
+    assert f"EDGE_CERTIFICATES_PORT = {edge_port}" in configured
+    assert f"HTTPS_PORT = {https_port}" in configured
+    manage(var, "migrate", "pets", "--noinput")
+    hint = manage(var, "loaddemo").splitlines()[-1]
+    assert hint.endswith(f" http://localhost:{port}/v1/pets")
+
+
+def test_a_first_make_run_writes_debug_a_key_and_a_metrics_token(tmp_path):
+    local_env = tmp_path / "var" / "local.env"
+    localenv.write(local_env, {"PORT": "8123", "HTTPS_PORT": "8443"})
+    written = read_env_file(local_env)
+    assert written.keys() == {
+        "DEBUG", "DOMAINS_KEY_ENCRYPTION_KEY", "METRICS_TOKEN", "PORT", "HTTPS_PORT"
+    }  # fmt: skip
+    assert written["DEBUG"] == "1"
+    assert written["DOMAINS_KEY_ENCRYPTION_KEY"] != written["METRICS_TOKEN"]
+    assert local_env.stat().st_mode & 0o777 == 0o600
+
+
+def test_a_later_run_on_the_default_ports_drops_their_lines_and_keeps_the_rest(tmp_path):
+    local_env = tmp_path / "local.env"
+    moved = {"PORT": "8001", "HTTPS_PORT": "8444", "DOMAINS_DEV_DNS_PORT": "5354"}
+    localenv.write(local_env, moved)
+    first = read_env_file(local_env)
+    localenv.write(local_env, {"PORT": "8000", "HTTPS_PORT": "8443"})
+    assert read_env_file(local_env) == {
+        "DEBUG": "1",
+        "DOMAINS_KEY_ENCRYPTION_KEY": first["DOMAINS_KEY_ENCRYPTION_KEY"],
+        "METRICS_TOKEN": first["METRICS_TOKEN"],
+        "PORT": "8000",
+        "HTTPS_PORT": "8443",
+    }
+
+
+def test_the_hints_give_the_metrics_curl_line_with_a_way_to_its_token(tmp_path):
+    local_env = tmp_path / "local env"  # a path the shell must have quoted
+    localenv.write(local_env, {"PORT": "8123"})
+    lines = hint_lines("http://localhost:8123", shlex.quote(str(local_env)))
+    assert lines[-1] == "  Ctrl-C stops every process."
+    assert (
+        lines[-2]
+        == '    curl -H "Authorization: Bearer $METRICS_TOKEN" http://localhost:8123/metrics'
+    )
+    # The line before sets METRICS_TOKEN, as pasted into a shell in the checkout.
+    shell = subprocess.run(
+        ["bash", "-c", f'{lines[-3].strip()}; printf %s "$METRICS_TOKEN"'],
+        cwd=ROOT, capture_output=True, text=True, check=True, timeout=30,
+    )  # fmt: skip
+    assert shell.stdout == read_env_file(local_env)["METRICS_TOKEN"]

@@ -24,6 +24,8 @@ import psycopg
 import pytest
 import requests
 from django.db import connection
+from packaging.markers import Marker
+from packaging.utils import canonicalize_name
 from psycopg import sql
 
 from tests.processes import ROOT, OwnRedis, free_port
@@ -69,10 +71,60 @@ def env_file_from_example(example: str, values: dict[str, str]) -> str:
 
 def test_the_readme_binds_the_web_processes_where_only_the_edge_reaches_them():
     commands = "\n".join(production_blocks((ROOT / "README.md").read_text()))
-    (web,) = [line for line in commands.splitlines() if "bin/gunicorn petstore.wsgi" in line]
-    assert "--bind 127.0.0.1:$PORT" in web
-    assert "--forwarded-allow-ips ''" in web  # the app alone decides whom to believe
-    assert "0.0.0.0" not in commands
+    (web,) = [line for line in commands.splitlines() if "petstore.webserver" in line]
+    # The launcher's own default address, loopback (tests/petstore/test_webserver.py).
+    assert web.startswith(".venv/bin/python -m petstore.webserver &")
+    assert "WEB_BIND" not in commands and "0.0.0.0" not in commands
+    assert not re.search(r"^WEB_BIND=", (ROOT / ".env.example").read_text(), re.MULTILINE)
+
+
+def test_the_readme_installs_the_production_lock_then_the_project_alone():
+    commands = "\n".join(production_blocks((ROOT / "README.md").read_text()))
+    installs = [line.split("#")[0].split() for line in commands.splitlines() if " install " in line]
+    assert installs == [
+        [
+            ".venv/bin/pip",
+            "install",
+            "--quiet",
+            "--require-hashes",
+            "-r",
+            "requirements/production.txt",
+        ],
+        [".venv/bin/pip", "install", "--quiet", "--no-deps", "."],
+    ]
+
+
+def locked(lock: str) -> set[str]:
+    """`name==version` of each package of a hashed lock that installs on this interpreter
+    (its environment marker, if any, holds), names normalised as pip does."""
+    pins = set()
+    for line in lock.splitlines():
+        match = re.match(r"^([A-Za-z0-9_.\-]+)==([^\s;\\]+)\s*(?:;([^\\]*))?", line)
+        if match and (not match[3] or Marker(match[3].strip()).evaluate()):
+            pins.add(f"{canonicalize_name(match[1])}=={match[2]}")
+    return pins
+
+
+def frozen(venv: Path) -> set[str]:
+    """`name==version` of every package `pip freeze` lists in `venv`, the project aside."""
+    result = subprocess.run(
+        [str(venv / "bin" / "pip"), "freeze"], capture_output=True, text=True, check=True
+    )
+    pins = set()
+    for line in result.stdout.splitlines():
+        name, _, version = line.partition("==")
+        if canonicalize_name(name.split(" @ ")[0]) != "petstore":
+            pins.add(f"{canonicalize_name(name)}=={version}")
+    return pins
+
+
+def test_the_marker_of_a_locked_package_decides_whether_it_is_expected():
+    lock = (
+        "tzdata==2026.6 ; sys_platform == 'win32' \\\n    --hash=sha256:00\n"
+        "Django==5.2.19 \\\n    --hash=sha256:00\n"
+        "psycopg-binary==3.3.9 ; implementation_name != 'pypy' \\\n"
+    )
+    assert locked(lock) == {"django==5.2.19", "psycopg-binary==3.3.9"}
 
 
 @pytest.fixture
@@ -177,6 +229,16 @@ def test_the_readme_production_block_serves_with_debug_off(tmp_path, fresh_datab
         )
         assert plain.status_code == 301  # production's HTTPS redirect
         assert plain.headers["Location"] == "https://app.petstore.example/v1/pets"
+
+        # Installed: exactly the production lock, names and versions, and the project (not
+        # editable) beside it.
+        lock = (checkout / "requirements" / "production.txt").read_text()
+        assert frozen(checkout / ".venv") == locked(lock)
+        project = subprocess.run(
+            [str(checkout / ".venv/bin/pip"), "show", "--files", "petstore"],
+            capture_output=True, text=True, check=True,
+        ).stdout  # fmt: skip
+        assert "petstore/webserver.py" in project and "Editable project location" not in project
     finally:
         try:
             os.killpg(shell.pid, signal.SIGTERM)
@@ -189,7 +251,7 @@ def test_the_readme_production_block_serves_with_debug_off(tmp_path, fresh_datab
 
 
 def _wait_for_group_to_end(group: int, timeout: float = 20.0) -> None:
-    """gunicorn and Celery stop on SIGTERM; whatever has not stopped in time is killed."""
+    """The web server and Celery stop on SIGTERM; whatever has not stopped in time is killed."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:

@@ -51,9 +51,9 @@ def domain_status_payload(domain: Domain) -> dict:
     shown = badge(domain)
     # Refused by CAA: nothing moves until the owner changes the record and chooses Re-verify.
     blocked = domain.cert_state == CertState.BLOCKED and certificate is None
-    if in_progress:
-        state_help = "Checking the DNS records now; the result shows here when it comes."
-    elif blocked and shown.key == domain.state:
+    # While a check runs the page's live line says so ("Checking the DNS records now…");
+    # this sentence stays the state's own, so the page says it once.
+    if blocked and shown.key == domain.state:
         state_help = (
             "The domain is live, but the certificate authority may not issue its certificate: "
             "see Certificate below."

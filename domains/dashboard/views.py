@@ -155,12 +155,9 @@ def domain_verify(request, slug, hostname):
         messages.error(request, " ".join(exc.messages))
     else:
         # Said the same whether the broker took the task or not: the request is
-        # recorded either way, and the sweep runs any check that was never queued.
-        messages.info(
-            request,
-            "Check queued: the DNS records are checked now, "
-            "and this page shows the result when it comes.",
-        )
+        # recorded either way, and the sweep runs any check that was never queued. The
+        # page's Status line says what happens now; the flash only confirms the click.
+        messages.info(request, "Check queued.")
     return _to_domain(domain)
 
 

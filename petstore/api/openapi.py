@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any, TypeVar
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
@@ -104,10 +105,23 @@ def only_v1_endpoints(endpoints: list[Endpoint], **kwargs: Any) -> list[Endpoint
     ]
 
 
+# Host names of this machine: a server there is a developer's own (`make run`), not production.
+LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
+
+
+def server_description(url: str) -> str:
+    """What API_BASE_URL is, as the docs page's server list names it."""
+    host = urlsplit(url).hostname or ""
+    if host in LOOPBACK_HOSTS or host.endswith(".localhost"):
+        return "Local development"
+    return "Production"
+
+
 def servers_from_settings(result: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
-    """Postprocessing hook: production and staging, read from settings at each request."""
+    """Postprocessing hook: API_BASE_URL (production, or `make run`'s localhost) and
+    staging, read from settings at each request."""
     result["servers"] = [
-        {"url": settings.API_BASE_URL, "description": "Production"},
+        {"url": settings.API_BASE_URL, "description": server_description(settings.API_BASE_URL)},
         {"url": settings.API_STAGING_BASE_URL, "description": "Staging"},
     ]
     return result

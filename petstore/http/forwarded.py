@@ -9,9 +9,9 @@ REMOTE_ADDR, is in TRUSTED_PROXIES. Everything after it reads request.META as le
 SecurityMiddleware and request.is_secure() (SECURE_PROXY_SSL_HEADER),
 petstore.http.clientaddress (django-axes, the API's throttles), CSRF's origin checks.
 
-The WSGI server must not decide the scheme from these headers on its own: gunicorn is started
-with `--forwarded-allow-ips ''` (the Procfiles, the README, compose.yaml), so the app is the
-one place that trusts a proxy.
+The WSGI server must not decide the client or the scheme from these headers on its own:
+granian (petstore/webserver.py) takes both from the connection, so the app is the one place
+that trusts a proxy (docs/decisions/serving.md).
 """
 
 from __future__ import annotations

@@ -60,15 +60,18 @@ def test_several_claims_on_one_name_need_project_to_pick_one(shop, bobs):
     for command in ("verifydomain", "removedomain"):
         with pytest.raises(CommandError, match=r"several projects \(bobs, shop\).*--project"):
             run(command, "www.example.test")
-    status = json.loads(run("domainstatus", "www.example.test"))
+    printed = run("domainstatus", "www.example.test")
+    status = json.loads(printed)
     assert [claim["project"] for claim in status["claims"]] == ["bobs", "shop"]
+    assert printed.count('"dns_records"') == 2  # each claim once
     assert all(
         {"project", "state", "check", "certificate", "dns_records"} <= set(claim)
         for claim in status["claims"]
     )
     assert "TXT" in {record["type"] for record in status["claims"][0]["dns_records"]}
-    only_bobs = json.loads(run("domainstatus", "www.example.test", "--project", "bobs"))
-    assert [claim["project"] for claim in only_bobs["claims"]] == ["bobs"]
+    only_bobs = run("domainstatus", "www.example.test", "--project", "bobs")
+    assert json.loads(only_bobs)["project"] == "bobs"
+    assert only_bobs.count('"dns_records"') == 1  # the claim alone, once
     assert "no longer serves" in run("removedomain", "www.example.test", "--project", "bobs")
     assert list(Domain.objects.values_list("project__slug", flat=True)) == ["shop"]
     with pytest.raises(CommandError, match="The project bobs has no claim on"):
@@ -113,7 +116,10 @@ def test_domainstatus_prints_state_check_and_certificate_as_json(
         run("verifydomain", "www.example.test")
     certificate = certificates.certificate_issue(domain_id=Domain.objects.get().pk)
     assert certificate is not None
-    status = json.loads(run("domainstatus", "www.example.test"))
+    printed = run("domainstatus", "www.example.test")
+    assert printed.count('"dns_records"') == 1  # the one claim, printed once
+    status = json.loads(printed)
+    assert "claims" not in status
     assert status["state"] == "active"
     assert status["check"]["code"] == "ok"
     assert status["check"]["expected"] == f"CNAME {TARGET}"
@@ -124,6 +130,7 @@ def test_domainstatus_prints_state_check_and_certificate_as_json(
         "problem": None,
         "serial": certificate.serial,
         "not_after": certificate.not_after.isoformat(),
+        "renew_after": certificate.renew_after.isoformat(),
         "san": "www.example.test",
         "issuer": "ca.petstore.localhost local CA",
     }

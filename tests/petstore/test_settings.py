@@ -50,6 +50,32 @@ def test_production_refuses_to_start_without_a_secret_key():
     assert "SECRET_KEY must be set" in result.stderr
 
 
+def test_manage_py_without_development_settings_says_what_to_set_in_one_line():
+    # A fresh clone in a new terminal: no var/local.env named, no SECRET_KEY, no DEBUG.
+    result = _manage("domainstatus", "shop.example.test", PETSTORE_ENV_FILE="")
+    assert result.returncode == 1
+    assert result.stdout == ""
+    [line] = result.stderr.splitlines()
+    assert line.startswith("manage.py: SECRET_KEY must be set when DEBUG is off")
+    assert "make run" in line and "PETSTORE_ENV_FILE=var/local.env" in line
+
+
+def test_manage_py_naming_an_env_file_not_written_yet_says_so_in_one_line():
+    result = _manage("domainstatus", "shop.example.test", PETSTORE_ENV_FILE="var/no-such.env")
+    assert result.returncode == 1
+    [line] = result.stderr.splitlines()
+    assert line.startswith("manage.py: PETSTORE_ENV_FILE=var/no-such.env: no such file")
+    assert "make run" in line
+
+
+def test_manage_py_with_a_setting_it_cannot_read_names_it_in_one_line():
+    result = _manage("check", PETSTORE_ENV_FILE="", DEBUG="maybe")
+    assert result.returncode == 1
+    assert result.stderr.splitlines() == [
+        "manage.py: DEBUG must be a boolean (1/0, true/false), got 'maybe'"
+    ]
+
+
 def test_deploy_check_is_clean_with_production_settings():
     result = _manage(
         "check",

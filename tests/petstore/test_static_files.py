@@ -1,5 +1,5 @@
-"""Static files are compressed and cache-busted without DEBUG; the OpenAPI servers
-list follows PORT in development."""
+"""Static files are compressed and cache-busted without DEBUG; the favicon; the OpenAPI
+servers list follows PORT in development."""
 
 from __future__ import annotations
 
@@ -24,6 +24,26 @@ def test_static_files_carry_a_content_hash_and_are_served_compressed(client, set
     assert response.status_code == 200
     assert response["Content-Encoding"] == "gzip"
     assert "immutable" in response["Cache-Control"]
+
+
+@pytest.mark.django_db
+def test_pages_link_a_favicon_that_is_served(client):
+    page = client.get("/accounts/login/").content.decode()
+    match = re.search(r'<link rel="icon" href="([^"]+)" type="image/svg\+xml">', page)
+    assert match, page
+    icon = client.get(match.group(1))
+    assert icon.status_code == 200
+    assert icon["Content-Type"] == "image/svg+xml"
+    assert b"<svg" in b"".join(icon.streaming_content)
+
+
+@pytest.mark.django_db
+def test_favicon_ico_answers_for_pages_that_link_none(client):
+    """Browsers ask /favicon.ico on every page without a link (the admin, JSON): no 404."""
+    response = client.get("/favicon.ico", follow=True)
+    assert response.status_code == 200
+    assert response["Content-Type"] in {"image/x-icon", "image/vnd.microsoft.icon"}
+    assert b"".join(response.streaming_content)[:4] == b"\x00\x00\x01\x00"  # an ICO file
 
 
 def _api_base_url(**env: str) -> str:

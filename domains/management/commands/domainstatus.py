@@ -40,6 +40,8 @@ def claim_status(domain: Domain) -> dict[str, Any]:
             "problem": domain.cert_message or None,
             "serial": certificate.serial if certificate else None,
             "not_after": _iso(certificate.not_after) if certificate else None,
+            # From when the renewal task renews it (the dashboard's "Renewal" line).
+            "renew_after": _iso(certificate.renew_after) if certificate else None,
             "san": certificate.san if certificate else None,
             "issuer": certificate.issuer if certificate else None,
         },
@@ -60,8 +62,9 @@ def claim_status(domain: Domain) -> dict[str, Any]:
 
 class Command(BaseCommand):
     help = (
-        "Print every claim on a host name (state, last check, certificate, DNS records) as "
-        "JSON under `claims`; --project SLUG prints that project's claim alone."
+        "Print the claim on a host name (state, last check, certificate with its renewal "
+        "date, DNS records) as JSON; when several projects claim it, each once under "
+        "`claims`. --project SLUG prints that project's claim alone."
     )
 
     def add_arguments(self, parser):
@@ -69,7 +72,8 @@ class Command(BaseCommand):
 
     def handle(self, *args, hostname, project, **options):
         claims = [claim_status(claim) for claim in get_claims(hostname, project)]
-        # One claim: its fields at the top level too, as before several could exist.
-        output = dict(claims[0]) if len(claims) == 1 else {"hostname": claims[0]["hostname"]}
-        output["claims"] = claims
+        # Each claim once: a single claim is the output itself; several are listed.
+        output = (
+            claims[0] if len(claims) == 1 else {"hostname": claims[0]["hostname"], "claims": claims}
+        )
         self.stdout.write(json.dumps(output, indent=2, ensure_ascii=False))

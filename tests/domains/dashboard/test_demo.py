@@ -11,9 +11,12 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from devtools.devdns import DNSServer
+from devtools.devserver import hint_lines
 from domains.models import Deploy, Project
+from domains.pki.local import CERT_FILE
 from domains.services.custom_domains import domain_add
 from tests.fixtures.domains import TARGET, check
+from tests.processes import ROOT
 
 
 @pytest.fixture
@@ -105,3 +108,27 @@ def test_demo_prints_the_https_url_and_the_local_ca_root_to_trust(db, demo_setti
         f"curl --resolve shop.example.test:8443:127.0.0.1 --cacert {root} "
         "https://shop.example.test:8443/"
     ) in output
+
+
+DASHBOARD_DOC = ROOT / "docs" / "dashboard.md"
+
+
+def test_the_docs_say_where_the_local_ca_root_is_and_how_to_trust_it():
+    """Without it the Active domain's HTTPS page ends in a certificate error."""
+    docs = " ".join(DASHBOARD_DOC.read_text().split())  # as read, whatever the line breaks
+    trust = docs[docs.index("### Trust the local CA") :]
+    root = f"var/ca/{CERT_FILE}"  # DOMAINS_CA_DIR's default, in the checkout
+    assert f"The root certificate is `{root}` in the checkout" in trust
+    assert f"--cacert {root} https://shop.example.test:8443/" in trust
+    chromium = trust[trust.index("**Chromium / Chrome**") : trust.index("**Firefox**")]
+    assert "Manage certificates" in chromium and f"-i {root}" in chromium
+    firefox = trust[trust.index("**Firefox**") :]
+    assert "Authorities → Import" in firefox and "Trust this CA to identify websites" in firefox
+
+
+def test_the_docs_say_the_hints_come_last_and_show_them_as_make_run_prints_them():
+    docs = DASHBOARD_DOC.read_text()
+    assert "**Its hints come last.**" in docs
+    lines = hint_lines("http://localhost:8000", "var/local.env")
+    shown = docs[docs.index(lines[0].strip()) - 2 :]
+    assert shown.splitlines()[: len(lines)] == lines

@@ -4,6 +4,7 @@ asked while a page is shown."""
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 
 import pytest
@@ -49,7 +50,16 @@ def test_during_a_check_the_status_says_so(alice_client, www):
     alice_client.post(D + "verify/")
     status = alice_client.get(D + "status.json").json()
     assert status["check_in_progress"] is True
-    assert status["state_help"].startswith("Checking the DNS records now")
+    assert status["live"] is True
+
+
+def test_after_verify_the_page_says_checking_now_once(alice_client, www):
+    page = alice_client.post(D + "verify/", follow=True).content.decode()
+    main = page[page.index("<main>") : page.index("</main>")]
+    assert "Check queued" in main  # the flash confirms the click
+    assert len(re.findall(r"\bnow\b", main, flags=re.IGNORECASE)) == 1, main
+    assert main.count("when it comes") == 1
+    assert "Checking the DNS records now" in main[main.index('id="status"') :]
 
 
 def test_remove_lists_what_it_will_change_and_activity_records_it(alice_client, shop, www, alice):

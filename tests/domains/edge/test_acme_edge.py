@@ -3,7 +3,7 @@
 Everything runs as in production, each in its own process: the owner adds a
 domain and chooses Verify on the dashboard; a Celery worker on DOMAINS_CA=acme
 checks the DNS and orders the certificate; Pebble fetches the HTTP-01 challenge
-from our gunicorn web process (the one the edge proxies to); the edge (Caddy and
+from our web process (the one the edge proxies to); the edge (Caddy and
 its certificate endpoint) presents the certificate. Also: a worker killed with
 SIGKILL mid-order still ends with exactly one certificate, and a CAA record
 naming another CA blocks the order with its reason.

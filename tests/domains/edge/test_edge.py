@@ -1,4 +1,4 @@
-"""The TLS edge over real TLS: Caddy, its loopback certificate endpoint and gunicorn, as
+"""The TLS edge over real TLS: Caddy, its loopback certificate endpoint and the web server, as
 `make run` starts them, each handshake carrying the SNI a browser would send."""
 
 from __future__ import annotations
@@ -115,8 +115,9 @@ def test_staff_renewing_now_is_served_from_the_next_handshake(edge, active):
 
 
 def test_a_client_sending_its_body_slowly_holds_no_web_worker(edge, active):
-    """The fixture's gunicorn has one sync worker: were the edge to pass the body on as it
-    trickles in, that worker would wait on the slow client and the page would wait on it."""
+    """The fixture's web server has one worker of one thread, which granian hands the body to
+    as it arrives: were the edge to pass the body on as it trickles in, that thread would wait
+    on the slow client and the page would wait on it."""
     stalled = edge.context().wrap_socket(edge.connect(), server_hostname=HOST)
     try:
         # The sign-in form reads its body for the CSRF token (given a cookie and a same

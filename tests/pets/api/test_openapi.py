@@ -61,6 +61,17 @@ def test_it_lists_production_and_staging_servers_from_settings(anon, db, setting
     ]
 
 
+@pytest.mark.parametrize(
+    "local", ["http://localhost:8123/v1", "http://127.0.0.1:8123/v1", "http://[::1]:8123/v1"]
+)
+def test_a_loopback_server_is_local_development_not_production(anon, db, settings, local):
+    # `make run` serves on localhost: its document must not call that Production.
+    settings.API_BASE_URL = local
+    servers = anon.get("/v1/openapi.json").json()["servers"]
+    assert servers[0] == {"url": local, "description": "Local development"}
+    assert "Production" not in {server["description"] for server in servers}
+
+
 def test_the_default_servers_end_in_v1(doc, settings):
     assert [s["url"] for s in doc["servers"]] == [
         settings.API_BASE_URL,

@@ -14,7 +14,7 @@ from petstore.http import forwarded
 
 pytestmark = pytest.mark.django_db
 
-STRANGER = "203.0.113.50"  # reaches gunicorn's port itself, not through the edge
+STRANGER = "203.0.113.50"  # reaches the web server's port itself, not through the edge
 EDGE = "10.0.0.2"
 
 

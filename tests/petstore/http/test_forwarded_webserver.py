@@ -1,8 +1,9 @@
 """Procfile.production's web line, run as a process manager runs it, with the edge at one
-loopback address (TRUSTED_PROXIES) and a client reaching gunicorn's port from another.
+loopback address (TRUSTED_PROXIES) and a client reaching the web server's port from another.
 
-The client sits at 127.0.0.1, the one address gunicorn would believe X-Forwarded-Proto from
-on its own: the line's `--forwarded-allow-ips ''` is what leaves the decision to the app.
+The client sits at 127.0.0.1, the address a server trusting loopback proxies would believe
+X-Forwarded-* from on its own: granian takes the peer and the scheme from the connection
+only, so the app is what decides.
 """
 
 from __future__ import annotations
