@@ -7,7 +7,6 @@ The service under load, started from the same Procfile line: tests/test_make_run
 from __future__ import annotations
 
 import os
-import re
 import shlex
 import socket
 import subprocess

@@ -106,7 +106,7 @@ class RedisStore:
             os.register_at_fork(after_in_child=self._forked)
 
     def _forked(self) -> None:
-        """A forked child (a prefork pool process, a gunicorn worker under --preload) starts
+        """A forked child (a prefork pool process, a web worker forked after the app loaded) starts
         from its parent's values, which the parent pushes: it pushes only its own."""
         self.lock = threading.Lock()
         self.pushed = _samples(REGISTRY.collect())

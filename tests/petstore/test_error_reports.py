@@ -1,5 +1,5 @@
 """Errors go to Sentry when SENTRY_DSN is set, with the request id: a view's error from a
-real gunicorn and a task's from a real worker reach a Sentry endpoint on loopback (the
+real web server and a task's from a real worker reach a Sentry endpoint on loopback (the
 DSN names it). Without SENTRY_DSN the SDK is not even started."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import requests
 
 from domains import tasks
 from petstore.http.requestid import request_id_var
-from tests.processes import Worker, gunicorn, service_env, wait_for
+from tests.processes import Worker, service_env, wait_for, web_server
 
 
 class SentryReceiver:
@@ -83,7 +83,7 @@ def test_a_view_error_is_reported_with_its_request_id(sentry, settings, tmp_path
     env = service_env(
         settings, SENTRY_DSN=sentry.dsn, DJANGO_SETTINGS_MODULE="tests.petstore.boom_settings"
     )
-    with gunicorn(env, tmp_path) as base:
+    with web_server(env, tmp_path) as base:
         response = requests.get(base + "/boom/", headers={"X-Request-ID": "view-error-1"})
         assert response.status_code == 500
         event = wait_for(lambda: sentry.event_tagged("view-error-1"), what="the view's event")

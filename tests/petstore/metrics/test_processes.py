@@ -17,7 +17,7 @@ from domains.models import Domain
 from domains.services.custom_domains import domain_add
 from tests.fixtures.domains import TARGET
 from tests.petstore.metrics.scrape import FAMILIES, TOKEN, Scrape
-from tests.processes import gunicorn, service_env, wait_for
+from tests.processes import service_env, wait_for, web_server
 
 
 def scrape_here(client: Client) -> Scrape:
@@ -98,7 +98,7 @@ def test_two_web_processes_without_redis_add_up_in_one_folder(settings, tmp_path
         [sys.executable, "-c", f"import django; django.setup(); {queued}"],
         env=env, check=True, timeout=60, capture_output=True,
     )  # fmt: skip
-    with gunicorn(env, tmp_path) as first, gunicorn(env, tmp_path) as second:
+    with web_server(env, tmp_path) as first, web_server(env, tmp_path) as second:
         scrape = Scrape(
             requests.get(
                 first + "/metrics", headers={"Authorization": f"Bearer {TOKEN}"}, timeout=10
