@@ -12,10 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import sentry_sdk
 from django.conf import settings
-from sentry_sdk.integrations.celery import CeleryIntegration
-from sentry_sdk.integrations.django import DjangoIntegration
 
 from petstore.http.requestid import request_id_var
 
@@ -34,6 +31,13 @@ def start() -> None:
     """Once per process, from the app's ready() (web, worker, beat, edge, commands)."""
     if not settings.SENTRY_DSN:
         return
+    # Imported only here, not for a cycle: the SDK and its integrations take about half a
+    # second to import, which every process without SENTRY_DSN (make run, the tests, the
+    # web workers' start-up) is spared.
+    import sentry_sdk
+    from sentry_sdk.integrations.celery import CeleryIntegration
+    from sentry_sdk.integrations.django import DjangoIntegration
+
     sentry_sdk.init(
         dsn=settings.SENTRY_DSN,
         environment=settings.SENTRY_ENVIRONMENT,
