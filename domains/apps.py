@@ -6,4 +6,7 @@ class DomainsConfig(AppConfig):
 
     def ready(self) -> None:
         # Importing the module registers its system checks.
-        from domains import checks  # noqa: F401
+        from domains import checks, metrics  # noqa: F401
+        from petstore.metrics import endpoint
+
+        endpoint.register(metrics.DomainCollector())

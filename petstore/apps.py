@@ -11,7 +11,11 @@ class PetstoreConfig(AppConfig):
     def ready(self) -> None:
         # Importing these registers the system checks and the OpenAPI extension of the
         # bearer scheme.
-        from petstore import checks, taskfailures  # noqa: F401
+        from petstore import checks, errorreporting, taskfailures  # noqa: F401
         from petstore.api import openapi  # noqa: F401
+        from petstore.metrics import endpoint, queues, store
 
+        errorreporting.start()
         taskfailures.connect()
+        endpoint.register(queues.QueueDepthCollector())
+        store.store().start()

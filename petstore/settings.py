@@ -9,6 +9,7 @@ PostgreSQL and Redis; there is no other code path.
 from __future__ import annotations
 
 import base64
+import os
 import re
 from pathlib import Path
 
@@ -77,7 +78,11 @@ MIDDLEWARE = [
     # First: X-Forwarded-* headers from a peer outside TRUSTED_PROXIES are dropped before
     # anything reads them (is_secure(), the client address of the sign-in and API limits).
     "petstore.http.forwarded.ForwardedHeadersMiddleware",
+    # Counts every answer, whichever middleware below gave it (petstore/metrics/http.py).
+    "petstore.metrics.http.RequestMetricsMiddleware",
     "petstore.http.requestid.RequestIDMiddleware",
+    # GET /metrics with its token, on any Host (a scraper asks each process by address).
+    "petstore.metrics.endpoint.MetricsEndpointMiddleware",
     # /healthz and /readyz on any Host (a load balancer probes by IP), before host checks.
     "petstore.http.health.ProbeMiddleware",
     # Next: answers platform subdomains and custom domains by their raw Host header.
@@ -530,6 +535,33 @@ EDGE_HTTP = env_bool("EDGE_HTTP", not DEBUG)
 # the edge serves custom domains only.
 EDGE_PLATFORM_CERTIFICATE = env_str("EDGE_PLATFORM_CERTIFICATE", "")
 EDGE_PLATFORM_KEY = env_str("EDGE_PLATFORM_KEY", "")
+
+# --- Metrics and error reports ---------------------------------------------------
+
+# GET /metrics (Prometheus text format) answers `Authorization: Bearer <METRICS_TOKEN>`;
+# empty: the endpoint is off (petstore/metrics/endpoint.py).
+METRICS_TOKEN = env_str("METRICS_TOKEN")
+# Where the counters of every process add up (petstore/metrics/store.py): `redis` (REDIS_URL;
+# any number of hosts) or `multiprocess` (files under METRICS_DIR; one host, `make run`).
+METRICS_STORE = env_str("METRICS_STORE", "redis" if REDIS_URL else "multiprocess")
+if METRICS_STORE not in {"redis", "multiprocess"}:
+    raise ImproperlyConfigured(
+        f"METRICS_STORE must be redis or multiprocess, not {METRICS_STORE!r}"
+    )
+if METRICS_STORE == "redis" and not REDIS_URL:
+    raise ImproperlyConfigured("METRICS_STORE=redis needs REDIS_URL")
+# Seconds between two pushes of a process's counts to Redis (what a killed process loses).
+METRICS_FLUSH_INTERVAL = env_float("METRICS_FLUSH_INTERVAL", 5.0)
+METRICS_DIR = Path(env_str("METRICS_DIR", str(VAR_DIR / "metrics")))
+# prometheus-client picks its multiprocess mode from this variable when it is first
+# imported, which is after the settings: the store named above decides, nothing inherited.
+if METRICS_STORE == "multiprocess":
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = str(METRICS_DIR)
+else:
+    os.environ.pop("PROMETHEUS_MULTIPROC_DIR", None)
+# Errors go to Sentry when set (petstore/errorreporting.py); empty: the SDK is not started.
+SENTRY_DSN = env_str("SENTRY_DSN")
+SENTRY_ENVIRONMENT = env_str("SENTRY_ENVIRONMENT", "development" if DEBUG else "production")
 
 # --- Logging ----------------------------------------------------------------
 

@@ -1,5 +1,11 @@
 """Counting task failures per kind, from Celery's `task_failure` signal and from
-enqueues that could not reach the broker (petstore.queueing).
+enqueues that could not reach the broker (petstore.queueing), and task retries.
+
+Each failure is counted twice over, by this one function: in the metrics
+(petstore_task_failures_total, petstore_task_enqueue_failures_total: rates, alerts,
+across processes) and in a row per (task, kind) that keeps the last error's text and
+time for staff in the admin, which a metric cannot hold and which works with no
+Prometheus or Sentry in place (`make run`). Retries are only counted in the metrics.
 
 The count is an atomic `count = count + 1` UPDATE; the first failure of a kind
 creates its row, and a concurrent first failure that loses the race on the
@@ -11,10 +17,12 @@ from __future__ import annotations
 
 import logging
 
-from celery.signals import task_failure
+from celery.signals import task_failure, task_retry
 from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
+
+from petstore.metrics.tasks import TASK_ENQUEUE_FAILURES, TASK_FAILURES, TASK_RETRIES
 
 log = logging.getLogger(__name__)
 ERROR_MAX = 2000
@@ -29,6 +37,8 @@ def describe(exc: BaseException | None) -> str:
 def task_failure_record(*, task_name: str, kind: str, error: str = "") -> None:
     from petstore.models import TaskFailure
 
+    metric = TASK_ENQUEUE_FAILURES if kind == "enqueue" else TASK_FAILURES
+    metric.labels(task=task_name).inc()
     now = timezone.now()
     bump = {"count": F("count") + 1, "last_failed_at": now, "last_error": error[:ERROR_MAX]}
     rows = TaskFailure.objects.filter(task_name=task_name, kind=kind)
@@ -51,5 +61,10 @@ def _on_task_failure(sender=None, exception=None, **kwargs) -> None:
     task_failure_record(task_name=name, kind="failed", error=describe(exception))
 
 
+def _on_task_retry(sender=None, **kwargs) -> None:
+    TASK_RETRIES.labels(task=getattr(sender, "name", None) or str(sender)).inc()
+
+
 def connect() -> None:
     task_failure.connect(_on_task_failure, weak=False, dispatch_uid="petstore.task_failure_count")
+    task_retry.connect(_on_task_retry, weak=False, dispatch_uid="petstore.task_retry_count")

@@ -34,6 +34,7 @@ django.setup()
 
 from domains.edge.cache import CertificateCache  # noqa: E402
 from domains.edge.paths import CERTIFICATE_PATH, PERMISSION_PATH  # noqa: E402
+from domains.metrics import edge_lookup_metrics  # noqa: E402
 
 logger = logging.getLogger(__name__)
 
@@ -98,4 +99,5 @@ class Endpoint:
         return [body]
 
 
-application = Endpoint(CertificateCache(), polling=True)
+# Counted and timed around the cache, so a lookup the cache answers counts as one too.
+application = edge_lookup_metrics(Endpoint(CertificateCache(), polling=True))

@@ -35,6 +35,7 @@ from django.conf import settings
 from django.db import transaction
 from josepy import ES256, JWKEC
 
+from domains import metrics
 from domains.choices import CertCode
 from domains.models import AcmeChallenge, AcmeOrder, Domain
 from domains.pki import files, keys
@@ -268,9 +269,11 @@ def connected(domain: Domain) -> Iterator[client.ClientV2]:
     try:
         yield _connect(limits)
     except Refused:
+        metrics.acme_error("refused")
         forget(domain)
         raise
     except messages.Error as error:
+        metrics.acme_error(error.code or "unknown")
         if error.code != "rateLimited":
             raise
         raise Pending(
@@ -278,6 +281,7 @@ def connected(domain: Domain) -> Iterator[client.ClientV2]:
             retry_after=limits.retry_after(),
         ) from error
     except requests.RequestException as error:
+        metrics.acme_error("unreachable")
         raise Pending(
             f"The certificate authority is unreachable: {error}",
             retry_after=DEFAULT_RETRY_AFTER,

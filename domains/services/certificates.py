@@ -20,7 +20,7 @@ from django.db import transaction
 from django.db.models import Max, Q
 from django.utils import timezone
 
-from domains import pki
+from domains import metrics, pki
 from domains.choices import Action, CertCode, CertState, CheckCode, State
 from domains.dns import diagnosis
 from domains.dns.diagnosis import CheckResult
@@ -106,6 +106,7 @@ def certificate_renew(
             "Not renewed: the domain has not passed a DNS check in the last day. Fix the "
             "DNS record; renewal follows the next passing check."
         )
+        metrics.renewal_failed()
         if domain.cert_message != message:
             update(domain, cert_code=domain.check_code, cert_message=message)
             record_event(
@@ -150,7 +151,8 @@ class _Issuance:
         _block(domain, code, message)
 
     def done(self, domain: Domain) -> None:
-        transition(domain, State.ACTIVE, cert_state=CertState.ISSUED)
+        if transition(domain, State.ACTIVE, cert_state=CertState.ISSUED):
+            metrics.domain_active(domain)
 
     def found_done(self, domain: Domain) -> Certificate | None:
         return domain.certificate
@@ -171,6 +173,7 @@ class _Renewal:
 
     def refused(self, domain: Domain, code: str, message: str) -> None:
         """The current certificate stays; the reason the next one could not be issued is kept."""
+        metrics.renewal_failed()
         update(domain, cert_code=code, cert_message=f"Renewal blocked: {message}")
         record_event(
             domain=domain,

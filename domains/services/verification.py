@@ -25,7 +25,7 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from domains import selectors
+from domains import metrics, selectors
 from domains.choices import (
     AWAITING_OWNER_STATES,
     CERT_LATE_AT_CHECK,
@@ -258,6 +258,7 @@ def _record_one(domain: Domain, checked: Checked, next_steps: NextSteps, batch: 
     result = checked.result
     if result.ok and not domain.is_live:
         result = _claim(domain, checked)
+    metrics.check_recorded(result.code)
     if result.ok:
         _record_success(domain, result, next_steps, batch)
     else:

@@ -1,0 +1,191 @@
+"""GET /metrics: off without METRICS_TOKEN, answered only with it (on any Host a scraper
+uses), every family there after real activity, the gauges equal to the database."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+import redis
+from django.conf import settings as django_settings
+from django.test import Client
+from django.utils import timezone
+
+from domains import pki, tasks
+from domains.choices import State
+from domains.edge import wsgi as edge_wsgi
+from domains.models import Certificate, Domain
+from domains.services import certificates
+from domains.services.custom_domains import domain_add
+from domains.services.verification import domain_check
+from petstore.taskfailures import task_failure_record
+from tests.fixtures.domains import TARGET, go_live, in_step
+from tests.petstore.metrics.scrape import FAMILIES, TOKEN, Scrape
+
+SCRAPER_HOST = "10.1.2.3:8000"  # Prometheus asks each process by its address
+
+
+@pytest.fixture
+def token(settings):
+    settings.METRICS_TOKEN = TOKEN
+    settings.ALLOWED_HOSTS = ["localhost"]
+    return TOKEN
+
+
+def scrape(client: Client, host: str = SCRAPER_HOST) -> Scrape:
+    response = client.get("/metrics", HTTP_HOST=host, HTTP_AUTHORIZATION=f"Bearer {TOKEN}")
+    assert response.status_code == 200, response.content
+    assert response["Content-Type"].startswith("text/plain; version=")
+    return Scrape(response.content.decode())
+
+
+@pytest.mark.django_db
+def test_the_endpoint_is_off_without_a_token(client, settings):
+    settings.METRICS_TOKEN = ""
+    settings.ALLOWED_HOSTS = ["localhost"]
+    response = client.get("/metrics", HTTP_HOST="localhost", HTTP_AUTHORIZATION="Bearer ")
+    assert response.status_code == 404
+    assert b"petstore_" not in response.content
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("authorization", [None, "Bearer wrong", f"Bearer {TOKEN}x", TOKEN])
+def test_without_the_right_token_it_answers_as_if_there_were_no_endpoint(
+    client, token, authorization
+):
+    headers = {"HTTP_AUTHORIZATION": authorization} if authorization else {}
+    on_dashboard = client.get("/metrics", HTTP_HOST="localhost", **headers)
+    assert on_dashboard.status_code == 404
+    assert b"petstore_" not in on_dashboard.content
+    # By address, the same as any other path there: Host refused, nothing about metrics.
+    by_address = client.get("/metrics", HTTP_HOST=SCRAPER_HOST, **headers)
+    assert by_address.status_code == client.get("/nothing", HTTP_HOST=SCRAPER_HOST).status_code
+    assert b"petstore_" not in by_address.content
+
+
+@pytest.mark.django_db
+def test_the_token_is_answered_on_the_scrapers_address_and_on_the_dashboard(client, token):
+    assert "petstore_domains" in scrape(client).families
+    assert "petstore_domains" in scrape(client, host="localhost").families
+    refused = client.post("/metrics", HTTP_HOST="localhost", HTTP_AUTHORIZATION=f"Bearer {TOKEN}")
+    assert refused.status_code == 404
+
+
+# Transactional: the edge's endpoint closes a connection left outside autocommit.
+@pytest.mark.django_db(transaction=True)
+def test_every_family_is_there_after_real_activity(client, token, dns_server, shop, alice):
+    before = scrape(client)
+    # A check recorded and a domain active through the local CA.
+    dns_server.add("www.example.test", "CNAME", TARGET + ".")
+    www = domain_add(project=shop, hostname="www.example.test", actor=alice)
+    tasks.enqueue(domain_check(domain_id=www.pk).next_steps)
+    certificates.certificate_issue(domain_id=www.pk)
+    assert Domain.objects.get(pk=www.pk).state == State.ACTIVE
+    # A task failure, an HTTP request, an edge lookup (refused: no secret).
+    task_failure_record(task_name="domains.tasks.check_domain", kind="failed", error="boom")
+    assert client.get("/healthz", HTTP_HOST=SCRAPER_HOST).status_code == 200
+    environ = {"REQUEST_METHOD": "GET", "PATH_INFO": "/certificate/x", "REMOTE_ADDR": "127.0.0.1"}
+    edge_wsgi.application(environ, lambda status, headers: None)
+
+    after = scrape(client)
+    assert set(after.families) >= FAMILIES
+
+    def grew(sample: str, **labels: str) -> float:
+        return after.value(sample, **labels) - before.value(sample, **labels)
+
+    assert grew("petstore_domain_checks_total", code="ok") == 1
+    assert grew("petstore_verify_to_active_seconds_count") == 1
+    assert grew("petstore_task_failures_total", task="domains.tasks.check_domain") == 1
+    assert grew("petstore_http_requests_total", route="healthz", status="200") == 1
+    assert grew("petstore_edge_certificate_lookups_total", result="refused") == 1
+    assert grew("petstore_edge_certificate_lookup_seconds_count") == 1
+    assert after.value("petstore_domains", state="active") == 1
+
+
+@pytest.mark.django_db
+def test_a_ca_that_cannot_be_reached_and_a_renewal_not_done_are_counted(
+    client, token, settings, dns_server, shop, alice
+):
+    before = scrape(client)
+    # An ACME directory nobody listens on: the issue waits (Pending), counted as unreachable.
+    settings.DOMAINS_CA = "acme"
+    settings.DOMAINS_ACME_DIRECTORY = "http://127.0.0.1:9/directory"
+    dns_server.add("www.example.test", "CNAME", TARGET + ".")
+    issuing = domain_add(project=shop, hostname="www.example.test", actor=alice)
+    Domain.objects.filter(pk=issuing.pk).update(**in_step(State.ISSUING))
+    with pytest.raises(pki.Pending):
+        certificates.certificate_issue(domain_id=issuing.pk)
+    # An active domain whose DNS has not passed for two days is not renewed.
+    stale = go_live(domain_add(project=shop, hostname="old.example.test", actor=alice))
+    Domain.objects.filter(pk=stale.pk).update(checked_at=timezone.now() - timedelta(days=2))
+    assert certificates.certificate_renew(domain_id=stale.pk) is None
+
+    after = scrape(client)
+    assert after.value("petstore_acme_errors_total", type="unreachable") == (
+        before.value("petstore_acme_errors_total", type="unreachable") + 1
+    )
+    assert after.value("petstore_certificate_renewals_failed_total") == (
+        before.value("petstore_certificate_renewals_failed_total") + 1
+    )
+
+
+@pytest.mark.django_db
+def test_a_routed_request_is_counted_by_its_url_pattern_not_its_path(client, token, settings):
+    before = scrape(client)
+    for pet_id in (1, 2, 3):
+        client.get(f"/v1/pets/{pet_id}", HTTP_HOST="localhost")
+    after = scrape(client)
+    routes = {
+        sample.labels["route"]
+        for sample in after.families["petstore_http_requests"].samples
+        if sample.name == "petstore_http_requests_total"
+    }
+    assert not any("/1" in route or "/2" in route for route in routes)
+    counted = sum(
+        after.value("petstore_http_requests_total", route=route, status="401")
+        - before.value("petstore_http_requests_total", route=route, status="401")
+        for route in routes
+        if route.startswith("v1/pets")
+    )
+    assert counted == 3
+
+
+@pytest.mark.django_db
+def test_the_gauges_are_the_databases_counts(client, token, shop, alice):
+    now = timezone.now()
+    names = iter(f"d{n}.example.test" for n in range(10))
+    for state, count in [(State.PENDING, 3), (State.ISSUING, 1), (State.FAILED, 2)]:
+        for _ in range(count):
+            domain = domain_add(project=shop, hostname=next(names), actor=alice)
+            Domain.objects.filter(pk=domain.pk).update(**in_step(state))
+    # Two active: one certificate expires in 5 days, one in 10; a third far away.
+    for days in (5, 10, 60):
+        domain = go_live(domain_add(project=shop, hostname=next(names), actor=alice))
+        Certificate.objects.create(
+            domain=domain, serial=f"{days:x}", not_before=now - timedelta(days=1),
+            not_after=now + timedelta(days=days), san=domain.hostname, pem="-", key_pem="-",
+            issuer="test",
+        )  # fmt: skip
+
+    seen = scrape(client)
+    for state in State:
+        expected = Domain.objects.filter(state=state).count()
+        assert seen.value("petstore_domains", state=state.value) == expected, state
+    assert seen.value("petstore_domains", state="pending") == 3
+    assert seen.value("petstore_domains", state="active") == 3
+    assert seen.value("petstore_certificates_expiring", within_days="7") == 1
+    assert seen.value("petstore_certificates_expiring", within_days="14") == 2
+
+
+@pytest.mark.needs_redis
+@pytest.mark.django_db
+def test_the_queue_depth_is_the_brokers_own_count(client, token):
+    broker = redis.Redis.from_url(django_settings.CELERY_BROKER_URL)
+    before = scrape(client).value("petstore_queue_depth", queue="checks")
+    assert before == broker.llen("checks")
+    # Nothing consumes here: the message waits (a worker started later drops it: --purge).
+    tasks.check_domain.apply_async((0,), countdown=3600)
+    after = scrape(client)
+    assert after.value("petstore_queue_depth", queue="checks") == before + 1
+    assert after.value("petstore_queue_depth", queue="checks") == broker.llen("checks")
+    assert after.value("petstore_queue_depth", queue="webhooks") == broker.llen("webhooks")
