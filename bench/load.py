@@ -27,7 +27,7 @@ def add_load_arguments(parser: argparse.ArgumentParser) -> None:
     """wrk's load, the same for every benchmark of a run."""
     parser.add_argument("--seconds", type=int, default=2, help="length of one round")
     parser.add_argument("--rounds", type=int, default=12, help="rounds per side")
-    parser.add_argument("--connections", type=int, default=8)
+    parser.add_argument("--connections", type=int, default=16)
 
 
 _UNITS = {"us": 0.001, "ms": 1.0, "s": 1000.0, "m": 60000.0}
@@ -142,11 +142,16 @@ def side_by_side(
     a: tuple[str, dict], b: tuple[str, dict], *, rounds: int, **common
 ) -> tuple[Side, Side]:
     """Run a and b alternately `rounds` times each (after one warm-up of each)."""
-    (label_a, kwargs_a), (label_b, kwargs_b) = a, b
-    warm = {**common, "seconds": 2}
-    side_a = Side(label_a, [], [wrk(**{**warm, **kwargs_a})])
-    side_b = Side(label_b, [], [wrk(**{**warm, **kwargs_b})])
-    for _ in range(rounds):
-        side_a.runs.append(wrk(**{**common, **kwargs_a}))
-        side_b.runs.append(wrk(**{**common, **kwargs_b}))
+    side_a, side_b = interleaved(a, b, rounds=rounds, **common)
     return side_a, side_b
+
+
+def interleaved(*sides: tuple[str, dict], rounds: int, **common) -> list[Side]:
+    """Run every side in turn, the same order each round, `rounds` times (after one warm-up
+    of each)."""
+    warm = {**common, "seconds": 2}
+    measured = [Side(label, [], [wrk(**{**warm, **kwargs})]) for label, kwargs in sides]
+    for _ in range(rounds):
+        for side, (_, kwargs) in zip(measured, sides, strict=True):
+            side.runs.append(wrk(**{**common, **kwargs}))
+    return measured
