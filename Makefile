@@ -84,7 +84,8 @@ lint: $(call stamp,lint) $(call stamp,test)
 	$(LINT_ENV) $(BIN)/python manage.py makemigrations --check --dry-run
 
 # Rewrite the locks after a change to pyproject.toml: the full set first, then each
-# install set within it, so that every set pins the same versions.
+# install set within it, so that every set pins the same versions; last production's, the
+# runtime dependencies alone (README, "Production layout"; the Dockerfile).
 UV_COMPILE = $(BIN)/uv pip compile --quiet --universal --python-version 3.11 --generate-hashes
 
 lock:
@@ -94,6 +95,7 @@ lock:
 	for set in $(SETS); do \
 	  $(UV_COMPILE) --extra $$set -c requirements/dev.txt -o requirements/$$set.txt pyproject.toml || exit 1; \
 	done
+	$(UV_COMPILE) -c requirements/dev.txt -o requirements/production.txt pyproject.toml
 
 clean:
 	rm -rf $(VENV) var

@@ -1,4 +1,4 @@
-"""Real processes for tests: Celery workers, gunicorn and a Redis server of the
+"""Real processes for tests: Celery workers, the web server and a Redis server of the
 test's own, on the test database, each stopped (killed if need be) whatever the
 test does. The worker and fault tests of every app use these.
 
@@ -126,37 +126,35 @@ def service_env(settings, **extra: str) -> dict[str, str]:
 
 
 @contextlib.contextmanager
-def gunicorn_process(env: dict[str, str], tmp_path: Path):
-    """gunicorn with one sync worker on a free port; yields its base URL and its process
-    (the leader of its own process group)."""
+def web_server_process(env: dict[str, str], tmp_path: Path, *, workers: int = 1):
+    """The web processes' server as production starts it (`python -m petstore.webserver`),
+    `workers` workers of one thread each on a free port; yields its base URL and its main
+    process (the leader of its own process group). Its output: `web-<port>.log`."""
     port = free_port()
-    log_path = tmp_path / f"gunicorn-{port}.log"
-    command = [
-        sys.executable, "-m", "gunicorn", "petstore.wsgi:application",
-        "--bind", f"127.0.0.1:{port}", "--workers", "1", "--timeout", "60", "--no-control-socket",
-    ]  # fmt: skip
-    process = spawn(command, env=env, log_path=log_path)
+    log_path = tmp_path / f"web-{port}.log"
+    env = {**env, "PORT": str(port), "WEB_CONCURRENCY": str(workers), "WEB_THREADS": "1"}
+    process = spawn([sys.executable, "-m", "petstore.webserver"], env=env, log_path=log_path)
     base = f"http://127.0.0.1:{port}"
 
     def up() -> bool:
         if process.poll() is not None:
-            pytest.fail("gunicorn exited:\n" + log_path.read_text(errors="replace")[-3000:])
+            pytest.fail("the web server exited:\n" + log_path.read_text(errors="replace")[-3000:])
         try:
             return requests.get(base + "/healthz", timeout=5).status_code == 200
         except requests.RequestException:
             return False
 
     try:
-        wait_for(up, timeout=30, what="gunicorn to answer /healthz")
+        wait_for(up, timeout=30, what="the web server to answer /healthz")
         yield base, process
     finally:
         stop_group(process)
 
 
 @contextlib.contextmanager
-def gunicorn(env: dict[str, str], tmp_path: Path):
-    """gunicorn with one sync worker on a free port; yields its base URL."""
-    with gunicorn_process(env, tmp_path) as (base, _):
+def web_server(env: dict[str, str], tmp_path: Path):
+    """The web processes' server with one worker on a free port; yields its base URL."""
+    with web_server_process(env, tmp_path) as (base, _):
         yield base
 
 

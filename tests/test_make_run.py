@@ -6,7 +6,6 @@ The service under load, started from the same Procfile line: tests/test_make_run
 from __future__ import annotations
 
 import os
-import re
 import socket
 import subprocess
 import sys
@@ -104,13 +103,10 @@ def test_make_run_checks_its_ports_before_it_starts_anything():
     assert "honcho" in steps[-1]
 
 
-def test_make_run_serves_with_gunicorn_sync_workers_as_production():
-    web = procfile_command("web")
-    assert web.startswith("gunicorn petstore.wsgi:application ")
-    assert "--bind 127.0.0.1:$PORT" in web  # loopback only: the LAN never sees DEBUG
-    assert "--forwarded-allow-ips ''" in web  # the app alone decides whom to believe
-    assert re.search(r"--workers [2-9]", web)
-    assert "--worker-class" not in web and " -k " not in web  # gunicorn's default: sync
+def test_make_run_serves_with_production_s_web_server():
+    # petstore/webserver.py: granian, loopback only by default (the LAN never sees DEBUG),
+    # forwarded headers left to the app (tests/petstore/test_webserver.py).
+    assert procfile_command("web") == "python -m petstore.webserver"
 
 
 def test_the_hints_come_from_a_process_of_their_own_and_the_worker_is_quiet():

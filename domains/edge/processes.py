@@ -1,6 +1,6 @@
 """The edge's two processes, started and stopped together by `manage.py edge`.
 
-The certificate endpoint (gunicorn on loopback, domains/edge/wsgi.py) and Caddy.
+The certificate endpoint (granian on loopback, domains/edge/wsgi.py) and Caddy.
 One goes, both go: honcho, systemd or a container runtime then sees the edge
 end and restarts it whole, so Caddy never runs without its certificates.
 """
@@ -37,11 +37,14 @@ def caddy_binary() -> str:
 
 
 def endpoint_command() -> list[str]:
+    # granian, the web processes' server, from its command line: this one's settings are fixed.
     return [
-        sys.executable, "-m", "gunicorn", "domains.edge.wsgi:application",
-        "--bind", f"127.0.0.1:{settings.EDGE_CERTIFICATES_PORT}",
-        # Each new TLS connection waits on one lookup here: threads, not processes.
-        "--workers", "2", "--threads", "8", "--no-control-socket",
+        sys.executable, "-m", "granian", "domains.edge.wsgi:application",
+        "--interface", "wsgi", "--http", "1", "--no-ws",
+        "--host", "127.0.0.1", "--port", str(settings.EDGE_CERTIFICATES_PORT),
+        # Each new TLS connection waits on one lookup here: threads, not processes. Caddy
+        # keeps its connections to the endpoint alive between handshakes.
+        "--workers", "2", "--blocking-threads", "8", "--respawn-failed-workers",
     ]  # fmt: skip
 
 

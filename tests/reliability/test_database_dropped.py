@@ -10,7 +10,7 @@ from django.db import connection
 
 from pets.models import Category, Pet
 from petstore.apikeys.services import api_key_issue
-from tests.processes import gunicorn, service_env
+from tests.processes import service_env, web_server
 
 pytestmark = pytest.mark.needs_postgres
 
@@ -42,7 +42,7 @@ def test_requests_after_a_dropped_connection_succeed(
     auth = {"Authorization": f"Bearer {api_key_issue(user=user).plaintext}"}
     dogs = Category.objects.create(name="Dogs")
     env = service_env(settings, DB_CONN_MAX_AGE="600")  # persistent: kept between requests
-    with gunicorn(env, tmp_path) as base:
+    with web_server(env, tmp_path) as base:
         assert requests.get(base + "/v1/pets", headers=auth).status_code == 200
         assert _server_sessions() >= 1  # the server keeps its connection open
         for round_ in range(2):

@@ -2,7 +2,7 @@
 records the request and says a check is under way; when Redis is back, the
 scheduled sweep queues the work and the worker finishes it. Nothing asked is lost.
 
-Runs gunicorn and a real worker on a Redis server of the test's own (the shared
+Runs the web server and a real worker on a Redis server of the test's own (the shared
 one is never stopped), on the test's PostgreSQL database.
 """
 
@@ -23,7 +23,7 @@ from petstore.apikeys.services import api_key_issue
 from petstore.celery import app
 from petstore.models import TaskFailure
 from tests.fixtures.domains import TARGET
-from tests.processes import OwnRedis, gunicorn, service_env, wait_for
+from tests.processes import OwnRedis, service_env, wait_for, web_server
 
 pytestmark = [pytest.mark.needs_postgres, pytest.mark.needs_redis]
 
@@ -60,7 +60,7 @@ def test_redis_outage_loses_nothing(
     browser.cookies.set("sessionid", session.cookies["sessionid"].value)
     auth = {"Authorization": f"Bearer {key}"}
 
-    with gunicorn(service_env(settings), tmp_path) as base:
+    with web_server(service_env(settings), tmp_path) as base:
         page = base + "/dashboard/projects/shop/domains/www.example.test/"
         form = browser.get(page)
         assert form.status_code == 200

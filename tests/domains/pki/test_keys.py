@@ -28,7 +28,7 @@ from domains.models import Certificate
 from domains.pki import keys
 from domains.services import certificates
 from tests.fixtures.domains import CA_ID, go_live
-from tests.processes import ROOT, gunicorn_process, service_env
+from tests.processes import ROOT, service_env, web_server_process
 
 RECIPE = "python -c 'import secrets; print(secrets.token_urlsafe(32))'"
 KEY_A, KEY_B = secrets.token_urlsafe(32), secrets.token_urlsafe(32)
@@ -88,7 +88,7 @@ def test_the_encryption_key_is_not_derived_from_the_secret_key(settings):
 def test_the_web_process_starts_and_serves_without_the_key(settings, tmp_path):
     env = without_key(service_env(settings))
     assert env["DEBUG"] == "0"
-    with gunicorn_process(env, tmp_path) as (base, _):
+    with web_server_process(env, tmp_path) as (base, _):
         assert requests.get(base + "/readyz", timeout=10).status_code == 200
         page = requests.get(base + "/v1/pets", timeout=10)
         assert page.status_code == 401  # the API answers: a key is asked for, not a 500

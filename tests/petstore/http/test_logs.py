@@ -12,7 +12,7 @@ import requests
 from domains.models import Domain
 from domains.services.custom_domains import domain_add
 from tests.fixtures.domains import TARGET
-from tests.processes import Worker, gunicorn, service_env, wait_for
+from tests.processes import Worker, service_env, wait_for, web_server
 
 
 @pytest.mark.needs_postgres
@@ -21,10 +21,10 @@ def test_a_newline_in_a_path_cannot_forge_a_log_line(
     transactional_db, settings, tmp_path, log_format
 ):
     env = service_env(settings, LOG_FORMAT=log_format)
-    with gunicorn(env, tmp_path) as base:
+    with web_server(env, tmp_path) as base:
         response = requests.get(base + "/v1/pets/1%0AFORGED%0D%1B[31m%C2%85x", timeout=10)
         assert response.status_code == 401  # unauthenticated: refused, and logged
-    (log_path,) = tmp_path.glob("gunicorn-*.log")
+    (log_path,) = tmp_path.glob("web-*.log")
     lines = log_path.read_text().splitlines()
     refusals = [line for line in lines if "Refused GET /v1/pets/1" in line]
     assert len(refusals) == 1
