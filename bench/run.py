@@ -233,6 +233,13 @@ def edge_rows(section: list[str]) -> list[str]:
     return rows
 
 
+def kept_sweep_rows() -> list[str]:
+    """The sweep's rows of bench/results.md as they stand (for a run with --skip-domains)."""
+    results = ROOT / "bench" / "results.md"
+    text = results.read_text() if results.exists() else ""
+    return [line for line in text.splitlines() if line.startswith("| Domain sweep: ")]
+
+
 def sweep_target(rows: list[str]) -> list[str]:
     """bench/domains_sweep.py's rows with the 10,000-domain sweep held to SWEEP_SECONDS."""
     out = []
@@ -347,6 +354,9 @@ def main() -> None:
         from bench.domains_sweep import sweep_rows
 
         rows += sweep_target(sweep_rows(ENV))
+    elif kept := kept_sweep_rows():
+        rows += sweep_target(kept)
+        notes.append("The domain sweep's rows are kept from the run that measured them.")
     load = f"{load_before} / " + " ".join(f"{x:.1f}" for x in os.getloadavg())
     elapsed = time.monotonic() - started
 

@@ -17,6 +17,7 @@ import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from collections.abc import Callable
@@ -73,7 +74,16 @@ def uvicorn(port: int, workers: int) -> list[str]:
     ]  # fmt: skip
 
 
+def production(port: int, workers: int) -> list[str]:
+    """Procfile.production's web line (petstore/webserver.py: granian WSGI, access log on)."""
+    return [
+        "/usr/bin/env", f"PORT={port}", f"WEB_CONCURRENCY={workers}",
+        str(BIN / "python"), "-m", "petstore.webserver",
+    ]  # fmt: skip
+
+
 SERVERS = [
+    Server("production: `python -m petstore.webserver`", "granian WSGI, 1 thread, access log", production),  # noqa: E501
     Server("gunicorn sync", "1 thread", gunicorn("sync", 1)),
     Server("gunicorn gthread", "4 threads", gunicorn("gthread", 4)),
     Server("granian WSGI", "1 blocking thread", granian(1)),
@@ -82,6 +92,11 @@ SERVERS = [
     Server("granian WSGI", "1 blocking thread, backpressure 1", granian(1, "--backpressure", "1")),  # noqa: E501
     Server("FastAPI peer: uvicorn", f"uvloop, httptools, asyncpg pool {PEER_POOL}", uvicorn, False),  # noqa: E501
 ]  # fmt: skip
+
+
+def rounds(args) -> int:
+    """Half the run's rounds (at least 3): each round here is a run of every server and URL."""
+    return max(3, args.rounds // 2)
 
 
 @dataclass
@@ -113,20 +128,27 @@ def free(port: int) -> bool:
 
 
 def start(argv: list[str], port: int, env: dict[str, str], probe: str) -> subprocess.Popen:
-    """Start a server and wait until `probe` answers on its port."""
+    """Start a server, its output to a log file of its own (the access lines of production's
+    configuration among it), and wait until `probe` answers on its port."""
     if not free(port):
-        raise SystemExit(f"port {port} is already in use (BENCH_SERVERS_PORT)")
-    proc = subprocess.Popen(argv, cwd=ROOT, env=env, start_new_session=True)
+        raise SystemExit(f"port {port} is already in use (BENCH_PORT, BENCH_SERVERS_PORT)")
+    log_path = Path(tempfile.gettempdir()) / f"petstore-bench-{port}.log"
+    with log_path.open("wb") as log:
+        proc = subprocess.Popen(
+            argv, cwd=ROOT, env=env, start_new_session=True, stdout=log, stderr=log
+        )
     for _ in range(300):
         if proc.poll() is not None:
-            raise SystemExit(f"{argv[0]} exited: {' '.join(argv)}")
+            raise SystemExit(
+                f"{' '.join(argv)} exited:\n" + log_path.read_text(errors="replace")[-3000:]
+            )
         try:
             urllib.request.urlopen(f"http://127.0.0.1:{port}{probe}", timeout=2)  # noqa: S310
             return proc
         except OSError:
             time.sleep(0.2)
     stop(proc)
-    raise SystemExit(f"{' '.join(argv)} did not answer")
+    raise SystemExit(f"{' '.join(argv)} did not answer; its log: {log_path}")
 
 
 def database_backends() -> list[psutil.Process]:
@@ -150,7 +172,7 @@ def measured_run(url: str, headers: dict[str, str], server: psutil.Process, args
 
 
 def measure_size(workers: int, token: str, args) -> dict[tuple[int, str], Measured]:
-    """Every server with `workers` workers, `args.rounds` interleaved rounds."""
+    """Every server with `workers` workers, `rounds(args)` interleaved rounds."""
     env = {**ENV, "PEER_POOL": PEER_POOL}
     auth = {"Authorization": f"Bearer {token}"}
     started: list[subprocess.Popen] = []
@@ -173,8 +195,8 @@ def measure_size(workers: int, token: str, args) -> dict[tuple[int, str], Measur
                 results[(i, what)] = Measured()
         for _, _, url, headers, _ in targets:  # warm-up: every worker's connection, caches
             wrk(url, seconds=2, connections=args.connections, headers=headers)
-        for n in range(args.rounds):
-            print(f"servers: {workers} workers, round {n + 1} of {args.rounds}", flush=True)
+        for n in range(rounds(args)):
+            print(f"servers: {workers} workers, round {n + 1} of {rounds(args)}", flush=True)
             for i, what, url, headers, process in targets:
                 run, server_cpu, db_cpu = measured_run(url, headers, process, args)
                 m = results[(i, what)]
@@ -189,7 +211,7 @@ def measure_size(workers: int, token: str, args) -> dict[tuple[int, str], Measur
 
 def table(workers: int, results: dict[tuple[int, str], Measured]) -> list[str]:
     peer = results[(len(SERVERS) - 1, "list")]
-    gunicorn_sync = results[(0, "list")]
+    gunicorn_sync = results[(1, "list")]
     lines = [
         f"{workers} workers:",
         "",
@@ -250,7 +272,7 @@ def measure(args, token: str, machine: str) -> list[str]:
         "the same floor under each server, and the FastAPI peer (bench/peer.py: FastAPI, "
         "asyncpg, uvicorn with uvloop and httptools, the same SQL and JSON) with the same "
         "number of worker processes; every server started at once, each on its own port. wrk: "
-        f"one thread, {args.connections} connections, {args.rounds} rounds of "
+        f"one thread, {args.connections} connections, {rounds(args)} rounds of "
         f"{args.seconds} s per server and URL, after a 2 s warm-up of each, the runs in the "
         "same order every round. req/s and latencies are each side's median round; ratios the "
         "median of per-round ratios (lowest–highest in brackets). CPU per request: CPU "
