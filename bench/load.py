@@ -49,6 +49,7 @@ class Side:
     label: str
     runs: list[Run]
     warmups: list[Run] = field(default_factory=list)
+    cpu: list[float] = field(default_factory=list)  # CPU ms per request, one per run
 
     @property
     def rps(self) -> float:
@@ -61,6 +62,11 @@ class Side:
     @property
     def p99_ms(self) -> float:
         return statistics.median(r.p99_ms for r in self.runs)
+
+    @property
+    def cpu_ms(self) -> float | None:
+        """Median CPU milliseconds per request, when the side was measured with `cpu`."""
+        return statistics.median(self.cpu) if self.cpu else None
 
     @property
     def errors(self) -> int:
@@ -148,10 +154,19 @@ def side_by_side(
 
 def interleaved(*sides: tuple[str, dict], rounds: int, **common) -> list[Side]:
     """Run every side in turn, the same order each round, `rounds` times (after one warm-up
-    of each)."""
+    of each). A side's `cpu` (a callable: CPU seconds used so far by what serves it) gives
+    its CPU per request too, read around each run."""
     warm = {**common, "seconds": 2}
-    measured = [Side(label, [], [wrk(**{**warm, **kwargs})]) for label, kwargs in sides]
+    measured = []
+    for label, kwargs in sides:
+        options = {k: v for k, v in kwargs.items() if k != "cpu"}
+        measured.append(Side(label, [], [wrk(**{**warm, **options})]))
     for _ in range(rounds):
         for side, (_, kwargs) in zip(measured, sides, strict=True):
-            side.runs.append(wrk(**{**common, **kwargs}))
+            options = {k: v for k, v in kwargs.items() if k != "cpu"}
+            cpu = kwargs.get("cpu")
+            before = cpu() if cpu else 0.0
+            side.runs.append(wrk(**{**common, **options}))
+            if cpu:
+                side.cpu.append(1000 * (cpu() - before) / max(side.runs[-1].requests, 1))
     return measured

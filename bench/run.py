@@ -19,6 +19,7 @@ import re
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import psutil
@@ -30,8 +31,8 @@ from bench import fairness, servers  # noqa: E402
 from bench.edge import kept_section, measure, write_section  # noqa: E402
 from bench.environment import ENV, create_database, machine, setup_django  # noqa: E402
 from bench.load import Side, add_load_arguments, interleaved, paired, side_by_side, spread  # noqa: E402
-from bench.processes import stop, tree  # noqa: E402
-from bench.servers import start, uvicorn  # noqa: E402
+from bench.processes import cpu_seconds, stop, tree  # noqa: E402
+from bench.servers import database_backends, start, uvicorn  # noqa: E402
 from petstore.env import env_bool  # noqa: E402
 
 PORT = int(os.environ.get("BENCH_PORT", "8077"))
@@ -128,6 +129,17 @@ def start_server() -> subprocess.Popen:
     return proc
 
 
+def cpu_counter(server: subprocess.Popen) -> Callable[[], float]:
+    """CPU seconds used so far by the server's process tree and the benchmark database's
+    PostgreSQL backends (only the server under load keeps them busy)."""
+    root = psutil.Process(server.pid)
+
+    def used() -> float:
+        return sum(cpu_seconds(("", p) for p in tree(root) + database_backends()).values())
+
+    return used
+
+
 def page_sql(token: str) -> str:
     """Run the floor and the API once each in this process and compare their page SQL.
 
@@ -187,14 +199,24 @@ def verdict(met: bool) -> str:
     return "met" if met else "MISSED"
 
 
+def figures(side: Side) -> str:
+    cpu = f", CPU {side.cpu_ms:.2f} ms/req" if side.cpu_ms is not None else ""
+    return f"{side.rps:,.0f} req/s (p99 {side.p99_ms:.1f} ms{cpu})"
+
+
 def row(name: str, base: Side, ours: Side, least: float) -> str:
-    """A throughput target: ours / base at least `least`."""
+    """A throughput target: ours / base at least `least` (and, when both sides were measured
+    with their CPU, what the CPU per request says the ratio would be on cores of our own)."""
     ratio = paired(ours, base, "rps")
     low, high = spread(ours, base, "rps")
+    by_cpu = (
+        f"; by CPU per request {base.cpu_ms / ours.cpu_ms:.2f}"
+        if base.cpu_ms is not None and ours.cpu_ms is not None
+        else ""
+    )
     return (
-        f"| {name} | {base.rps:,.0f} req/s (p99 {base.p99_ms:.1f} ms) | "
-        f"{ours.rps:,.0f} req/s (p99 {ours.p99_ms:.1f} ms) | {ratio:.2f} (rounds "
-        f"{low:.2f}–{high:.2f}) | throughput ≥ {least} | {verdict(ratio >= least)} |"
+        f"| {name} | {figures(base)} | {figures(ours)} | {ratio:.2f} (rounds "
+        f"{low:.2f}–{high:.2f}){by_cpu} | throughput ≥ {least} | {verdict(ratio >= least)} |"
     )
 
 
@@ -289,6 +311,7 @@ def main() -> None:
     notes.append(page_sql(token))
     server = start_server()
     peer = start(uvicorn(PEER_PORT, WORKERS), PEER_PORT, server_env(), "/v1/pets?limit=1")
+    ours_cpu, peer_cpu = cpu_counter(server), cpu_counter(peer)
     try:
         for name, query, floor_query, peer_url in (
             ("`GET /v1/pets?limit=100` (1M rows)", "limit=100", "limit=100",
@@ -300,9 +323,9 @@ def main() -> None:
              peer_deep_url(900_000, 100)),
         ):  # fmt: skip
             floor, ours, fastapi = interleaved(
-                ("floor", {"url": f"{BASE}/bench/floor?{floor_query}"}),
-                ("ours", {"url": f"{BASE}/v1/pets?{query}", "headers": auth}),
-                ("FastAPI peer", {"url": peer_url}),
+                ("floor", {"url": f"{BASE}/bench/floor?{floor_query}", "cpu": ours_cpu}),
+                ("ours", {"url": f"{BASE}/v1/pets?{query}", "headers": auth, "cpu": ours_cpu}),
+                ("FastAPI peer", {"url": peer_url, "cpu": peer_cpu}),
                 **common,
             )
             rows += list_rows(name, floor, ours, fastapi)
@@ -388,7 +411,12 @@ def write_results(
         f"thread, {args.connections} connections, {args.rounds} rounds of {args.seconds} s per "
         "side, the sides of a comparison alternating (floor, ours, peer for the list) after a "
         "2 s warm-up each. Absolute figures are each side's median round; the ratio is the "
-        "median of the per-round ratios (their lowest and highest in brackets). Each list "
+        "median of the per-round ratios (their lowest and highest in brackets). CPU per request: "
+        "the CPU time of the server's process tree and of the `bench` database's PostgreSQL "
+        "backends over each run, divided by its requests, median over rounds; the ratio by CPU "
+        "per request (baseline's / ours) estimates the throughput ratio on cores of their own "
+        "(every server here is CPU-bound), and holds on a shared machine where throughput "
+        "ratios spread. Each list "
         "target is a throughput ratio, the deep page's included (the page after id 900,000, "
         "reached by a next link's cursor: ours and the peer's signed, the floor's `after`). "
         "The edge rows are read from the TLS edge section below (bench/edge/), whichever run "
