@@ -34,6 +34,7 @@ from bench.load import Side, add_load_arguments, interleaved, paired, side_by_si
 from bench.processes import cpu_seconds, stop, tree  # noqa: E402
 from bench.servers import database_backends, start, uvicorn  # noqa: E402
 from petstore.env import env_bool  # noqa: E402
+from petstore.webserver import WebServerConfig  # noqa: E402
 
 PORT = int(os.environ.get("BENCH_PORT", "8077"))
 BASE = f"http://127.0.0.1:{PORT}"
@@ -41,10 +42,10 @@ PEER_PORT = PORT + 1
 PEER = f"http://127.0.0.1:{PEER_PORT}"
 PETS = int(os.environ.get("BENCH_PETS", "1000000"))
 # The web process as production starts it (Procfile.production's `web` line) with the
-# benchmark's settings, and its worker count as production sets it: WEB_CONCURRENCY, here
-# 2 x cores + 1 unless BENCH_WORKERS says otherwise (the server table, bench/servers.py,
-# measures cores + 1 too). The FastAPI peer gets the same number of processes.
-WORKERS = int(os.environ.get("BENCH_WORKERS", str(2 * (os.cpu_count() or 1) + 1)))
+# benchmark's settings and production's worker count (petstore/webserver.py: WEB_CONCURRENCY,
+# cores + 1 unless set; BENCH_WORKERS sets it here). The FastAPI peer gets as many processes.
+# The server table (bench/servers.py) measures 2 x cores + 1 and cores + 1.
+BENCH_WORKERS = os.environ.get("BENCH_WORKERS")
 WEB_LINE = fairness.procfile_lines()["web"]
 # Targets: (figure, lowest ratio met).
 VS_PEER, VS_FLOOR, IDEMPOTENT_POST = 1.0, 0.9, 0.85
@@ -107,26 +108,33 @@ def check_created(tag: str, ids: list[int]) -> dict:
 
 def server_env() -> dict[str, str]:
     return {
-        **ENV, "PORT": str(PORT), "WEB_CONCURRENCY": str(WORKERS), "PEER_POOL": servers.PEER_POOL,
+        **ENV, "PORT": str(PORT), "PEER_POOL": servers.PEER_POOL,
         "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+        **({"WEB_CONCURRENCY": BENCH_WORKERS} if BENCH_WORKERS else {}),
     }  # fmt: skip
 
 
-def start_server() -> subprocess.Popen:
-    """Procfile.production's web line, as a process manager runs it, on PORT; an error if
-    it does not start WORKERS worker processes (what the peer is given)."""
+def production_workers() -> int:
+    """The worker count production's launcher reads from this environment."""
+    os.environ.update(server_env())
+    return WebServerConfig.from_environment().workers
+
+
+def start_server() -> tuple[subprocess.Popen, int]:
+    """Procfile.production's web line, as a process manager runs it, on PORT, once all its
+    workers are up; with their number (what the peer is given)."""
+    expected = production_workers()
     proc = start(["/bin/sh", "-c", "exec " + WEB_LINE], PORT, server_env(), "/healthz")
-    workers = [
-        p for p in tree(psutil.Process(proc.pid))[1:]
-        if "resource_tracker" not in " ".join(p.cmdline())
-    ]  # fmt: skip
-    if len(workers) != WORKERS:
-        stop(proc)
-        raise SystemExit(
-            f"the web line started {len(workers)} workers, not WEB_CONCURRENCY={WORKERS}: "
-            f"{WEB_LINE}"
-        )
-    return proc
+    for _ in range(300):
+        workers = [
+            p for p in tree(psutil.Process(proc.pid))[1:]
+            if "resource_tracker" not in " ".join(p.cmdline())
+        ]  # fmt: skip
+        if len(workers) == expected:
+            return proc, expected
+        time.sleep(0.1)
+    stop(proc)
+    raise SystemExit(f"the web line started {len(workers)} workers, not {expected}: {WEB_LINE}")
 
 
 def cpu_counter(server: subprocess.Popen) -> Callable[[], float]:
@@ -309,8 +317,8 @@ def main() -> None:
     notes: list[str] = []
 
     notes.append(page_sql(token))
-    server = start_server()
-    peer = start(uvicorn(PEER_PORT, WORKERS), PEER_PORT, server_env(), "/v1/pets?limit=1")
+    server, workers = start_server()
+    peer = start(uvicorn(PEER_PORT, workers), PEER_PORT, server_env(), "/v1/pets?limit=1")
     ours_cpu, peer_cpu = cpu_counter(server), cpu_counter(peer)
     try:
         for name, query, floor_query, peer_url in (
@@ -389,25 +397,33 @@ def main() -> None:
     kept_fairness = fairness.measure() if args.fairness else fairness.kept_section()
     edge = kept_section() if args.skip_edge else measure(args)
     rows += edge_rows(edge)
-    write_results(rows, notes, args, elapsed, load, kept_servers + kept_fairness + edge)
+    write_results(rows, notes, args, elapsed, load, workers, kept_servers + kept_fairness + edge)
 
 
 def write_results(
-    rows: list[str], notes: list[str], args, elapsed: float, load: str, edge: list[str]
+    rows: list[str],
+    notes: list[str],
+    args,
+    elapsed: float,
+    load: str,
+    workers: int,
+    edge: list[str],
 ) -> None:
     missed = any("MISSED" in row for row in rows)
+    sizing = f"WEB_CONCURRENCY={BENCH_WORKERS}" if BENCH_WORKERS else "the launcher's default"
     lines = [
         "# Benchmark results",
         "",
         f"Run on {dt.date.today().isoformat()} by `make bench` in {elapsed:.0f} s, on "
         f"{machine()}. Load average before / after the run: {load}.",
-        f"Server: Procfile.production's web line, `{WEB_LINE}`, with WEB_CONCURRENCY={WORKERS} "
-        f"and the benchmark's settings; listPets hot path "
+        f"Server: Procfile.production's web line, `{WEB_LINE}`, with {workers} workers "
+        f"({sizing}) "
+        "and the benchmark's settings; listPets hot path "
         f"{'on' if env_bool('API_LIST_FAST_PATH', True) else 'off'} "
         "(`API_LIST_FAST_PATH`), PostgreSQL on loopback, Redis cache, "
         "persistent DB connections (CONN_MAX_AGE=600), rate limits off. The FastAPI peer "
         "(bench/peer.py: FastAPI, asyncpg, uvicorn with uvloop and httptools, the same SQL, JSON "
-        f"and next link, no authentication) runs {WORKERS} worker processes too. Load: wrk, one "
+        f"and next link, no authentication) runs {workers} worker processes too. Load: wrk, one "
         f"thread, {args.connections} connections, {args.rounds} rounds of {args.seconds} s per "
         "side, the sides of a comparison alternating (floor, ours, peer for the list) after a "
         "2 s warm-up each. Absolute figures are each side's median round; the ratio is the "
