@@ -56,10 +56,9 @@ def decode_cursor(cursor: str) -> int:
 
 @asynccontextmanager
 async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-    size = int(os.environ.get("PEER_POOL", "3"))
-    async with asyncpg.create_pool(
-        os.environ["DATABASE_URL"], min_size=size, max_size=size
-    ) as pool:
+    # Opened as needed up to PEER_POOL: no more connections than requests in flight.
+    size = int(os.environ.get("PEER_POOL", "8"))
+    async with asyncpg.create_pool(os.environ["DATABASE_URL"], min_size=1, max_size=size) as pool:
         app.state.pool = pool
         yield
 
