@@ -346,7 +346,7 @@ def main() -> None:
         overhead = paired(anon, authed, "rps") - 1
         rows.append(
             f"| Bearer check on a trivial endpoint | {anon.rps:,.0f} req/s | "
-            f"{authed.rps:,.0f} req/s | +{overhead:.0%} cost | ≤ +10% | "
+            f"{authed.rps:,.0f} req/s | {overhead:+.0%} cost | ≤ +10% | "
             f"{verdict(overhead <= 0.10)} |"
         )
 
