@@ -120,21 +120,29 @@ def production_workers() -> int:
     return WebServerConfig.from_environment().workers
 
 
+def listens(process: psutil.Process) -> bool:
+    """Whether the process has a socket listening on PORT."""
+    try:
+        return any(
+            c.status == psutil.CONN_LISTEN and c.laddr and c.laddr.port == PORT
+            for c in process.net_connections("tcp")
+        )
+    except psutil.Error:
+        return False
+
+
 def start_server() -> tuple[subprocess.Popen, int]:
-    """Procfile.production's web line, as a process manager runs it, on PORT, once all its
-    workers are up; with their number (what the peer is given)."""
+    """Procfile.production's web line, as a process manager runs it, on PORT, once every
+    worker listens; with their number (what the peer is given)."""
     expected = production_workers()
     proc = start(["/bin/sh", "-c", "exec " + WEB_LINE], PORT, server_env(), "/healthz")
-    for _ in range(300):
-        workers = [
-            p for p in tree(psutil.Process(proc.pid))[1:]
-            if "resource_tracker" not in " ".join(p.cmdline())
-        ]  # fmt: skip
-        if len(workers) == expected:
+    for _ in range(600):  # each worker listens once it has loaded the app
+        listening = [p for p in tree(psutil.Process(proc.pid))[1:] if listens(p)]
+        if len(listening) == expected:
             return proc, expected
         time.sleep(0.1)
     stop(proc)
-    raise SystemExit(f"the web line started {len(workers)} workers, not {expected}: {WEB_LINE}")
+    raise SystemExit(f"{len(listening)} workers listen, not {expected}: {WEB_LINE}")
 
 
 def cpu_counter(server: subprocess.Popen) -> Callable[[], float]:
