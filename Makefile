@@ -53,8 +53,10 @@ run: $(call stamp,run)
 test: $(call stamp,test)
 	$(BIN)/pytest $(PYTEST_ARGS)
 
-# Benchmarks against their floors on the local PostgreSQL and Redis, and the TLS edge (with
-# Debian's Pebble as the ACME CA); writes bench/results.md.
+# Benchmarks on the local PostgreSQL and Redis: the API on production's web line against the
+# bare-Django floor and the FastAPI peer, the server table (gunicorn, granian, the peer), the
+# domain sweep and the TLS edge (with Debian's Pebble as the ACME CA); writes
+# bench/results.md and prints every target with its ratio, met or MISSED.
 bench: $(call stamp,bench)
 	@command -v wrk >/dev/null || (apt-get update -qq && apt-get install -y -qq wrk)
 	@test -x /usr/bin/pebble || (apt-get update -qq && apt-get install -y -qq pebble)

@@ -16,14 +16,8 @@ from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from bench.statements import SELECT
 from petstore.api.authentication import BearerKeyAuthentication
-
-# What Django's compiler writes for PetsView's values_list queryset.
-_SELECT = (
-    'SELECT "pets_pet"."id" AS "id", "pets_pet"."name" AS "name", '
-    '"pets_pet"."category_id" AS "category_id", "pets_pet"."status" AS "status" '
-    'FROM "pets_pet"'
-)
 
 
 def pets_floor(request):
@@ -37,7 +31,7 @@ def pets_floor(request):
     if after:
         where.append('"pets_pet"."id" > %s')
         params.append(int(after))
-    sql = _SELECT
+    sql = SELECT
     if where:
         sql += " WHERE " + (where[0] if len(where) == 1 else "(" + " AND ".join(where) + ")")
     sql += " ORDER BY 1 ASC LIMIT %s"

@@ -27,7 +27,7 @@ def add_load_arguments(parser: argparse.ArgumentParser) -> None:
     """wrk's load, the same for every benchmark of a run."""
     parser.add_argument("--seconds", type=int, default=2, help="length of one round")
     parser.add_argument("--rounds", type=int, default=12, help="rounds per side")
-    parser.add_argument("--connections", type=int, default=8)
+    parser.add_argument("--connections", type=int, default=16)
 
 
 _UNITS = {"us": 0.001, "ms": 1.0, "s": 1000.0, "m": 60000.0}
@@ -49,6 +49,7 @@ class Side:
     label: str
     runs: list[Run]
     warmups: list[Run] = field(default_factory=list)
+    cpu: list[float] = field(default_factory=list)  # CPU ms per request, one per run
 
     @property
     def rps(self) -> float:
@@ -61,6 +62,11 @@ class Side:
     @property
     def p99_ms(self) -> float:
         return statistics.median(r.p99_ms for r in self.runs)
+
+    @property
+    def cpu_ms(self) -> float | None:
+        """Median CPU milliseconds per request, when the side was measured with `cpu`."""
+        return statistics.median(self.cpu) if self.cpu else None
 
     @property
     def errors(self) -> int:
@@ -142,11 +148,25 @@ def side_by_side(
     a: tuple[str, dict], b: tuple[str, dict], *, rounds: int, **common
 ) -> tuple[Side, Side]:
     """Run a and b alternately `rounds` times each (after one warm-up of each)."""
-    (label_a, kwargs_a), (label_b, kwargs_b) = a, b
-    warm = {**common, "seconds": 2}
-    side_a = Side(label_a, [], [wrk(**{**warm, **kwargs_a})])
-    side_b = Side(label_b, [], [wrk(**{**warm, **kwargs_b})])
-    for _ in range(rounds):
-        side_a.runs.append(wrk(**{**common, **kwargs_a}))
-        side_b.runs.append(wrk(**{**common, **kwargs_b}))
+    side_a, side_b = interleaved(a, b, rounds=rounds, **common)
     return side_a, side_b
+
+
+def interleaved(*sides: tuple[str, dict], rounds: int, **common) -> list[Side]:
+    """Run every side in turn, the same order each round, `rounds` times (after one warm-up
+    of each). A side's `cpu` (a callable: CPU seconds used so far by what serves it) gives
+    its CPU per request too, read around each run."""
+    warm = {**common, "seconds": 2}
+    measured = []
+    for label, kwargs in sides:
+        options = {k: v for k, v in kwargs.items() if k != "cpu"}
+        measured.append(Side(label, [], [wrk(**{**warm, **options})]))
+    for _ in range(rounds):
+        for side, (_, kwargs) in zip(measured, sides, strict=True):
+            options = {k: v for k, v in kwargs.items() if k != "cpu"}
+            cpu = kwargs.get("cpu")
+            before = cpu() if cpu else 0.0
+            side.runs.append(wrk(**{**common, **options}))
+            if cpu:
+                side.cpu.append(1000 * (cpu() - before) / max(side.runs[-1].requests, 1))
+    return measured
