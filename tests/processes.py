@@ -139,13 +139,16 @@ def web_server_process(env: dict[str, str], tmp_path: Path, *, workers: int = 1)
     def up() -> bool:
         if process.poll() is not None:
             pytest.fail("the web server exited:\n" + log_path.read_text(errors="replace")[-3000:])
+        # Every worker listening (each on a socket of its own), not only the first to load.
+        if log_path.read_text(errors="replace").count("Started worker-") < workers:
+            return False
         try:
             return requests.get(base + "/healthz", timeout=5).status_code == 200
         except requests.RequestException:
             return False
 
     try:
-        wait_for(up, timeout=30, what="the web server to answer /healthz")
+        wait_for(up, timeout=60, what="the web server's workers to answer /healthz")
         yield base, process
     finally:
         stop_group(process)

@@ -156,7 +156,7 @@ def test_a_graceful_restart_finishes_the_requests_in_flight_and_answers_new_ones
 ):
     """SIGHUP replaces both workers, one after the other; a list blocked on a lock in an
     old worker when its restart begins is answered, and a client asking all along never
-    gets a 5xx or a refused connection."""
+    gets a 5xx."""
     settings.API_RATE_LIMIT = settings.API_ADDRESS_RATE_LIMIT = ""
     user = django_user_model.objects.create_user("rhea")
     auth = {"Authorization": f"Bearer {api_key_issue(user=user).plaintext}"}
@@ -220,7 +220,15 @@ def test_a_graceful_restart_finishes_the_requests_in_flight_and_answers_new_ones
     assert in_flight == [200] * len(blocked)
     new = spawned_workers(log_of(tmp_path))[2:]
     assert len(new) == 2 and not set(new) & set(old)
-    assert len(statuses) > 20 and set(statuses) == {200}, sorted(map(str, set(statuses)))
+    answered = [status for status in statuses if isinstance(status, int)]
+    assert len(answered) > 20 and set(answered) == {200}, sorted(map(str, set(statuses)))
+    # A connection the kernel had queued at a stopping worker's own socket is reset, unless
+    # Linux hands it to another worker's (net.ipv4.tcp_migrate_req, which compose turns on
+    # and the README names); never an answer lost once a worker took the request.
+    if _tcp_migrate_req():
+        assert len(answered) == len(statuses), sorted(map(str, set(statuses)))
+    else:
+        assert set(statuses) - set(answered) <= {"ConnectionError"}
 
 
 def _waiting_on_lock() -> int:
@@ -238,3 +246,7 @@ def _ended(pid: int) -> bool:
         return Path(f"/proc/{pid}/stat").read_text().split(") ")[1].startswith("Z")
     except FileNotFoundError:
         return True
+
+
+def _tcp_migrate_req() -> bool:
+    return Path("/proc/sys/net/ipv4/tcp_migrate_req").read_text().strip() == "1"
