@@ -56,8 +56,8 @@ def web_port() -> int:
     return int(os.environ.get("PORT") or DEFAULT_PORT)
 
 
-def tcp_port_in_use(port: int, host: str = "0.0.0.0") -> bool:  # noqa: S104 (gunicorn's bind)
-    """Whether a server could not listen on (host, port), tried as gunicorn binds it."""
+def tcp_port_in_use(port: int, host: str = "0.0.0.0") -> bool:  # noqa: S104 (any address, as Caddy binds)
+    """Whether a server could not listen on (host, port), tried on every address as Caddy binds."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
@@ -104,7 +104,7 @@ def run_ports() -> list[RunPort]:
             "HTTPS_PORT",
             settings.HTTPS_PORT,
             "the TLS edge",
-            tcp_port_in_use,  # Caddy binds 0.0.0.0, as gunicorn would
+            tcp_port_in_use,  # Caddy binds 0.0.0.0
         ),
         RunPort(
             "EDGE_CERTIFICATES_PORT",
@@ -223,7 +223,7 @@ def hint_lines(base: str, local_env: str) -> list[str]:
 
 def hints() -> int:
     """Wait until the web process and a worker answer, then print how to use the service,
-    last, so Celery's and gunicorn's start-up lines do not scroll it away. Then stay up:
+    last, so Celery's and the web server's start-up lines do not scroll it away. Then stay up:
     honcho stops every process when one ends."""
     django.setup()
     # honcho gives each process a PORT of its own; HTTP_PORT is the web process's.

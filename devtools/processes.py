@@ -1,4 +1,4 @@
-"""The child processes of the tests and the benchmarks (gunicorn, Celery, Caddy, Pebble,
+"""The child processes of the tests and the benchmarks (the web server, Celery, Caddy, Pebble,
 redis-server): each the leader of a session of its own, so that stopping its group also
 stops the workers it forked, whatever they were doing."""
 

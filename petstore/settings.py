@@ -30,7 +30,7 @@ from petstore.env import (
 BASE_DIR = Path(__file__).resolve().parent.parent
 # A file of development settings, read only when PETSTORE_ENV_FILE names one (`make run`
 # passes var/local.env); the environment wins. Production names none, so a checkout where
-# `make run` was used never lends its DEBUG=1 to gunicorn or Celery.
+# `make run` was used never lends its DEBUG=1 to the web server or Celery.
 load_env_file(env_str("PETSTORE_ENV_FILE"), base_dir=BASE_DIR)
 # Files of this installation (SQLite, the file cache, the local CA, ...). Importing the
 # settings creates nothing: each directory is made by what writes into it (`make run` makes
