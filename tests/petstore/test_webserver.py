@@ -143,11 +143,25 @@ def test_a_worker_that_dies_is_started_again_and_the_other_answers_meanwhile(
         os.kill(first, signal.SIGKILL)
         # Gone: its listening socket with it (one a worker, on Linux; see the module).
         wait_for(lambda: _ended(first), what=f"worker {first} to end")
-        statuses = [requests.get(base + "/healthz", timeout=5).status_code for _ in range(20)]
+        statuses = [_health(base) for _ in range(20)]
         wait_for(lambda: len(spawned_workers(log_of(tmp_path))) == 3, what="a new worker")
         assert "Respawning worker-1" in log_of(tmp_path)
-        statuses += [requests.get(base + "/healthz", timeout=5).status_code for _ in range(20)]
-    assert statuses == [200] * 40
+        statuses += [_health(base) for _ in range(20)]
+    answered = [status for status in statuses if isinstance(status, int)]
+    assert len(answered) >= 35 and set(answered) == {200}, statuses
+    # As in a graceful restart (below): a connection the kernel had queued at the dead
+    # worker's own socket is reset unless Linux hands it to the other worker's.
+    if _tcp_migrate_req():
+        assert answered == statuses
+    else:
+        assert set(statuses) - set(answered) <= {"ConnectionError"}
+
+
+def _health(base: str) -> int | str:
+    try:
+        return requests.get(base + "/healthz", timeout=5).status_code
+    except requests.RequestException as exc:
+        return type(exc).__name__
 
 
 @pytest.mark.needs_postgres
