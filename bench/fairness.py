@@ -42,7 +42,7 @@ from django.contrib.auth import get_user_model  # noqa: E402
 from django.core.exceptions import ValidationError  # noqa: E402
 from django.db import connection  # noqa: E402
 
-from bench.processes import purge_queue, stop, wait_for_worker  # noqa: E402
+from bench.processes import procfile_lines, purge_queue, stop, wait_for_worker  # noqa: E402
 from devtools.devdns import DNSServer  # noqa: E402
 from devtools.processes import spawn  # noqa: E402
 from domains import tasks  # noqa: E402
@@ -64,12 +64,6 @@ ONE_WORKER = {"one": "celery -A petstore worker -n one@%h --loglevel INFO"}
 TARGET = 1.5
 # The workers' own: the certificate asked for at once.
 FAIR_ENV = {**ENV, "DOMAINS_CERT_ISSUE_DELAY": "0"}
-
-
-def procfile_lines() -> dict[str, str]:
-    """Procfile.production's lines, by process name."""
-    text = (ROOT / "Procfile.production").read_text()
-    return dict(line.split(": ", 1) for line in text.splitlines() if ": " in line)
 
 
 class Platform:

@@ -1,6 +1,6 @@
-"""The bench scripts' child processes (gunicorn, Celery, Caddy, Pebble), started and stopped
-as the tests start them (devtools/processes.py): waiting until one answers, the Celery
-worker's queue, and the CPU time each process used."""
+"""The bench scripts' child processes (the web server, Celery, Caddy, Pebble), started and
+stopped as the tests start them (devtools/processes.py), from Procfile.production's lines:
+waiting until one answers, the Celery worker's queue, and the CPU time each process used."""
 
 from __future__ import annotations
 
@@ -14,8 +14,16 @@ import psutil
 
 from devtools.processes import stop_group
 
+ROOT = Path(__file__).resolve().parent.parent
+
 # Seconds a process has to stop on SIGTERM before SIGKILL: a worker finishes its task first.
 STOP_GRACE = 30.0
+
+
+def procfile_lines() -> dict[str, str]:
+    """Procfile.production's lines, by process name: the benchmarks run what production runs."""
+    text = (ROOT / "Procfile.production").read_text()
+    return dict(line.split(": ", 1) for line in text.splitlines() if ": " in line)
 
 
 def stop(process: subprocess.Popen) -> None:

@@ -1,13 +1,15 @@
-"""`make bench`: the API against its floor, on PostgreSQL and Redis, served as in production.
+"""`make bench`: the API against its floor and its FastAPI peer, on PostgreSQL and Redis,
+served as in production.
 
-Sets up its own database (`bench` on the local PostgreSQL, 1,000,000 pets),
-serves the app with gunicorn (sync workers sized for 2 cores, persistent
-database connections), drives it with wrk from a separate process on loopback,
-and writes bench/results.md. Every target is a ratio against a floor measured
-in the same run, alternating rounds. Then the domain sweep (bench/domains_sweep.py)
-and the TLS edge (bench/edge/, a section of its own: `--edge-only` runs that alone,
-`--skip-edge` keeps the one the file has). The fairness section (bench/fairness.py) is
-measured with `--fairness` and kept as it stands otherwise.
+Sets up its own database (`bench` on the local PostgreSQL, 1,000,000 pets), serves the app
+as Procfile.production's web line does (granian, `python -m petstore.webserver`, persistent
+database connections), drives it with wrk from a separate process on loopback, and writes
+bench/results.md. Every target is a ratio against a floor or the peer measured in the same
+run, alternating rounds. Then the domain sweep (bench/domains_sweep.py) and the TLS edge
+(bench/edge/, a section of its own: `--edge-only` runs that alone, `--skip-edge` keeps the
+one the file has). The server table (bench/servers.py) is measured too unless
+`--skip-servers` keeps it (`--servers-only` measures it alone); the fairness section
+(bench/fairness.py) only with `--fairness`, and kept as it stands otherwise.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from bench import fairness, servers  # noqa: E402
 from bench.edge import kept_section, measure, write_section  # noqa: E402
 from bench.environment import ENV, create_database, machine, setup_django  # noqa: E402
 from bench.load import Side, add_load_arguments, interleaved, paired, side_by_side, spread  # noqa: E402
-from bench.processes import cpu_seconds, stop, tree  # noqa: E402
+from bench.processes import cpu_seconds, procfile_lines, stop, tree  # noqa: E402
 from bench.servers import database_backends, start, uvicorn  # noqa: E402
 from petstore.env import env_bool  # noqa: E402
 from petstore.webserver import WebServerConfig  # noqa: E402
@@ -46,7 +48,7 @@ PETS = int(os.environ.get("BENCH_PETS", "1000000"))
 # cores + 1 unless set; BENCH_WORKERS sets it here). The FastAPI peer gets as many processes.
 # The server table (bench/servers.py) measures 2 x cores + 1 and cores + 1.
 BENCH_WORKERS = os.environ.get("BENCH_WORKERS")
-WEB_LINE = fairness.procfile_lines()["web"]
+WEB_LINE = procfile_lines()["web"]
 # Targets: (figure, lowest ratio met).
 VS_PEER, VS_FLOOR, IDEMPOTENT_POST = 1.0, 0.9, 0.85
 EDGE_KEEP_ALIVE, EDGE_FULL_HANDSHAKE = 0.95, 0.6

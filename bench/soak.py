@@ -1,8 +1,8 @@
 """`make soak`: a bounded soak on loopback, served as in production, that stops by itself.
 
-gunicorn + a real Celery worker and beat + the loopback DNS server, on a PostgreSQL
-database of its own (`soak`, recreated each run) and Redis DBs 12/13. A
-fixed-rate, open-loop load generator sends mixed list / create / get traffic
+Procfile.production's web line (granian) + a real Celery worker and beat + the loopback
+DNS server, on a PostgreSQL database of its own (`soak`, recreated each run) and Redis DBs
+12/13. A fixed-rate, open-loop load generator sends mixed list / create / get traffic
 for SOAK_SECONDS (default 120) while domains are added and verified at a
 steady pace. Then it checks what must hold and writes docs/soak.md:
 
@@ -36,6 +36,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.processes import procfile_lines  # noqa: E402
 from devtools.processes import spawn, stop_group  # noqa: E402
 from devtools.sockets import free_port  # noqa: E402
 
@@ -93,8 +94,8 @@ def _prepare_database() -> None:
         redis.Redis.from_url(url).flushdb()
 
 
-def _start(command: list[str], log_name: str) -> subprocess.Popen:
-    return spawn(command, env={**os.environ}, log_path=VAR / log_name)
+def _start(command: list[str], log_name: str, **env: str) -> subprocess.Popen:
+    return spawn(command, env={**os.environ, **env}, log_path=VAR / log_name)
 
 
 def _wait_http(url: str, timeout: float = 30) -> None:
@@ -263,10 +264,10 @@ def main() -> int:
     dns.add("domains.petstore.localhost", "A", "192.0.2.80")
     processes = [
         _start(
-            [sys.executable, "-m", "gunicorn", "petstore.wsgi:application",
-             "--bind", f"127.0.0.1:{PORT}", "--worker-class", "sync",
-             "--workers", "3", "--log-level", "warning"],  # as in production (README)
-            "gunicorn.log",
+            ["/bin/sh", "-c", "exec " + procfile_lines()["web"]],  # as in production
+            "web.log",
+            PORT=str(PORT),
+            WEB_CONCURRENCY="3",
         ),
         _start(
             [sys.executable, "-m", "celery", "-A", "petstore", "worker", "--loglevel", "INFO",
@@ -338,7 +339,8 @@ def main() -> int:
         f"- Run: {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC on {os.cpu_count()} CPUs; "
         f"{duration:.0f} s of load at {RATE:g} req/s over {KEYS} keys "
         f"(mix {', '.join(f'{k} {w:.0%}' for k, w in MIX)}), "
-        "gunicorn sync x3 (as in production), one Celery worker (2 processes) and beat, "
+        "the web server as in production (granian, 3 workers), "
+        "one Celery worker (2 processes) and beat, "
         "loopback DNS; production settings (rate limits on, health-checked persistent "
         "connections).",
         f"- Requests: {requests_sent} sent, {load.late} started more than 0.5 s late.",
