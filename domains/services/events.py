@@ -9,6 +9,7 @@ commit together or not at all, and sending is left to a task after the commit.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 from contextvars import ContextVar
@@ -68,28 +69,21 @@ def record_event(
     event_type = OWNER_EVENT_OF_ACTION.get(action)
     if event_type is None:
         return event
+    owner_event = functools.partial(
+        owner_event_build,
+        project=project,
+        domain=domain,
+        hostname=event.hostname,
+        type=event_type,
+        message=message,
+    )
     collected = _owner_events.get()
     if collected is None:
         if _worth_telling(event_type, domain):
-            owner_event_build(
-                project=project,
-                domain=domain,
-                hostname=event.hostname,
-                type=event_type,
-                message=message,
-            ).save()
+            owner_event().save()
     elif event_type != EventType.DOMAIN_RECOVERED or domain is not None:
         # Whether a recovery is worth telling is decided for the whole bulk at its end.
-        collected[id(event)] = (
-            event,
-            owner_event_build(
-                project=project,
-                domain=domain,
-                hostname=event.hostname,
-                type=event_type,
-                message=message,
-            ),
-        )
+        collected[id(event)] = (event, owner_event())
     return event
 
 
