@@ -1,0 +1,48 @@
+"""Version numbers the database raises whenever certain rows change.
+
+An app's migration creates a one-row table (`id = 1`, `version`) and triggers on the tables
+it watches, so that every write path, the ORM's, a bulk update's, raw SQL's or a cascade's,
+raises the number; nothing that writes those rows can forget to. A process may then keep
+what it read from the rows for as long as the number stays the same. On PostgreSQL the
+triggers are deferred constraint triggers, so the number moves when the writing
+transaction commits, in the same commit as the rows: a reader that sees the new number
+sees the new rows. On SQLite, plain triggers (its writes are serialised anyway); a
+migration that remakes a watched table there drops its triggers, which `missing_triggers`
+finds.
+
+The version tables are no models: Django's test flush would truncate them, and a number
+that starts again at 0 could return to a value a process already holds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from django.db import connection
+
+_FOUND = {
+    "postgresql": "SELECT tgname FROM pg_trigger WHERE NOT tgisinternal",
+    "sqlite": "SELECT name FROM sqlite_master WHERE type = 'trigger'",
+}
+
+
+def current(table: str) -> int:
+    """The version in `table` now (one indexed read of a one-row table)."""
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT version FROM {table} WHERE id = 1")  # noqa: S608 (a constant)
+        row = cursor.fetchone()
+    if row is None:
+        raise LookupError(f"{table} has no row: run `manage.py migrate`")
+    return int(row[0])
+
+
+def missing_triggers(triggers: Mapping[str, Sequence[str]]) -> list[str]:
+    """Of `triggers` (their names by database vendor), the ones this database lacks; empty
+    when all are there."""
+    expected = triggers.get(connection.vendor, ())
+    if not expected:
+        return []
+    with connection.cursor() as cursor:
+        cursor.execute(_FOUND[connection.vendor])
+        found = {name for (name,) in cursor.fetchall()}
+    return [name for name in expected if name not in found]
