@@ -51,4 +51,5 @@ EXPOSE 8000
 HEALTHCHECK --interval=10s --timeout=5s --start-period=30s --retries=3 \
     CMD ["python", "-c", "import os, urllib.request; urllib.request.urlopen('http://127.0.0.1:%s/healthz' % os.environ.get('PORT', '8000'), timeout=3)"]
 # The web server (petstore/webserver.py); WEB_BIND, PORT, WEB_CONCURRENCY from the environment.
-CMD ["python", "-m", "petstore.webserver"]
+# Procfile.production's web line: the edge in front writes the access lines.
+CMD ["env", "WEB_ACCESS_LOG=0", "python", "-m", "petstore.webserver"]

@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.environment import ENV  # noqa: E402
 from bench.load import Run, wrk  # noqa: E402
-from bench.processes import cpu_seconds, cpu_used, stop, tree  # noqa: E402
+from bench.processes import cpu_seconds, cpu_used, procfile_lines, stop, tree  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results.md"
 SECTION = "## Servers"
@@ -75,15 +75,18 @@ def uvicorn(port: int, workers: int) -> list[str]:
 
 
 def production(port: int, workers: int) -> list[str]:
-    """Procfile.production's web line (petstore/webserver.py: granian WSGI, access log on)."""
+    """Procfile.production's web line as a process manager runs it, environment included
+    (petstore/webserver.py: granian WSGI; no access line, the edge writes it), with this
+    checkout's `python` first on the PATH."""
     return [
         "/usr/bin/env", f"PORT={port}", f"WEB_CONCURRENCY={workers}",
-        str(BIN / "python"), "-m", "petstore.webserver",
+        f"PATH={BIN}{os.pathsep}{os.environ.get('PATH', '')}",
+        "/bin/sh", "-c", "exec " + procfile_lines()["web"],
     ]  # fmt: skip
 
 
 SERVERS = [
-    Server("production: `python -m petstore.webserver`", "granian WSGI, 1 thread, access log", production),  # noqa: E501
+    Server(f"production: `{procfile_lines()['web']}`", "granian WSGI, 1 thread, no access log (the edge writes it)", production),  # noqa: E501
     Server("gunicorn sync", "1 thread", gunicorn("sync", 1)),
     Server("gunicorn gthread", "4 threads", gunicorn("gthread", 4)),
     Server("granian WSGI", "1 blocking thread", granian(1)),
@@ -128,8 +131,8 @@ def free(port: int) -> bool:
 
 
 def start(argv: list[str], port: int, env: dict[str, str], probe: str) -> subprocess.Popen:
-    """Start a server, its output to a log file of its own (the access lines of production's
-    configuration among it), and wait until `probe` answers on its port."""
+    """Start a server, its output to a log file of its own, and wait until `probe` answers
+    on its port."""
     if not free(port):
         raise SystemExit(f"port {port} is already in use (BENCH_PORT, BENCH_SERVERS_PORT)")
     log_path = Path(tempfile.gettempdir()) / f"petstore-bench-{port}.log"

@@ -568,6 +568,10 @@ SENTRY_ENVIRONMENT = env_str("SENTRY_ENVIRONMENT", "development" if DEBUG else "
 # LOG_FORMAT=json gives one JSON object a line (production); plain text otherwise. The web
 # process and the Celery worker (petstore/celery.py) both log through this; every line
 # carries the request id of the request it serves, or of the request that queued its task.
+# The edge writes the access lines in the same format (domains/edge/caddy.py).
+LOG_FORMAT = env_str("LOG_FORMAT", "plain")
+if LOG_FORMAT not in {"plain", "json"}:
+    raise ImproperlyConfigured(f"LOG_FORMAT must be plain or json, not {LOG_FORMAT!r}")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
@@ -582,7 +586,7 @@ LOGGING = {
     "handlers": {
         "console": {
             "class": "logging.StreamHandler",
-            "formatter": env_str("LOG_FORMAT", "plain"),
+            "formatter": LOG_FORMAT,
             "filters": ["request_id"],
         }
     },

@@ -5,7 +5,8 @@
 
 `make run` (petstore/Procfile), `Procfile.production`, compose.yaml, the image, the README's
 production block and the tests all start the web processes with that line; what differs
-between them is the environment, read once at start:
+between them is the environment, read once at start (production's line sets WEB_ACCESS_LOG=0
+itself: there the edge writes the access lines):
 
     WEB_BIND              127.0.0.1   The address to listen on. Loopback: only the edge on this
                                       host reaches the web processes (and, under `make run`, the
@@ -22,7 +23,9 @@ between them is the environment, read once at start:
     WEB_GRACEFUL_TIMEOUT  30          Seconds a stopping worker has to finish the requests it
                                       holds (on SIGTERM, or replaced on SIGHUP) before it is
                                       killed.
-    WEB_ACCESS_LOG        on          One access log line per request.
+    WEB_ACCESS_LOG        on          One access log line per request. Off behind the edge,
+                                      which writes one for every request it passes on, and
+                                      for those it could not (domains/edge/caddy.py).
 
 Signals to the main process: SIGTERM or SIGINT stop it gracefully; SIGHUP replaces the
 workers one at a time, each new one started before the old one is stopped gracefully (a
@@ -35,7 +38,8 @@ before it passes them on, as it did for gunicorn's sync workers (docs/decisions/
 Log lines, access lines included, go through the settings' LOGGING (LOG_FORMAT: plain or
 JSON, one record a line whatever a client puts in its path). The access line carries the
 request's `X-Request-Id` header, the id the application then uses, or `-` when the request
-came without one (the application made its own, returned in the response's header).
+came without one (the application made its own, returned in the response's header; behind the
+edge every request comes with one).
 """
 
 from __future__ import annotations

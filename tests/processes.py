@@ -21,10 +21,12 @@ import pytest
 import requests
 from django.db import connection
 
+from devtools.devserver import procfile_command
 from devtools.processes import spawn, stop_group
 from devtools.sockets import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
+PRODUCTION_PROCFILE = ROOT / "Procfile.production"
 
 
 def wait_for(predicate, *, timeout: float = 30.0, interval: float = 0.2, what: str = "condition"):
@@ -126,14 +128,22 @@ def service_env(settings, **extra: str) -> dict[str, str]:
 
 
 @contextlib.contextmanager
-def web_server_process(env: dict[str, str], tmp_path: Path, *, workers: int = 1):
-    """The web processes' server as production starts it (`python -m petstore.webserver`),
-    `workers` workers of one thread each on a free port; yields its base URL and its main
-    process (the leader of its own process group). Its output: `web-<port>.log`."""
+def web_server_process(
+    env: dict[str, str], tmp_path: Path, *, workers: int = 1, production: bool = False
+):
+    """The web processes' server (`python -m petstore.webserver`), `workers` workers of one
+    thread each on a free port; with `production`, started by Procfile.production's web line
+    through a shell, as a process manager runs it (the line's own environment included: no
+    access lines), its `python` this one. Yields its base URL and its main process (the
+    leader of its own process group). Its output: `web-<port>.log`."""
     port = free_port()
     log_path = tmp_path / f"web-{port}.log"
     env = {**env, "PORT": str(port), "WEB_CONCURRENCY": str(workers), "WEB_THREADS": "1"}
-    process = spawn([sys.executable, "-m", "petstore.webserver"], env=env, log_path=log_path)
+    command = [sys.executable, "-m", "petstore.webserver"]
+    if production:
+        command = ["/bin/sh", "-c", "exec " + procfile_command("web", PRODUCTION_PROCFILE)]
+        env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    process = spawn(command, env=env, log_path=log_path)
     base = f"http://127.0.0.1:{port}"
 
     def up() -> bool:

@@ -72,8 +72,9 @@ def env_file_from_example(example: str, values: dict[str, str]) -> str:
 def test_the_readme_binds_the_web_processes_where_only_the_edge_reaches_them():
     commands = "\n".join(production_blocks((ROOT / "README.md").read_text()))
     (web,) = [line for line in commands.splitlines() if "petstore.webserver" in line]
-    # The launcher's own default address, loopback (tests/petstore/test_webserver.py).
-    assert web.startswith(".venv/bin/python -m petstore.webserver &")
+    # The launcher's own default address, loopback (tests/petstore/test_webserver.py); no
+    # access lines, the edge writes them (tests/domains/edge/test_access_log.py).
+    assert web.startswith("WEB_ACCESS_LOG=0 .venv/bin/python -m petstore.webserver &")
     assert "WEB_BIND" not in commands and "0.0.0.0" not in commands
     assert not re.search(r"^WEB_BIND=", (ROOT / ".env.example").read_text(), re.MULTILINE)
 

@@ -15,6 +15,10 @@ nothing (204), Caddy would go on to issue from its own ACME issuers for whatever
 name a client sent; its on-demand permission asks the same endpoint, which always
 refuses: only the platform, after proving a domain, issues. The platform's own
 names use the operator's files (EDGE_PLATFORM_CERTIFICATE), which Caddy loads.
+
+The edge writes the access line of every request, the web processes behind it none
+(Procfile.production's WEB_ACCESS_LOG=0; docs/decisions/serving.md): one line on
+Caddy's stderr, in LOG_FORMAT, with the request id the web process uses and returns.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from typing import Any
 from django.conf import settings
 
 from domains.edge.paths import CERTIFICATE_PATH, PERMISSION_PATH
+from petstore.http.requestid import REQUEST_ID_PATTERN
 
 
 def endpoint(path: str) -> str:
@@ -78,6 +83,21 @@ def _proxy(scheme: str) -> dict[str, Any]:
     }
 
 
+# The request id: a client's own when the app would take it (the same pattern), so a caller
+# can trace its request end to end; otherwise (none, a malformed one, two headers) Caddy's
+# UUID for the request in its place. The app adopts whatever arrives (it matches), returns it
+# in the response and stamps its log lines with it; the access line shows the same.
+# REQUEST_ID is the header's value, read when used: after this route, the id chosen.
+REQUEST_ID = "{http.request.header.X-Request-ID}"
+_SANE_REQUEST_ID = {
+    # The placeholder joins repeated headers with commas, which the pattern refuses.
+    "match": [{"not": [{"vars_regexp": {REQUEST_ID: {"pattern": f"^{REQUEST_ID_PATTERN}$"}}}]}],
+    "handle": [
+        {"handler": "headers", "request": {"set": {"X-Request-ID": ["{http.request.uuid}"]}}}
+    ],
+}
+
+
 def _server(port: int, scheme: str) -> dict[str, Any]:
     # Under DEBUG (`make run`) the web process answers with tracebacks and trusts the edge
     # as its proxy, so the edge listens on loopback only: the LAN never reaches that server.
@@ -90,7 +110,30 @@ def _server(port: int, scheme: str) -> dict[str, Any]:
         "read_timeout": "30s",
         "protocols": ["h1", "h2"] if scheme == "https" else ["h1"],
         "automatic_https": {"disable": True},
-        "routes": [{"handle": [_proxy(scheme)]}],
+        # Every request's access line (ACCESS_LOGGERS below). Caddy's default, kept: the
+        # Authorization, Cookie and Set-Cookie headers' values are written as REDACTED.
+        "logs": {},
+        "routes": [
+            _SANE_REQUEST_ID,
+            {
+                "handle": [
+                    {"handler": "log_append", "key": "request_id", "value": REQUEST_ID},
+                    _proxy(scheme),
+                ]
+            },
+        ],
+        # A request the web processes never answered (all of them down: 502) still returns
+        # its id, as the app's answers do.
+        "errors": {
+            "routes": [
+                {
+                    "handle": [
+                        {"handler": "headers", "response": {"set": {"X-Request-ID": [REQUEST_ID]}}},
+                        {"handler": "static_response", "status_code": "{http.error.status_code}"},
+                    ]
+                }
+            ]
+        },
     }
     if scheme == "https":
         server["tls_connection_policies"] = [{}]
@@ -117,13 +160,52 @@ def _tls(secret: str) -> dict[str, Any]:
     return tls
 
 
+# The access lines, what made the edge answer a request itself (http.log.error: the web
+# processes' refusal behind a 502; at DEBUG level once an error route answered, so kept here
+# whatever the level), and the connections that never made a request: Go's HTTP server reports
+# what fails on a connection outside a request, a TLS handshake above all (no certificate for
+# the name, a client that gave up), on http.stdlib at DEBUG level, one line each.
+ACCESS_LOGGERS = ["http.log.access", "http.log.error", "http.stdlib"]
+
+# What a plain line leaves out of Caddy's entry: the headers (the request id is kept apart),
+# the TLS details, and what repeats the request id or says nothing here.
+PLAIN_LEAVES_OUT = (
+    "request>headers", "request>tls", "request>remote_port", "resp_headers", "bytes_read",
+    "user_id", "uuid",
+)  # fmt: skip
+
+
+def _encoder() -> dict[str, Any]:
+    """Caddy's lines in LOG_FORMAT, as the web processes' are. json: one object a line, with
+    the keys petstore/http/logjson.py uses where Caddy lets them be named. plain: Caddy's
+    console line (time, level, logger, message, then the fields as JSON, so nothing a client
+    sent can break the line) without the fields in PLAIN_LEAVES_OUT."""
+    if settings.LOG_FORMAT == "json":
+        return {
+            "format": "json",
+            "message_key": "message",
+            "time_format": "rfc3339_nano",
+            "level_format": "upper",
+        }
+    return {
+        "format": "filter",
+        "wrap": {"format": "console", "time_format": "wall_milli", "level_format": "upper"},
+        "fields": {field: {"filter": "delete"} for field in PLAIN_LEAVES_OUT},
+    }
+
+
 def config(*, data_dir: Path, secret: str) -> dict[str, Any]:
     servers = {"https": _server(settings.HTTPS_PORT, "https")}
     if settings.EDGE_HTTP:
         servers["http"] = _server(settings.HTTP_PORT, "http")
     return {
         "admin": {"listen": settings.EDGE_ADMIN, "config": {"persist": False}},
-        "logging": {"logs": {"default": {"level": "WARN"}}},
+        "logging": {
+            "logs": {
+                "default": {"level": "WARN", "exclude": ACCESS_LOGGERS, "encoder": _encoder()},
+                "access": {"level": "DEBUG", "include": ACCESS_LOGGERS, "encoder": _encoder()},
+            }
+        },
         "storage": {"module": "file_system", "root": str(data_dir)},
         "apps": {"http": {"servers": servers}, "tls": _tls(secret)},
     }

@@ -27,9 +27,7 @@ import psycopg
 from devtools.devserver import procfile_command
 from devtools.processes import spawn, stop_group
 from devtools.sockets import free_port
-from tests.processes import ROOT, wait_for
-
-PROCFILE = ROOT / "Procfile.production"
+from tests.processes import PRODUCTION_PROCFILE, wait_for
 
 
 def postgres_bin() -> Path | None:
@@ -46,7 +44,7 @@ def postgres_server_missing() -> str | None:
 
 def production_command(name: str) -> str:
     """The shell command of Procfile.production's process `name`."""
-    return procfile_command(name, PROCFILE)
+    return procfile_command(name, PRODUCTION_PROCFILE)
 
 
 class PrivatePostgres:

@@ -1,4 +1,5 @@
-"""The edge in front of a web process that is gone: requests go to the one that answers.
+"""The edge in front of a web process that is gone: requests go to the one that answers, and
+when none does, the client gets a 502 with a request id, and the edge's access line says so.
 
 `manage.py edge` with EDGE_UPSTREAMS naming a port nothing listens on (a web process
 killed or restarting) beside a live web process: every request, a POST too, is answered by the
@@ -7,10 +8,13 @@ live one, none with the 502 Caddy gives when it tries a dead upstream and stops 
 
 from __future__ import annotations
 
+import contextlib
 import http.client
+import json
 import os
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,39 +26,88 @@ from tests.cluster.services import production_command
 from tests.needs import postgres_missing, redis_missing, require
 from tests.processes import service_env, wait_for, web_server
 
+pytestmark = pytest.mark.django_db(transaction=True)
 
-@pytest.mark.django_db(transaction=True)
-def test_requests_skip_a_dead_web_process(tmp_path):
+
+@contextlib.contextmanager
+def edge_before(upstreams: list[str], tmp_path: Path, **extra: str) -> Iterator[int]:
+    """Procfile.production's edge in front of `upstreams`; yields its plain HTTP port. Its
+    output: `edge.log`."""
     require(postgres_missing, redis_missing, what="edge")
-    http_port, https_port, dead = free_port(), free_port(), free_port()
+    http_port = free_port()
     admin = Path(tempfile.mkdtemp(prefix="edge-")) / "admin.sock"
-    with web_server(service_env(django_settings), tmp_path) as web:
-        env = service_env(
-            django_settings,
-            HTTP_PORT=str(http_port),
-            HTTPS_PORT=str(https_port),
-            EDGE_CERTIFICATES_PORT=str(free_port()),
-            EDGE_UPSTREAMS=f"127.0.0.1:{dead},{web.removeprefix('http://')}",
-            EDGE_ADMIN=f"unix/{admin}",
-            PETSTORE_VAR_DIR=str(tmp_path / "var"),
-            PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
-        )
-        edge = spawn(
-            ["/bin/sh", "-c", "exec " + production_command("edge")],
-            env=env,
-            log_path=tmp_path / "edge.log",
-        )
-        try:
-            wait_for(lambda: tcp_port_open(http_port), timeout=30, what="the edge's HTTP port")
-            statuses = []
-            for method in ["GET", "POST"] * 10:
-                connection = http.client.HTTPConnection("127.0.0.1", http_port, timeout=10)
-                connection.request(method, "/healthz", headers={"Host": "localhost"})
-                statuses.append(connection.getresponse().status)
-                connection.close()
-        finally:
-            stop_group(edge)
-            admin.unlink(missing_ok=True)
-            admin.parent.rmdir()
+    env = service_env(
+        django_settings,
+        HTTP_PORT=str(http_port),
+        HTTPS_PORT=str(free_port()),
+        EDGE_CERTIFICATES_PORT=str(free_port()),
+        EDGE_UPSTREAMS=",".join(upstreams),
+        EDGE_ADMIN=f"unix/{admin}",
+        PETSTORE_VAR_DIR=str(tmp_path / "var"),
+        PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+        **extra,
+    )
+    edge = spawn(
+        ["/bin/sh", "-c", "exec " + production_command("edge")],
+        env=env,
+        log_path=tmp_path / "edge.log",
+    )
+    try:
+        wait_for(lambda: tcp_port_open(http_port), timeout=30, what="the edge's HTTP port")
+        yield http_port
+    finally:
+        stop_group(edge)
+        admin.unlink(missing_ok=True)
+        admin.parent.rmdir()
+
+
+def get(port: int, method: str = "GET", **headers: str) -> http.client.HTTPResponse:
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    try:
+        connection.request(method, "/healthz", headers={"Host": "localhost", **headers})
+        response = connection.getresponse()
+        response.read()
+        return response
+    finally:
+        connection.close()
+
+
+def test_requests_skip_a_dead_web_process(tmp_path):
+    dead = f"127.0.0.1:{free_port()}"
+    with (
+        web_server(service_env(django_settings), tmp_path) as web,
+        edge_before([dead, web.removeprefix("http://")], tmp_path) as port,
+    ):
+        statuses = [get(port, method).status for method in ["GET", "POST"] * 10]
     # /healthz answers GET (200) and refuses POST (405): every one reached the live process.
     assert statuses == [200, 405] * 10
+
+
+def test_with_no_web_process_the_502_has_a_request_id_and_an_access_line(tmp_path):
+    dead = f"127.0.0.1:{free_port()}"
+    with edge_before([dead], tmp_path, LOG_FORMAT="json") as port:
+        # After the edge's retries (domains/edge/caddy.py: 5 s).
+        response = get(port, Authorization="Bearer never-logged-5e0b")
+        request_id = response.headers["X-Request-ID"]
+
+        def line() -> list[dict]:
+            entries = [
+                json.loads(text)
+                for text in (tmp_path / "edge.log").read_text().splitlines()
+                if text.startswith("{")
+            ]
+            return [
+                entry
+                for entry in entries
+                if entry["logger"] == "http.log.access" and entry.get("request_id") == request_id
+            ]
+
+        (entry,) = wait_for(line, timeout=10, what="the 502's access line")
+        log = (tmp_path / "edge.log").read_text()
+    # Why, in a line of its own; the credentials in neither.
+    assert f"dial tcp {dead}: connect: connection refused" in log
+    assert "never-logged" not in log
+    assert response.status == 502
+    assert request_id
+    assert (entry["request"]["method"], entry["request"]["uri"]) == ("GET", "/healthz")
+    assert entry["status"] == 502

@@ -1,5 +1,6 @@
 """The web processes' server (petstore/webserver.py), run as production runs it: its
-configuration from the environment, the access line and request id of every request,
+configuration from the environment, the access line (alone; the edge writes it in production)
+and request id of every request,
 keep-alive, a slow client's headers held by no worker, a worker that dies started again,
 and a graceful restart (SIGHUP) during which requests in flight finish and new ones are
 answered."""
@@ -84,10 +85,14 @@ def log_of(tmp_path: Path) -> str:
 
 @pytest.mark.needs_postgres
 @pytest.mark.parametrize("log_format", ["plain", "json"])
-def test_every_request_has_an_access_line_and_a_request_id(
+def test_alone_every_request_has_an_access_line_and_a_request_id(
     transactional_db, settings, tmp_path, log_format
 ):
+    """The launcher by itself (WEB_ACCESS_LOG unset), as `make run` starts it: its own access
+    lines. Behind the edge, production's line turns them off (tests/domains/edge/
+    test_access_log.py)."""
     env = service_env(settings, LOG_FORMAT=log_format)
+    env.pop("WEB_ACCESS_LOG", None)
     with web_server_process(env, tmp_path) as (base, _):
         given = requests.get(base + "/healthz?probe=1", headers={"X-Request-Id": "trace-42"})
         made = requests.get(base + "/readyz")

@@ -1,5 +1,5 @@
 """The TLS edge over real TLS: Caddy, its loopback certificate endpoint and the web server, as
-`make run` starts them, each handshake carrying the SNI a browser would send."""
+production starts them, each handshake carrying the SNI a browser would send."""
 
 from __future__ import annotations
 
