@@ -1,6 +1,7 @@
-"""The platform the edge benchmarks run on: petstore/Procfile's `web`, `edge` and `worker`
-lines on free loopback ports with a folder of the run's own, the loopback DNS server in this
-process, and Pebble as tests/fixtures/pebble.py starts it."""
+"""The platform the edge benchmarks run on: Procfile.production's `web` line (production's
+web server, which behind the edge writes no access line) and petstore/Procfile's `edge` and
+`worker` lines on free loopback ports with a folder of the run's own, the loopback DNS server
+in this process, and Pebble as tests/fixtures/pebble.py starts it."""
 
 from __future__ import annotations
 
@@ -17,7 +18,15 @@ import psutil
 from django.conf import settings
 
 from bench.environment import DB_NAME, ENV
-from bench.processes import cpu_seconds, purge_queue, stop, tree, wait_for_worker, wait_until
+from bench.processes import (
+    cpu_seconds,
+    procfile_lines,
+    purge_queue,
+    stop,
+    tree,
+    wait_for_worker,
+    wait_until,
+)
 from devtools import pebble
 from devtools.devdns import DNSServer
 from devtools.devserver import procfile_command
@@ -28,6 +37,7 @@ from domains.edge.paths import CERTIFICATE_PATH, SECRET_FILE
 from domains.pki.local import CERT_FILE
 
 WEB = "web (granian)"  # the web processes' CPU group
+WEB_LINE = procfile_lines()["web"]  # Procfile.production's
 
 # petstore/Procfile's workers: one per Celery queue.
 WORKERS = ("worker", "certificates")
@@ -83,7 +93,10 @@ class Platform:
 
     def run_procfile(self, name: str, **extra: str) -> subprocess.Popen:
         """The Procfile's line `name`, as honcho runs it under `make run`."""
-        command = ["/bin/sh", "-c", "exec " + procfile_command(name)]
+        return self.run_line(name, procfile_command(name), **extra)
+
+    def run_line(self, name: str, line: str, **extra: str) -> subprocess.Popen:
+        command = ["/bin/sh", "-c", "exec " + line]
         process = spawn(command, env={**self.env, **extra}, log_path=self.log_path(name))
         self.processes[name] = process
         return process
@@ -102,7 +115,8 @@ class Platform:
         return platform
 
     def _start_web_and_edge(self) -> None:
-        web = self.run_procfile("web")
+        # Production's web line: behind the edge, the edge writes the access line.
+        web = self.run_line("web", WEB_LINE)
         wait_until("web", lambda: _answers(f"http://127.0.0.1:{self.web_port}/healthz"), web,
                    self.log_path("web"))  # fmt: skip
         edge = self.run_procfile("edge")

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from django.conf import settings
 
-from bench.edge.platform import Platform, start_pebble
+from bench.edge.platform import WEB_LINE, Platform, start_pebble
 from bench.edge.throughput import (
     CPU_GROUPS,
     CPU_SECONDS,
@@ -92,8 +92,9 @@ def section(latency: list[str], throughput: list[str], cpu: list[str],
         f"{machine()}. Load average before / after the run: {load}. The machine is shared: "
         "other work running at the same time shows in the absolute figures.",
         "",
-        "Served as in production, from petstore/Procfile's own lines on free loopback ports: "
-        f"web `{procfile_command('web')}`, edge `{procfile_command('edge')}` (the loopback "
+        "Served as in production, on free loopback ports: Procfile.production's web line "
+        f"`{WEB_LINE}` (the edge writes the access line), petstore/Procfile's edge "
+        f"`{procfile_command('edge')}` (the loopback "
         "certificate endpoint, granian 2 processes x 8 threads, and Caddy on HTTPS_PORT), "
         f"worker `{procfile_command('worker')}`; PostgreSQL and Redis (broker and cache) on "
         "loopback, production settings (bench/environment.py), the loopback DNS server "
