@@ -39,8 +39,10 @@ from __future__ import annotations
 import functools
 import logging
 import re
+from collections.abc import Callable
 from typing import NamedTuple
 
+from django.conf import settings
 from django.contrib.auth.models import AnonymousUser
 from django.db import connection
 from django.http import HttpRequest, HttpResponse, HttpResponseBase
@@ -70,9 +72,6 @@ _COLUMNS = ("id", "name", "category_id", "status")
 # A query parameter that urlencode writes back exactly as it reads (quote_plus leaves
 # these characters alone), with its one '='.
 _AS_ENCODED = re.compile(r"[A-Za-z0-9_.~-]+=[A-Za-z0-9_.~-]*")
-# Pages kept per process (at most ~8 KB each): every page asked since the last change to a
-# pet, up to this many, the least recently asked dropped first.
-PAGES_KEPT = 1024
 
 
 class Page(NamedTuple):
@@ -159,17 +158,23 @@ def _kept_page(*, status: str | None, after: int | None, limit: int) -> Page:
     Read in autocommit only, as a request is: inside a transaction that may have written
     pets (a test's, say), the version has not moved yet (its triggers fire at commit) and a
     page read there may never commit; such reads go to the database every time."""
-    if connection.in_atomic_block or not _version_kept():
+    if connection.in_atomic_block or not settings.API_LIST_PAGES_KEPT or not _version_kept():
         return _read_page(status=status, after=after, limit=limit)
     # The version is read before the rows, so a page is at least as new as its version.
-    return _page_at(listversion.current(), status=status, after=after, limit=limit)
+    return kept_pages()(listversion.current(), status=status, after=after, limit=limit)
 
 
-@functools.lru_cache(maxsize=PAGES_KEPT)
-def _page_at(version: int, *, status: str | None, after: int | None, limit: int) -> Page:
-    """The page as read under `version` (part of the key only: a new version, new pages;
-    the old ones are the least recently used, dropped first)."""
-    return _read_page(status=status, after=after, limit=limit)
+@functools.cache
+def kept_pages() -> Callable[..., Page]:
+    """This process's pages: the least recently asked dropped first once there are
+    API_LIST_PAGES_KEPT (read once); the version is part of the key only, so a new version
+    starts new pages and the old ones are the first to go."""
+
+    @functools.lru_cache(maxsize=settings.API_LIST_PAGES_KEPT)
+    def page_at(version: int, *, status: str | None, after: int | None, limit: int) -> Page:
+        return _read_page(status=status, after=after, limit=limit)
+
+    return page_at
 
 
 @functools.cache
