@@ -17,8 +17,9 @@ that starts again at 0 could return to a value a process already holds.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
-from django.db import connection
+from django.db import connection, migrations
 
 _FOUND = {
     "postgresql": "SELECT tgname FROM pg_trigger WHERE NOT tgisinternal",
@@ -46,3 +47,26 @@ def missing_triggers(triggers: Mapping[str, Sequence[str]]) -> list[str]:
         cursor.execute(_FOUND[connection.vendor])
         found = {name for (name,) in cursor.fetchall()}
     return [name for name in expected if name not in found]
+
+
+def migration(
+    table: str, *, create: Mapping[str, Sequence[str]], drop: Mapping[str, Sequence[str]]
+) -> migrations.RunPython:
+    """The operation that makes a version: its table, then `create[vendor]` (the first row,
+    the triggers); backwards, `drop[vendor]`, then the table."""
+
+    def statements(schema_editor: Any, by_vendor: Mapping[str, Sequence[str]]) -> Sequence[str]:
+        vendor = schema_editor.connection.vendor
+        if vendor not in by_vendor:
+            raise NotImplementedError(f"{table} has no triggers for {vendor}")
+        return by_vendor[vendor]
+
+    def forwards(apps: Any, schema_editor: Any) -> None:
+        for statement in statements(schema_editor, create):
+            schema_editor.execute(statement, params=None)
+
+    def backwards(apps: Any, schema_editor: Any) -> None:
+        for statement in [*statements(schema_editor, drop), f"DROP TABLE {table}"]:
+            schema_editor.execute(statement, params=None)
+
+    return migrations.RunPython(forwards, backwards)

@@ -18,6 +18,8 @@ starts again at 0 could return to a value an endpoint already holds.
 
 from django.db import migrations
 
+from petstore import versions
+
 CREATE_TABLE = {
     "postgresql": """
         CREATE TABLE domains_edge_version (
@@ -107,30 +109,18 @@ SQLITE = [
 SQLITE_DROP = [f"DROP TRIGGER {name}" for name in SQLITE_TRIGGERS]
 
 
-def _vendor(schema_editor) -> str:
-    vendor = schema_editor.connection.vendor
-    if vendor not in CREATE_TABLE:
-        raise NotImplementedError(f"The edge version has no triggers for {vendor}")
-    return vendor
-
-
-def create(apps, schema_editor) -> None:
-    vendor = _vendor(schema_editor)
-    statements = POSTGRESQL if vendor == "postgresql" else SQLITE
-    for statement in [CREATE_TABLE[vendor], *statements]:
-        schema_editor.execute(statement, params=None)
-
-
-def drop(apps, schema_editor) -> None:
-    vendor = _vendor(schema_editor)
-    statements = POSTGRESQL_DROP if vendor == "postgresql" else SQLITE_DROP
-    for statement in [*statements, "DROP TABLE domains_edge_version"]:
-        schema_editor.execute(statement, params=None)
-
-
 class Migration(migrations.Migration):
     dependencies = [
         ("domains", "0009_webhooks"),
     ]
 
-    operations = [migrations.RunPython(create, drop)]
+    operations = [
+        versions.migration(
+            "domains_edge_version",
+            create={
+                "postgresql": [CREATE_TABLE["postgresql"], *POSTGRESQL],
+                "sqlite": [CREATE_TABLE["sqlite"], *SQLITE],
+            },
+            drop={"postgresql": POSTGRESQL_DROP, "sqlite": SQLITE_DROP},
+        )
+    ]

@@ -9,6 +9,8 @@ but for the commit itself); TRUNCATE (test flushes) raises it too. SQLite: plain
 
 from django.db import migrations
 
+from petstore import versions
+
 CREATE_TABLE = {
     "postgresql": """
         CREATE TABLE pets_list_version (
@@ -64,30 +66,18 @@ SQLITE = [
 SQLITE_DROP = [f"DROP TRIGGER pets_list_version_pet_{event}" for event in SQLITE_TRIGGERS]
 
 
-def _vendor(schema_editor) -> str:
-    vendor = schema_editor.connection.vendor
-    if vendor not in CREATE_TABLE:
-        raise NotImplementedError(f"The list version has no triggers for {vendor}")
-    return vendor
-
-
-def create(apps, schema_editor) -> None:
-    vendor = _vendor(schema_editor)
-    statements = POSTGRESQL if vendor == "postgresql" else SQLITE
-    for statement in [CREATE_TABLE[vendor], *statements]:
-        schema_editor.execute(statement, params=None)
-
-
-def drop(apps, schema_editor) -> None:
-    vendor = _vendor(schema_editor)
-    statements = POSTGRESQL_DROP if vendor == "postgresql" else SQLITE_DROP
-    for statement in [*statements, "DROP TABLE pets_list_version"]:
-        schema_editor.execute(statement, params=None)
-
-
 class Migration(migrations.Migration):
     dependencies = [
         ("pets", "0003_idempotencyrecord_moved"),
     ]
 
-    operations = [migrations.RunPython(create, drop)]
+    operations = [
+        versions.migration(
+            "pets_list_version",
+            create={
+                "postgresql": [CREATE_TABLE["postgresql"], *POSTGRESQL],
+                "sqlite": [CREATE_TABLE["sqlite"], *SQLITE],
+            },
+            drop={"postgresql": POSTGRESQL_DROP, "sqlite": SQLITE_DROP},
+        )
+    ]
