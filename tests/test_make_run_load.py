@@ -40,7 +40,7 @@ CLIENTS = 8
 # and never retried (must leave no row).
 KINDS = ("plain", "cut-mid-body", "cut-before-answer", "short-body", "abandoned")
 WEIGHTS = (6, 1, 1, 1, 1)
-RETRY_FOR = 30.0  # seconds a retried create may meet 409 (its first attempt still running)
+RETRY_FOR = 30.0  # seconds a retried create may meet 409 (its first attempt committing)
 
 
 def manage(env: dict[str, str], *args: str) -> str:
@@ -130,7 +130,7 @@ class Client:
             connection.close()
 
     def create(self, name: str, key: str, body: bytes) -> None:
-        """POST until the create is answered; 409 means its cut first attempt still runs."""
+        """POST until the create is answered; 409 means its cut first attempt is committing."""
         deadline = time.monotonic() + RETRY_FOR
         while True:
             status, answer = self.post(key, body)

@@ -1,6 +1,6 @@
 """What every view of the domains API does the same way: find the object among the key's
 user's projects (anything else is a 404), read the JSON body, call a service (its refusal
-becomes the Error body), answer (storing the answer for Idempotency-Key), page a list."""
+becomes the Error body), page a list."""
 
 from __future__ import annotations
 
@@ -22,9 +22,7 @@ from domains.api.serializers import DomainSerializer
 from domains.dns import hostnames
 from domains.models import Domain, Project, Redirect, WebhookEndpoint
 from domains.selectors import is_contested
-from petstore.api import idempotency
 from petstore.api.exceptions import BadRequest
-from petstore.api.idempotency import Claim
 from petstore.api.pagination import KeysetPagination
 
 # --- lookups: always among the key's user's projects -------------------------------
@@ -103,16 +101,6 @@ def valid(serializer_class: type, body: dict[str, Any]) -> dict[str, Any]:
 
 def domain_data(domain: Domain) -> dict[str, Any]:
     return DomainSerializer(domain, context={"contested": is_contested(domain)}).data
-
-
-def answer(
-    claim: Claim | None, data: Any, http_status: int, headers: dict[str, str] | None = None
-) -> Response:
-    """The response, stored for replay in the caller's transaction when a key claimed it."""
-    headers = headers or {}
-    if claim is not None:
-        idempotency.complete(claim, status=http_status, body=data, headers=headers)
-    return Response(data, status=http_status, headers=headers)
 
 
 def service(call: Callable[[], Any]) -> Any:

@@ -9,7 +9,6 @@ every POST honours Idempotency-Key (petstore.api.idempotency).
 
 from __future__ import annotations
 
-from django.db import transaction
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.request import Request
@@ -28,7 +27,6 @@ from domains.api.serializers import (
     RedirectSerializer,
 )
 from domains.api.shortcuts import (
-    answer,
     domain_data,
     domain_in,
     json_object,
@@ -43,7 +41,7 @@ from domains.models import Project
 from domains.services import custom_domains, projects, redirects
 from petstore.api import idempotency
 from petstore.api import openapi as platform_openapi
-from petstore.api.idempotency import Claim
+from petstore.api.idempotency import Answer
 from petstore.api.pagination import LINK_HEADER
 
 # --- projects ----------------------------------------------------------------------
@@ -126,18 +124,17 @@ class DomainsView(APIView):
         project = project_of(request, slug)
         body = json_object(request)
 
-        def add(claim: Claim | None) -> Response:
+        def add() -> Answer:
             hostname = valid(NewDomainSerializer, body)["hostname"]
-            with transaction.atomic():
-                domain = service(
-                    lambda: custom_domains.domain_add(
-                        project=project, hostname=hostname, actor=user(request)
-                    )
+            domain = service(
+                lambda: custom_domains.domain_add(
+                    project=project, hostname=hostname, actor=user(request)
                 )
-                location = request.build_absolute_uri(
-                    f"/v1/projects/{project.slug}/domains/{domain.hostname}"
-                )
-                return answer(claim, domain_data(domain), 201, {"Location": location})
+            )
+            location = request.build_absolute_uri(
+                f"/v1/projects/{project.slug}/domains/{domain.hostname}"
+            )
+            return Answer(201, domain_data(domain), {"Location": location})
 
         return idempotency.run(request, body, add)
 
@@ -212,11 +209,10 @@ class DomainVerifyView(APIView):
         domain = domain_in(project_of(request, slug), hostname)
         body = json_object(request, required=False)
 
-        def verify(claim: Claim | None) -> Response:
-            with transaction.atomic():
-                # The dashboard's Verify: the request is recorded, the check queued on commit.
-                service(lambda: tasks.request_check(domain=domain, actor=user(request)))
-                return answer(claim, domain_data(domain), 202)
+        def verify() -> Answer:
+            # The dashboard's Verify: the request is recorded, the check queued on commit.
+            service(lambda: tasks.request_check(domain=domain, actor=user(request)))
+            return Answer(202, domain_data(domain))
 
         return idempotency.run(request, body, verify)
 
@@ -317,24 +313,23 @@ class RedirectsView(APIView):
         project = project_of(request, slug)
         body = json_object(request)
 
-        def create(claim: Claim | None) -> Response:
+        def create() -> Answer:
             data = valid(NewRedirectSerializer, body)
             from_domain = domain_in(project, data["from"])
             to_domain = domain_in(project, data["to"])
-            with transaction.atomic():
-                entry = service(
-                    lambda: redirects.redirect_save(
-                        project=project,
-                        from_domain=from_domain,
-                        to_domain=to_domain,
-                        status=data["status"],
-                        actor=user(request),
-                    )
+            entry = service(
+                lambda: redirects.redirect_save(
+                    project=project,
+                    from_domain=from_domain,
+                    to_domain=to_domain,
+                    status=data["status"],
+                    actor=user(request),
                 )
-                location = request.build_absolute_uri(
-                    f"/v1/projects/{project.slug}/redirects/{entry.pk}"
-                )
-                return answer(claim, RedirectSerializer(entry).data, 201, {"Location": location})
+            )
+            location = request.build_absolute_uri(
+                f"/v1/projects/{project.slug}/redirects/{entry.pk}"
+            )
+            return Answer(201, RedirectSerializer(entry).data, {"Location": location})
 
         return idempotency.run(request, body, create)
 

@@ -21,13 +21,13 @@ from domains.api.serializers import (
     WebhookDeliverySerializer,
     WebhookSerializer,
 )
-from domains.api.shortcuts import answer, json_object, page, project_of, service, valid, webhook_in
+from domains.api.shortcuts import json_object, page, project_of, service, valid, webhook_in
 from domains.models import WebhookEndpoint
 from domains.selectors import webhook_deliveries, webhook_endpoints
 from domains.services import webhooks
 from petstore.api import idempotency
 from petstore.api import openapi as platform_openapi
-from petstore.api.idempotency import Claim
+from petstore.api.idempotency import Answer
 
 WEBHOOK_ID = OpenApiParameter(
     "id", OpenApiTypes.INT64, OpenApiParameter.PATH, description="The webhook endpoint's id."
@@ -84,7 +84,7 @@ class WebhooksView(APIView):
         project = project_of(request, slug)
         body = json_object(request)
 
-        def create(claim: Claim | None) -> Response:
+        def create() -> Answer:
             data = valid(NewWebhookSerializer, body)
             made = service(
                 lambda: webhooks.endpoint_create(
@@ -94,7 +94,7 @@ class WebhooksView(APIView):
             location = request.build_absolute_uri(
                 f"/v1/projects/{project.slug}/webhooks/{made.endpoint.pk}"
             )
-            return answer(claim, _created(made.endpoint, made.secret), 201, {"Location": location})
+            return Answer(201, _created(made.endpoint, made.secret), {"Location": location})
 
         return idempotency.run(request, body, create)
 

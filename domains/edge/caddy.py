@@ -63,7 +63,7 @@ def _proxy(scheme: str) -> dict[str, Any]:
         # default). A failed dial is retried for any method. A request the dead process had
         # received is sent again only if that is safe: a GET, or a write carrying an
         # Idempotency-Key (the app answers its retry with the first answer, or 409 while the
-        # first attempt's claim is held).
+        # first attempt is committing it).
         "load_balancing": {
             "try_duration": "5s",
             "try_interval": "100ms",

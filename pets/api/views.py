@@ -11,7 +11,6 @@ import re
 from datetime import UTC, datetime
 
 from django.conf import settings
-from django.db import transaction
 from django.http import QueryDict
 from django.utils import timezone
 from django.utils.http import http_date
@@ -141,18 +140,17 @@ class PetsView(ListModelMixin, GenericAPIView):
     )
     def post(self, request):
         body = _json_object(request)
-        return idempotency.run(request, body, lambda claim: self._create(request, body, claim))
+        return idempotency.run(request, body, lambda: self._create(request, body))
 
-    def _create(self, request, body: dict, claim: idempotency.Claim | None) -> Response:
+    def _create(self, request, body: dict) -> idempotency.Answer:
+        """In idempotency.run's transaction, with the key's record when there is one."""
         serializer = NewPetSerializer(data=body)
         serializer.is_valid(raise_exception=True)
-        with transaction.atomic():
-            pet = pet_create(**serializer.validated_data)
-            data = PetSerializer(pet).data
-            headers = {"Location": request.build_absolute_uri(f"/v1/pets/{pet.pk}")}
-            if claim is not None:
-                idempotency.complete(claim, status=201, body=data, headers=headers)
-        return Response(data, status=status.HTTP_201_CREATED, headers=headers)
+        pet = pet_create(**serializer.validated_data)
+        location = request.build_absolute_uri(f"/v1/pets/{pet.pk}")
+        return idempotency.Answer(
+            status.HTTP_201_CREATED, PetSerializer(pet).data, {"Location": location}
+        )
 
 
 class PetDetailView(APIView):

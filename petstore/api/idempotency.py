@@ -1,35 +1,43 @@
 """Idempotency-Key for POST (IETF httpapi draft, Stripe's behaviour), for every /v1 resource.
 
-1. `claim()` inserts (api key, Idempotency-Key) in one autocommitted statement
-   (`INSERT ... ON CONFLICT DO NOTHING RETURNING`, one round trip): the unique
-   constraint lets exactly one concurrent request win, and the others see its
-   claim at once.
-2. The winner runs the operation and calls `complete()` in the *same*
-   transaction as its writes, conditionally on its claim token: the writes (a pet, a
-   domain) and the stored response commit together or not at all.
-3. A retry with the same key and body replays the stored response; a different
-   body is 422; a claim not completed yet is 409.
+`run()` runs the operation in one transaction and, when it answers, writes the key's
+record with that answer as the transaction's last statement: the writes (a pet, a domain)
+and the stored answer commit together or not at all, and a keyed POST costs one statement
+more than a plain one: no claim committed of its own, no record written twice.
 
-A request that fails (validation error, crash) `release()`s its claim, so the
-client may retry with the same key. A claim abandoned by a dead process can be
-taken over after LOCK_TIMEOUT; if its owner was merely slow, its `complete()`
-then updates nothing and its transaction is rolled back.
+The record's unique (api key, key) decides. Its INSERT overwrites an expired record in the
+same statement and returns nothing for a live one; then the operation's writes are rolled
+back and the stored answer is replayed (same request) or refused with 422 (a different
+one). A request that fails (validation error, refusal, crash) stores nothing, so the
+client may retry with the same key; a refusal first looks for a stored answer to replay,
+since a retry of a request that succeeded may be refused where the first was not
+(the domain is now a duplicate, the check in its cooldown).
+
+A retry sent while the first request still runs its operation runs it too: only one of
+the two records can commit, and the other request's writes are rolled back. On PostgreSQL
+the later record INSERT waits on the first's uncommitted row, at most IN_USE_WAIT (the
+first commits right after that INSERT), then replays the committed answer, or answers 409
+when the first has still not committed. On SQLite a writer holds the database's lock for
+its whole transaction (`BEGIN IMMEDIATE`), so the retry waits for the first to finish and
+replays. A process that dies mid-request leaves nothing behind: its transaction is rolled
+back by the database.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import secrets
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import Any
 
-from django.db import connection
+from django.db import OperationalError, connection, transaction
 from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter
-from rest_framework.exceptions import NotAuthenticated
+from psycopg import errors
+from rest_framework.exceptions import APIException, NotAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -38,22 +46,28 @@ from petstore.apikeys.models import ApiKey, IdempotencyRecord
 
 HEADER = "Idempotency-Key"
 TTL = timedelta(hours=24)
-LOCK_TIMEOUT = timedelta(seconds=60)
 MAX_KEY_LENGTH = 255
 REPLAYED_HEADER = "Idempotent-Replayed"
+# How long a record INSERT waits for a concurrent request's uncommitted record with the
+# same key (PostgreSQL's lock_timeout, for that statement only): enough for that request's
+# COMMIT, which follows its INSERT at once; past it, 409.
+IN_USE_WAIT = "50ms"
 
 
 @dataclass(frozen=True)
-class Claim:
-    record_id: int
-    token: str
+class Answer:
+    """An operation's answer: the response now, and what a retry with its key replays."""
 
-
-@dataclass(frozen=True)
-class Replay:
     status: int
     body: object
-    headers: dict
+    headers: dict[str, str] = field(default_factory=dict)
+
+    def response(self, **headers: str) -> Response:
+        return Response(self.body, status=self.status, headers={**self.headers, **headers})
+
+
+class _KeyTaken(Exception):
+    """A live record holds the key: leave the atomic block so its writes roll back."""
 
 
 def parse_header(raw: str | None) -> str | None:
@@ -63,7 +77,8 @@ def parse_header(raw: str | None) -> str | None:
     value = raw.strip()
     if len(value) >= 2 and value[0] == value[-1] == '"':
         value = value[1:-1]
-    if not 1 <= len(value) <= MAX_KEY_LENGTH or not all(" " <= c <= "~" for c in value):
+    # Printable ASCII, " " to "~": no per-character loop on every keyed request.
+    if not 1 <= len(value) <= MAX_KEY_LENGTH or not (value.isascii() and value.isprintable()):
         raise BadRequest(f"{HEADER} must be 1 to {MAX_KEY_LENGTH} printable ASCII characters.")
     return value
 
@@ -73,118 +88,116 @@ def fingerprint(*, method: str, path: str, body: object) -> str:
     return hashlib.sha256(f"{method} {path}\n{canonical}".encode()).hexdigest()
 
 
-def claim(*, api_key: ApiKey, key: str, fingerprint: str) -> Claim | Replay:
-    """Claim the key for this request, or return the response to replay.
-
-    Raises IdempotencyKeyReused (422) or IdempotencyKeyInUse (409).
-    """
-    for _ in range(3):
-        now = timezone.now()
-        token = secrets.token_hex(16)
-        record_id = _insert_claim(api_key, key, fingerprint, token, now)
-        if record_id is not None:
-            return Claim(record_id=record_id, token=token)
-        existing = IdempotencyRecord.objects.filter(api_key=api_key, key=key).first()
-        if existing is None:
-            continue  # released in between: try to claim again
-        if existing.expires_at <= now:
-            IdempotencyRecord.objects.filter(pk=existing.pk, expires_at__lte=now).delete()
-            continue
-        if existing.fingerprint != fingerprint:
-            raise IdempotencyKeyReused()
-        if (status := existing.response_status) is not None:  # completed: replay it
-            return Replay(status, existing.response_body, existing.response_headers)
-        if existing.locked_at <= now - LOCK_TIMEOUT and _take_over(existing, token, now):
-            return Claim(record_id=existing.pk, token=token)
-        raise IdempotencyKeyInUse()
-    raise IdempotencyKeyInUse()
-
-
-# The claim in one statement: no transaction of its own (BEGIN and COMMIT are a round trip
-# each) and no IntegrityError to recover from (inside an outer transaction, as under tests,
-# an error would need a savepoint: two more). Both PostgreSQL and SQLite (3.35+) run it.
-_CLAIM_SQL = (
-    f"INSERT INTO {IdempotencyRecord._meta.db_table}"  # noqa: S608 - the model's own name
-    " (api_key_id, key, fingerprint, claim_token, locked_at, expires_at, response_headers,"
-    " created_at) VALUES (%s, %s, %s, %s, %s, %s, '{}', %s)"
-    " ON CONFLICT (api_key_id, key) DO NOTHING RETURNING id"
-)
+def run(request: Request, body: object, operation: Callable[[], Answer]) -> Response:
+    """Answer a POST once per Idempotency-Key: `operation()` makes its writes and returns
+    its answer (a failure raises), in one transaction with the record of its key."""
+    key = parse_header(request.headers.get(HEADER))
+    if key is None:
+        with transaction.atomic():
+            return operation().response()
+    if not isinstance(request.auth, ApiKey):  # keys are scoped to the API key
+        raise NotAuthenticated()
+    api_key = request.auth
+    digest = fingerprint(method=request.method or "POST", path=request.path, body=body)
+    try:
+        with transaction.atomic():
+            answer = operation()
+            if not store(api_key=api_key, key=key, fingerprint=digest, answer=answer):
+                raise _KeyTaken()
+    except _KeyTaken:
+        replayed = _replay(api_key, key, digest)
+        if replayed is None:  # expired and purged since the INSERT saw it
+            raise IdempotencyKeyInUse() from None
+        return replayed
+    except APIException:
+        # A refusal of a retry whose first request succeeded: replay that success (and a
+        # 409 whose first request has committed since).
+        if (replayed := _replay(api_key, key, digest)) is not None:
+            return replayed
+        raise
+    return answer.response()
 
 
-def _insert_claim(
-    api_key: ApiKey, key: str, fingerprint: str, token: str, now: datetime
-) -> int | None:
-    """The new record's id, or None when the key is already claimed."""
-    at = connection.ops.adapt_datetimefield_value(now)
-    expires = connection.ops.adapt_datetimefield_value(now + TTL)
+def store(*, api_key: ApiKey, key: str, fingerprint: str, answer: Answer) -> bool:
+    """Write the key's record with its answer, in the caller's transaction, over an expired
+    one: False when a live record holds the key. Raises IdempotencyKeyInUse (409) when a
+    concurrent request's record is not committed within IN_USE_WAIT. One statement, not an
+    ORM upsert compiled per request; both PostgreSQL and SQLite (3.35+) run it."""
+    now = timezone.now()
+    ops = connection.ops
+    values: list[Any] = [
+        api_key.pk,
+        key,
+        fingerprint,
+        answer.status,
+        ops.adapt_json_value(answer.body, None),
+        ops.adapt_json_value(answer.headers, None),
+        ops.adapt_datetimefield_value(now + TTL),
+        ops.adapt_datetimefield_value(now),
+    ]
     with connection.cursor() as cursor:
-        cursor.execute(_CLAIM_SQL, [api_key.pk, key, fingerprint, token, at, expires, at])
-        row = cursor.fetchone()
-    return None if row is None else row[0]
+        if connection.vendor != "postgresql":
+            cursor.execute(_STORE, values)
+            return cursor.fetchone() is not None
+        try:
+            cursor.execute(_STORE_NOT_WAITING, [*values, IN_USE_WAIT])
+        except OperationalError as error:
+            if isinstance(error.__cause__, errors.LockNotAvailable):
+                raise IdempotencyKeyInUse() from None
+            raise
+        return cursor.fetchone() is not None
 
 
-def _take_over(record: IdempotencyRecord, token: str, now: datetime) -> bool:
-    return bool(
-        IdempotencyRecord.objects.filter(
-            pk=record.pk, claim_token=record.claim_token, response_status__isnull=True
-        ).update(claim_token=token, locked_at=now)
-    )
-
-
-def complete(claim: Claim, *, status: int, body: object, headers: dict) -> None:
-    """Store the response; call inside the transaction that made the writes."""
-    adapt = connection.ops.adapt_json_value
-    with connection.cursor() as cursor:  # one statement, not an ORM update compiled each time
-        cursor.execute(
-            _COMPLETE_SQL,
-            [status, adapt(body, None), adapt(headers, None), claim.record_id, claim.token],
-        )
-        updated = cursor.rowcount
-    if not updated:
-        raise IdempotencyKeyInUse()  # our claim was taken over: roll back our writes
-
-
-_COMPLETE_SQL = (
-    f"UPDATE {IdempotencyRecord._meta.db_table}"  # noqa: S608 - the model's own name
-    " SET response_status = %s, response_body = %s, response_headers = %s"
-    " WHERE id = %s AND claim_token = %s AND response_status IS NULL"
+_TABLE = IdempotencyRecord._meta.db_table
+_COLUMNS = (
+    "api_key_id, key, fingerprint, response_status, response_body, response_headers,"
+    " expires_at, created_at"
+)
+# Overwrites an expired record; and a claim the previous release left without an answer
+# (response_status NULL; it wrote claims first, and took them over after a minute): its
+# owner's completion then updates nothing and is rolled back, so one of the two commits.
+_ON_CONFLICT = (
+    " ON CONFLICT (api_key_id, key) DO UPDATE SET fingerprint = excluded.fingerprint,"
+    " response_status = excluded.response_status, response_body = excluded.response_body,"
+    " response_headers = excluded.response_headers, expires_at = excluded.expires_at,"
+    f" created_at = excluded.created_at WHERE {_TABLE}.expires_at <= excluded.created_at"
+    f" OR {_TABLE}.response_status IS NULL RETURNING id"
+)
+_STORE = f"INSERT INTO {_TABLE} ({_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)" + _ON_CONFLICT  # noqa: S608
+# PostgreSQL: the wait on a concurrent uncommitted record is bounded with lock_timeout,
+# set and put back inside the statement (a `SET LOCAL` before it and a `SET LOCAL` after
+# it would be two round trips). The row comes from a subquery which, first (its WHERE),
+# saves the transaction's lock_timeout in a setting of ours, then sets IN_USE_WAIT;
+# RETURNING, evaluated once the row is in, puts the saved value back, so the COMMIT's
+# deferred foreign key checks wait for their locks as they always did.
+_STORE_NOT_WAITING = (
+    f"INSERT INTO {_TABLE} ({_COLUMNS}) SELECT %s, %s, %s, %s, %s, %s, %s, %s"  # noqa: S608
+    " FROM (SELECT set_config('lock_timeout', %s, true) WHERE set_config("
+    "'petstore.lock_timeout', current_setting('lock_timeout'), true) IS NOT NULL) AS wait"
+    + _ON_CONFLICT
+    + ", set_config('lock_timeout', current_setting('petstore.lock_timeout'), true)"
 )
 
 
-def release(claim: Claim) -> None:
-    IdempotencyRecord.objects.filter(
-        pk=claim.record_id, claim_token=claim.token, response_status__isnull=True
-    ).delete()
+def _replay(api_key: ApiKey, key: str, fingerprint: str) -> Response | None:
+    """The stored answer of a live record, replayed; None when there is none. Raises
+    IdempotencyKeyReused (422) for a record of a different request."""
+    record = IdempotencyRecord.objects.filter(
+        api_key=api_key, key=key, expires_at__gt=timezone.now()
+    ).first()
+    if record is None:
+        return None
+    if record.fingerprint != fingerprint:
+        raise IdempotencyKeyReused()
+    if record.response_status is None:  # a claim of the previous release, not stored yet
+        raise IdempotencyKeyInUse()
+    stored = Answer(record.response_status, record.response_body, record.response_headers)
+    return stored.response(**{REPLAYED_HEADER: "true"})
 
 
 def purge_expired(*, now: datetime | None = None) -> int:
     deleted, _ = IdempotencyRecord.objects.filter(expires_at__lte=now or timezone.now()).delete()
     return deleted
-
-
-def run(request: Request, body: object, operation: Callable[[Claim | None], Response]) -> Response:
-    """Answer a POST once per Idempotency-Key: replay a stored response, or run
-    `operation(claim)`, which must `complete(claim, ...)` inside the transaction of its
-    writes when the claim is not None. A failure releases the claim (only a stored success
-    is replayed), so the client may retry with the same key."""
-    key = parse_header(request.headers.get(HEADER))
-    if key is None:
-        return operation(None)
-    if not isinstance(request.auth, ApiKey):  # keys are scoped to the API key
-        raise NotAuthenticated()
-    outcome = claim(
-        api_key=request.auth,
-        key=key,
-        fingerprint=fingerprint(method=request.method or "POST", path=request.path, body=body),
-    )
-    if isinstance(outcome, Replay):
-        headers = {**outcome.headers, REPLAYED_HEADER: "true"}
-        return Response(outcome.body, status=outcome.status, headers=headers)
-    try:
-        return operation(outcome)
-    except Exception:
-        release(outcome)
-        raise
 
 
 def parameters(*, statuses: list[int]) -> list[OpenApiParameter]:

@@ -47,15 +47,19 @@ class ApiKey(models.Model):
 
 
 class IdempotencyRecord(models.Model):
-    """One Idempotency-Key of one API key: claimed, then completed with its response."""
+    """One Idempotency-Key of one API key and the answer to replay, written once, in the
+    transaction of the request's writes (petstore.api.idempotency)."""
 
     api_key = models.ForeignKey(ApiKey, on_delete=models.CASCADE, related_name="+")
     key = models.CharField(max_length=255)
     fingerprint = models.CharField(max_length=64)  # SHA-256 of method, path and body
-    claim_token = models.CharField(max_length=32)
-    locked_at = models.DateTimeField()
+    # Unused: the previous release claimed a key first and completed the claim later. Left,
+    # with a default or nullable, for its processes still running during a rolling deploy
+    # (they write both); the next release drops them.
+    claim_token = models.CharField(max_length=32, blank=True, db_default="")
+    locked_at = models.DateTimeField(null=True, blank=True)
     expires_at = models.DateTimeField(db_index=True)
-    # None until the claim completes; then the response to replay.
+    # None only in a claim of the previous release, not completed yet.
     response_status = models.PositiveSmallIntegerField(null=True, blank=True)
     response_body = models.JSONField(null=True, blank=True)
     response_headers = models.JSONField(default=dict, blank=True)

@@ -70,8 +70,8 @@ DATABASE = "petstore"
 # Beat's sweep every 5 s: lost certificate work is queued again after 5 sweeps (25 s),
 # not 5 minutes, so a killed worker's orders finish within the test.
 SWEEP_INTERVAL = 5
-# Seconds a create is retried with its key (409: an attempt cut by a fault still holds the
-# key until the idempotency lock times out, 60 s).
+# Seconds a create is retried with its key (through a fault's outage: a cut connection, a
+# 5xx, or a 409 while the first attempt commits).
 RETRY_FOR = 90.0
 
 
@@ -335,7 +335,7 @@ class PetClient(Api):
                 status, answer = self.attempt("POST", "/v1/pets", body, key)
                 if status == 201 or time.monotonic() > deadline:
                     break
-                time.sleep(0.2)  # a cut connection, a 5xx, or 409: the key is still held
+                time.sleep(0.2)  # a cut connection, a 5xx, or 409: the first attempt commits
             if status != 201:
                 with self.tally.lock:
                     self.tally.problems.append(f"{name}: {status} {answer}")
@@ -478,8 +478,8 @@ def test_the_platform_twice_over_through_faults(
     start(platform, victim)
 
     # 2. PostgreSQL restarted: /readyz answers 503 while it is down, 200 again by itself. It
-    # comes early: the keys its outage leaves claimed are held for the idempotency lock's
-    # 60 s, which then pass during the other faults.
+    # comes early (when an outage left idempotency keys claimed for 60 s, that wait passed
+    # during the other faults; now an outage leaves none).
     time.sleep(2)
     seen_down: set[int] = set()
     window_start = time.monotonic()

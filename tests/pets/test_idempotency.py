@@ -1,20 +1,24 @@
-"""Idempotency-Key on createPet: replay, 422 on a different body, 409 while running."""
+"""Idempotency-Key on createPet: replay, 422 on a different body, one pet however many
+concurrent retries, 409 while the first has not committed its record; and what it costs."""
 
 from __future__ import annotations
 
+import itertools
 import threading
+import time
 from datetime import timedelta
 
 import pytest
 import time_machine
 from django.conf import settings
-from django.db import connection
+from django.db import connection, transaction
 from django.utils import timezone
-from rest_framework.exceptions import APIException
 from rest_framework.test import APIClient
 
 from pets import tasks
-from pets.models import Pet
+from pets.api import views
+from pets.models import Category, Pet
+from pets.services import pet_create
 from petstore.api import idempotency
 from petstore.apikeys.models import IdempotencyRecord
 from tests.pets.helpers import assert_error, bearer, post_json
@@ -50,30 +54,22 @@ def test_the_same_key_with_a_different_body_is_a_422(api, dogs):
     assert list(Pet.objects.values_list("name", flat=True)) == ["Rex"]
 
 
-def test_a_key_whose_first_request_is_still_running_is_a_409(api, alice_key, dogs):
-    body = {"name": "Rex", "categoryId": dogs.id}
-    # The first request has claimed the key and not finished yet.
-    idempotency.claim(
+def test_a_claim_left_by_the_previous_release_is_taken_over(api, alice_key, dogs):
+    # The previous release claimed a key first (no answer yet); during a rolling deploy
+    # its process may die, or still complete: either way one of the two commits.
+    IdempotencyRecord.objects.create(
         api_key=alice_key.api_key,
         key="order-42",
-        fingerprint=idempotency.fingerprint(method="POST", path="/v1/pets", body=body),
+        fingerprint="from-the-previous-release",
+        claim_token="t" * 32,
+        locked_at=timezone.now(),
+        expires_at=timezone.now() + idempotency.TTL,
     )
-    assert_error(create(api, body), 409, "idempotency_key_in_use")
-    assert not Pet.objects.exists()
-
-
-def test_a_claim_abandoned_by_a_dead_request_is_taken_over_after_a_minute(api, alice_key, dogs):
-    body = {"name": "Rex", "categoryId": dogs.id}
-    fingerprint = idempotency.fingerprint(method="POST", path="/v1/pets", body=body)
-    abandoned = idempotency.claim(api_key=alice_key.api_key, key="k", fingerprint=fingerprint)
-    assert isinstance(abandoned, idempotency.Claim)  # a new key: claimed, nothing to replay
-    with time_machine.travel(timezone.now() + timedelta(seconds=61), tick=False):
-        assert create(api, body, key="k").status_code == 201
-    # The slow original can no longer complete: its writes would be rolled back.
-    with pytest.raises(APIException) as exc_info:
-        idempotency.complete(abandoned, status=201, body={}, headers={})
-    assert exc_info.value.status_code == 409
-    assert Pet.objects.count() == 1
+    response = create(api, {"name": "Rex", "categoryId": dogs.id})
+    assert response.status_code == 201
+    assert "Idempotent-Replayed" not in response
+    record = IdempotencyRecord.objects.get()
+    assert (record.response_status, record.response_body) == (201, response.json())
 
 
 def test_keys_are_scoped_to_the_api_key(api, bob_key, dogs):
@@ -87,19 +83,20 @@ def test_keys_are_scoped_to_the_api_key(api, bob_key, dogs):
     assert Pet.objects.count() == 2
 
 
-def test_a_failed_request_releases_its_key_so_a_corrected_retry_works(api, dogs):
+def test_a_failed_request_stores_nothing_so_a_corrected_retry_works(api, dogs):
     assert_error(create(api, {"name": "", "categoryId": dogs.id}), 400, "validation_error")
     assert not IdempotencyRecord.objects.exists()
     assert create(api, {"name": "Rex", "categoryId": dogs.id}).status_code == 201
 
 
-def test_a_crash_releases_the_key_and_creates_nothing(api, dogs, monkeypatch):
-    from pets.api import views
-
-    monkeypatch.setattr(views, "pet_create", lambda **kw: 1 / 0)
-    assert_error(create(api, {"name": "Rex", "categoryId": dogs.id}), 500, "internal_error")
+def test_a_crash_stores_nothing_and_the_key_can_be_used_again(api, dogs, monkeypatch):
+    body = {"name": "Rex", "categoryId": dogs.id}
+    with monkeypatch.context() as patched:
+        patched.setattr(views, "pet_create", lambda **kw: 1 / 0)
+        assert_error(create(api, body), 500, "internal_error")
     assert not IdempotencyRecord.objects.exists()
     assert not Pet.objects.exists()
+    assert create(api, body).status_code == 201
 
 
 def test_keys_are_kept_24_hours_then_the_key_is_new_again(api, dogs):
@@ -114,6 +111,8 @@ def test_keys_are_kept_24_hours_then_the_key_is_new_again(api, dogs):
     assert later.status_code == 201
     assert "Idempotent-Replayed" not in later
     assert Pet.objects.count() == 2
+    # The expired record was overwritten with the new answer, in the same statement.
+    assert IdempotencyRecord.objects.get().response_body == later.json()
 
 
 def test_the_purge_task_deletes_expired_keys_only(api, dogs):
@@ -184,7 +183,8 @@ def race(plaintext: str, bodies: list[dict]) -> list:
 @pytest.mark.django_db(transaction=True)
 def test_concurrent_requests_with_one_key_create_exactly_one_pet(alice_key, dogs):
     body = {"name": "Rex", "categoryId": dogs.id}
-    results = [(r.status_code, r.json()) for r in race(alice_key.plaintext, [body] * 8)]
+    responses = race(alice_key.plaintext, [body] * 8)
+    results = [(r.status_code, r.json()) for r in responses]
 
     assert Pet.objects.count() == 1
     pet_id = Pet.objects.get().id
@@ -194,6 +194,9 @@ def test_concurrent_requests_with_one_key_create_exactly_one_pet(alice_key, dogs
     assert all(b["id"] == pet_id for s, b in results if s == 201)
     assert all(b["code"] == "idempotency_key_in_use" for s, b in results if s == 409)
     assert IdempotencyRecord.objects.get().response_status == 201
+    # One 201 created the pet; any other is the answer of one rolled back, replayed.
+    replayed = [r for r in responses if r.get("Idempotent-Replayed") == "true"]
+    assert len(replayed) == statuses.count(201) - 1
 
 
 @pytest.mark.needs_postgres
@@ -205,3 +208,157 @@ def test_concurrent_requests_with_one_key_and_different_bodies_create_one_pet(al
     assert Pet.objects.count() == 1
     assert results.count(201) == 1
     assert set(results) <= {201, 409, 422}
+
+
+def client_of(issued) -> APIClient:
+    client = APIClient()
+    client.credentials(**bearer(issued.plaintext))
+    return client
+
+
+@pytest.fixture
+def held_first_create(monkeypatch):
+    """pets.api.views.pet_create, the first call of which waits, inside its request's
+    transaction, until the test sets `release`; `entered` is set when it starts waiting."""
+    entered, release = threading.Event(), threading.Event()
+    calls = itertools.count()
+
+    def create_held(**fields):
+        if next(calls) == 0:
+            entered.set()
+            assert release.wait(timeout=10)
+        return pet_create(**fields)
+
+    monkeypatch.setattr(views, "pet_create", create_held)
+    return entered, release
+
+
+@pytest.mark.needs_postgres
+@pytest.mark.django_db(transaction=True)
+def test_a_retry_while_the_first_runs_creates_nothing_more(alice_key, dogs, held_first_create):
+    """The retry runs too and commits first; the first's writes are rolled back at its
+    record, and it answers with the retry's pet (replayed)."""
+    entered, release = held_first_create
+    body = {"name": "Rex", "categoryId": dogs.id}
+    first: list = []
+
+    def send_first():
+        try:
+            first.append(create(client_of(alice_key), body))
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=send_first)
+    thread.start()
+    assert entered.wait(timeout=10)
+    retry = create(client_of(alice_key), body)
+    release.set()
+    thread.join(timeout=10)
+
+    assert retry.status_code == first[0].status_code == 201
+    assert first[0].json() == retry.json()
+    assert first[0]["Idempotent-Replayed"] == "true"
+    assert list(Pet.objects.values_list("id", flat=True)) == [retry.json()["id"]]
+
+
+@pytest.mark.needs_postgres
+@pytest.mark.django_db(transaction=True)
+def test_a_retry_while_the_first_has_not_committed_its_record_is_a_409(alice_key, dogs):
+    body = {"name": "Rex", "categoryId": dogs.id}
+    written, release = threading.Event(), threading.Event()
+
+    def first_request_before_its_commit():
+        # What the first request does last: its record, then COMMIT, held back here.
+        try:
+            with transaction.atomic():
+                assert idempotency.store(
+                    api_key=alice_key.api_key,
+                    key="order-42",
+                    fingerprint=idempotency.fingerprint(method="POST", path="/v1/pets", body=body),
+                    answer=idempotency.Answer(201, {"id": 1}),
+                )
+                written.set()
+                assert release.wait(timeout=10)
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=first_request_before_its_commit)
+    thread.start()
+    try:
+        assert written.wait(timeout=10)
+        started = time.monotonic()
+        assert_error(create(client_of(alice_key), body), 409, "idempotency_key_in_use")
+        assert time.monotonic() - started < 5  # a short wait on its row, not until release
+        assert not Pet.objects.exists()  # the retry's pet was rolled back with it
+    finally:
+        release.set()
+        thread.join(timeout=10)
+    assert create(client_of(alice_key), body)["Idempotent-Replayed"] == "true"
+
+
+@pytest.mark.needs_postgres
+@pytest.mark.django_db(transaction=True)
+def test_a_key_costs_one_statement_more_in_the_same_transaction(alice_key, dogs):
+    body = {"name": "Rex", "categoryId": dogs.id}
+    client = client_of(alice_key)
+
+    def statements(**headers) -> list[tuple[str, bool]]:
+        """Each statement of one POST, and whether it ran inside a transaction."""
+        seen: list[tuple[str, bool]] = []
+
+        def spy(execute, sql, params, many, context):
+            seen.append((sql, connection.in_atomic_block))
+            return execute(sql, params, many, context)
+
+        with connection.execute_wrapper(spy):
+            assert post_json(client, "/v1/pets", body, **headers).status_code == 201
+        return seen
+
+    create(client, body, key="warm-up")  # the API key's lookup is cached from here on
+    plain = statements()
+    keyed = statements(HTTP_IDEMPOTENCY_KEY="order-42")
+
+    assert len(keyed) == len(plain) + 1
+    assert keyed[:-1] == plain
+    sql, in_transaction = keyed[-1]
+    assert sql.startswith(f"INSERT INTO {IdempotencyRecord._meta.db_table} ")
+    # The pet and its record in one atomic block: one transaction, one COMMIT.
+    assert [t for s, t in keyed if s.startswith("INSERT")] == [True, True]
+
+
+@pytest.mark.needs_postgres
+@pytest.mark.django_db(transaction=True)
+def test_the_short_wait_is_for_the_record_only_not_the_commit(alice_key, dogs):
+    """The commit's deferred foreign key checks wait for a lock as long as they must: here
+    the pet's category, locked by another transaction until the commit has waited on it
+    for longer than IN_USE_WAIT."""
+    locked, seen_waiting = threading.Event(), threading.Event()
+
+    def lock_the_category():
+        try:
+            with transaction.atomic():
+                Category.objects.select_for_update().get(pk=dogs.pk)
+                locked.set()
+                deadline = time.monotonic() + 10
+                while not seen_waiting.is_set() and time.monotonic() < deadline:
+                    with connection.cursor() as cursor:
+                        cursor.execute(
+                            "SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+                            " AND datname = current_database()"
+                        )
+                        if cursor.fetchone():
+                            seen_waiting.set()
+                    time.sleep(0.01)
+                time.sleep(0.3)  # six times IN_USE_WAIT
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=lock_the_category)
+    thread.start()
+    try:
+        assert locked.wait(timeout=10)
+        response = create(client_of(alice_key), {"name": "Rex", "categoryId": dogs.id})
+    finally:
+        thread.join(timeout=15)
+    assert seen_waiting.is_set()
+    assert response.status_code == 201, response.content
