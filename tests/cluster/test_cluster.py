@@ -37,6 +37,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -248,8 +249,9 @@ def platform(
     finally:
         if platform.supervisor is not None:
             platform.supervisor.stop()
-        for service in platform.services():
-            service.stop()
+        # All at once: each gets its grace period side by side, not one after another.
+        with ThreadPoolExecutor(len(platform.services())) as stopping:
+            list(stopping.map(Service.stop, platform.services()))
         for service in platform.edges:
             Path(service.env["EDGE_ADMIN"].removeprefix("unix/")).parent.rmdir()
 
