@@ -10,6 +10,13 @@ sees the new rows. On SQLite, plain triggers (its writes are serialised anyway);
 migration that remakes a watched table there drops its triggers, which `missing_triggers`
 finds.
 
+A version's row is locked from its trigger to the commit, and Django's foreign keys are
+checked at commit too (they are deferred), possibly after it: so a row that code locks to
+serialise work on it (`select_for_update`) is locked FOR NO KEY UPDATE (`no_key=True`), which
+lets those checks through. A plain FOR UPDATE would make a committing writer that holds the
+version wait on it, while the lock's holder waits for the version at its own commit: a
+deadlock (tests/domains/edge/test_version.py).
+
 The version tables are no models: Django's test flush would truncate them, and a number
 that starts again at 0 could return to a value a process already holds.
 """

@@ -203,7 +203,7 @@ class AcmeAuthority:
     def _order(self, acme: client.ClientV2, domain: Domain) -> AcmeOrder:
         """The domain's order under way, placed now if there is none."""
         with transaction.atomic():
-            Domain.objects.select_for_update().filter(pk=domain.pk).first()
+            Domain.objects.select_for_update(no_key=True).filter(pk=domain.pk).first()
             order = AcmeOrder.objects.filter(domain=domain).first()
             if order is not None:
                 return order

@@ -51,7 +51,7 @@ def domain_add(
     hostnames.refuse_platform_registrable(ascii_name)
     shown = hostnames.to_unicode(ascii_name)
     # Locked, so two concurrent adds cannot both pass the quota.
-    Project.objects.select_for_update().filter(pk=project.pk).first()
+    Project.objects.select_for_update(no_key=True).filter(pk=project.pk).first()
     if limited:
         _refuse_if_adding_too_fast(project, ascii_name, shown)
     quota = PLAN_DOMAIN_QUOTA[project.plan]
@@ -178,7 +178,7 @@ def _refuse_if_adding_too_fast(project: Project, hostname: str, shown: str) -> N
 
 def _refuse_if_verifying_too_often(project: Project, now: datetime) -> None:
     """Counted from the Activity lines under the project's row lock, as for Add."""
-    Project.objects.select_for_update().filter(pk=project.pk).first()
+    Project.objects.select_for_update(no_key=True).filter(pk=project.pk).first()
     limit = settings.DOMAINS_VERIFY_PER_HOUR
     asked = list(
         DomainEvent.objects.filter(

@@ -82,7 +82,7 @@ def _claim_due_checks(now: datetime) -> list[int]:
     with transaction.atomic():
         due = list(
             Domain.objects.due_for_check(now)
-            .select_for_update(skip_locked=True)
+            .select_for_update(skip_locked=True, no_key=True)
             .order_by("next_check_at", "pk")
             .values_list("pk", flat=True)[:SWEEP_LIMIT]
         )

@@ -191,7 +191,7 @@ def _record_together(results: dict[int, Checked]) -> Recorded:
         claims.proofs_in_bulk() as proofs,
     ):
         locked = (
-            Domain.objects.select_for_update(of=("self",))
+            Domain.objects.select_for_update(of=("self",), no_key=True)
             .select_related("project")
             .filter(pk__in=list(results))
             .order_by("pk")
@@ -278,7 +278,7 @@ def _claim(domain: Domain, checked: Checked) -> CheckResult:
     if domain.verification_token not in result.txt:
         return _ownership_required(domain, result)
     holder = (
-        Domain.objects.select_for_update(of=("self",))
+        Domain.objects.select_for_update(of=("self",), no_key=True)
         .select_related("project")
         .filter(hostname=domain.hostname, state__in=LIVE_STATES)
         .exclude(pk=domain.pk)

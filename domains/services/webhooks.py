@@ -46,7 +46,7 @@ def endpoint_create(*, project: Project, url: str, events: Iterable[str]) -> End
     chosen = _events(events)
     target = address.check_url(url)
     with transaction.atomic():
-        Project.objects.select_for_update().filter(pk=project.pk).first()
+        Project.objects.select_for_update(no_key=True).filter(pk=project.pk).first()
         if WebhookEndpoint.objects.filter(project=project).count() >= MAX_ENDPOINTS:
             raise ValidationError(
                 f"A project has at most {MAX_ENDPOINTS} webhook endpoints; remove one first.",

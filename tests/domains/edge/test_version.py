@@ -7,6 +7,7 @@ Run on both databases the project supports: the triggers are each vendor's own.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from datetime import timedelta
 
@@ -16,9 +17,9 @@ from django.core.management.base import CommandError
 from django.db import connection, transaction
 from django.utils import timezone
 
-from domains.choices import State
+from domains.choices import Action, State
 from domains.edge import processes, version
-from domains.models import Certificate, Domain, Project
+from domains.models import Certificate, Domain, DomainEvent, Project
 from domains.pki import keys
 from domains.services import certificates
 from domains.services.custom_domains import domain_add, domain_remove
@@ -145,3 +146,50 @@ def test_the_edge_refuses_to_start_without_them(monkeypatch):
             call_command("edge")
         raise RolledBack
     assert version.missing_triggers() == []
+
+
+@pytest.mark.needs_postgres
+def test_a_worker_commits_while_an_owner_holds_the_project(www, shop, alice):
+    """A worker's transaction renames or moves a domain (the version is raised at its commit)
+    and then records an event of the project (whose foreign key PostgreSQL checks at commit,
+    after the raise). An owner's Add holds the project's row meanwhile. That lock must let
+    the check through (FOR NO KEY UPDATE, not FOR UPDATE): otherwise the worker waits for
+    the owner while holding the version, the owner's commit waits for the version, and
+    PostgreSQL breaks the deadlock by failing one of them."""
+    holding, release = threading.Event(), threading.Event()
+    failures: list[BaseException] = []
+
+    def in_thread(work: Callable[[], None]) -> threading.Thread:
+        def run() -> None:
+            try:
+                work()
+            except BaseException as exc:  # noqa: BLE001 - reported by the test below
+                failures.append(exc)
+            finally:
+                connection.close()
+
+        thread = threading.Thread(target=run)
+        thread.start()
+        return thread
+
+    def owner_adds() -> None:
+        with transaction.atomic():
+            domain_add(project=shop, hostname="shop.example.test", actor=alice)
+            holding.set()
+            release.wait(10)
+
+    def worker_commits() -> None:
+        with transaction.atomic():
+            Domain.objects.filter(pk=www.pk).update(hostname="www2.example.test")
+            DomainEvent.objects.create(project=shop, domain=www, action=Action.ADDED)
+
+    owner = in_thread(owner_adds)
+    assert holding.wait(10)
+    worker = in_thread(worker_commits)
+    worker.join(5)
+    worker_done = not worker.is_alive()
+    release.set()
+    owner.join(10)
+    worker.join(10)
+    assert worker_done, "the worker waited at commit for the owner's lock on the project"
+    assert failures == []
