@@ -219,7 +219,9 @@ def _obtain(domain: Domain, way: _Way) -> Certificate | None:
 def _locked(domain_id: int) -> Domain:
     """The domain's row, locked: a second, concurrent run waits, then sees it moved on."""
     return (
-        Domain.objects.select_for_update(of=("self",), no_key=True).select_related("project").get(pk=domain_id)
+        Domain.objects.select_for_update(of=("self",), no_key=True)
+        .select_related("project")
+        .get(pk=domain_id)
     )
 
 
