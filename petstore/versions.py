@@ -18,7 +18,9 @@ version wait on it, while the lock's holder waits for the version at its own com
 deadlock (tests/domains/edge/test_version.py).
 
 The version tables are no models: Django's test flush would truncate them, and a number
-that starts again at 0 could return to a value a process already holds.
+that starts again at 0 could return to a value a process already holds. For the same reason, a
+database restored from a backup or made again under running processes can show them a number
+they already hold for other rows: restart the web and edge processes after one.
 """
 
 from __future__ import annotations

@@ -19,6 +19,7 @@ from pets import listversion
 from pets.api import hotpath
 from pets.models import Category, Pet, PetStatus
 from petstore.apikeys.services import api_key_issue
+from tests.pets.api.test_hotpath import play
 from tests.processes import service_env, web_server
 
 # Committed writes: on PostgreSQL the version moves when the writing transaction commits.
@@ -90,6 +91,28 @@ def test_inside_a_transaction_the_page_is_read_every_time(dogs, settings):
     assert pages.cache_info().currsize == 0
     hotpath._kept_page(status=None, after=None, limit=10)
     assert pages.cache_info().currsize == 1
+
+
+def test_a_kept_page_is_answered_byte_for_byte_as_drf_answers_it(settings, alice_key, dogs):
+    """Outside a transaction, as a server runs: the second round is answered from kept pages,
+    with the same status, headers and bytes as DRF's generic list."""
+    settings.API_RATE_LIMIT = settings.API_ADDRESS_RATE_LIMIT = ""
+    for i in range(5):
+        status = PetStatus.SOLD if i % 2 else PetStatus.AVAILABLE
+        Pet.objects.create(name=f"P{i}", category=dogs, status=status)
+    requests = [
+        ("/v1/pets?limit=2", {}),
+        ("/v1/pets?status=sold&limit=1", {}),
+        ("/v1/pets?limit=100", {}),
+    ]
+    pages: Any = hotpath.kept_pages()
+    pages.cache_clear()
+    first = play(settings, alice_key, requests, fast=True)
+    kept = play(settings, alice_key, requests, fast=True)
+    drf = play(settings, alice_key, requests, fast=False)
+    assert pages.cache_info().hits == len(requests)  # the second round, from kept pages
+    for request, a, b, c in zip(requests, first, kept, drf, strict=True):
+        assert a[:3] == b[:3] == c[:3], request
 
 
 @pytest.mark.needs_postgres
