@@ -100,18 +100,18 @@ def test_a_kept_page_is_answered_byte_for_byte_as_drf_answers_it(settings, alice
     for i in range(5):
         status = PetStatus.SOLD if i % 2 else PetStatus.AVAILABLE
         Pet.objects.create(name=f"P{i}", category=dogs, status=status)
-    requests = [
+    asked: list[tuple[str, dict]] = [
         ("/v1/pets?limit=2", {}),
         ("/v1/pets?status=sold&limit=1", {}),
         ("/v1/pets?limit=100", {}),
     ]
     pages: Any = hotpath.kept_pages()
     pages.cache_clear()
-    first = play(settings, alice_key, requests, fast=True)
-    kept = play(settings, alice_key, requests, fast=True)
-    drf = play(settings, alice_key, requests, fast=False)
-    assert pages.cache_info().hits == len(requests)  # the second round, from kept pages
-    for request, a, b, c in zip(requests, first, kept, drf, strict=True):
+    first = play(settings, alice_key, asked, fast=True)
+    kept = play(settings, alice_key, asked, fast=True)
+    drf = play(settings, alice_key, asked, fast=False)
+    assert pages.cache_info().hits == len(asked)  # the second round, from kept pages
+    for request, a, b, c in zip(asked, first, kept, drf, strict=True):
         assert a[:3] == b[:3] == c[:3], request
 
 
