@@ -36,20 +36,20 @@ $(foreach set,$(SETS),$(eval $(call install_set,$(set))))
 LOCAL_ENV := $(or $(PETSTORE_VAR_DIR),$(CURDIR)/var)/local.env
 RUN_ENV := PORT=$(PORT) HTTP_PORT=$(PORT) HTTPS_PORT=$(HTTPS_PORT) PETSTORE_ENV_FILE=$(LOCAL_ENV)
 
-# The service on embedded defaults (SQLite, filesystem broker, file cache) as production
-# serves it (granian behind the Caddy TLS edge, petstore/Procfile), with its worker, beat
-# and the dev DNS server. First it writes its settings file (devtools/localenv.py: DEBUG=1,
-# a key of this checkout's own that seals its certificates' private keys, a metrics token,
-# and this run's ports, so `manage.py` in another terminal uses them); then it stops at once,
-# in one line with a command to try, if one of its ports is taken.
+# The service on embedded defaults as production serves it (granian behind the Caddy TLS edge,
+# petstore/Procfile), with its workers, beat and the dev DNS server, on PostgreSQL and Redis
+# from their wheels (devtools/embedded.py: data in var/, unix sockets, stopped with the rest;
+# none starts where DATABASE_URL or REDIS_URL names a server). devtools/devserver.py `run`:
+# one run per checkout; first the settings file (devtools/localenv.py: DEBUG=1, a key of this
+# checkout's own that seals its certificates' private keys, a metrics token, and this run's
+# ports, so `manage.py` in another terminal uses them), then it stops at once, in one line
+# with a command to try, if one of its ports is taken; then the servers, migrate, the demo
+# rows, and honcho.
 run: $(call stamp,run)
-	@$(RUN_ENV) $(BIN)/python -m devtools.devserver localenv check
-	$(RUN_ENV) $(BIN)/python manage.py migrate --noinput
-	$(RUN_ENV) $(BIN)/python manage.py loaddemo >/dev/null
-	$(RUN_ENV) PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/honcho --procfile petstore/Procfile --app-root . start
+	$(RUN_ENV) $(BIN)/python -m devtools.devserver run
 
-# The whole suite. Without DATABASE_URL/REDIS_URL it runs on SQLite and skips
-# only the tests that need a server, saying why; .ci/run points it at both.
+# The whole suite. Without DATABASE_URL/REDIS_URL it starts its own PostgreSQL and Redis from
+# their wheels (tests/settings.py); .ci/run points it at the machine's.
 test: $(call stamp,test)
 	$(BIN)/pytest $(PYTEST_ARGS)
 

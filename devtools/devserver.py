@@ -1,6 +1,8 @@
-"""`make run` around its Procfile: its development settings file, a check that its ports are
-free before anything starts, and the hints a newcomer needs, printed once the service answers.
+"""`make run`: its development settings file, a check that its ports are free before anything
+starts, the embedded PostgreSQL and Redis, its Procfile's processes, and the hints a newcomer
+needs, printed once the service answers.
 
+    python -m devtools.devserver run             # `make run`: all of the below, in order
     python -m devtools.devserver localenv check  # this run's ports into PETSTORE_ENV_FILE,
                                                  # then one line and exit 1 if one is taken
     python -m devtools.devserver hints           # the Procfile's `hints:` process
@@ -12,16 +14,20 @@ line of it, so a test can start the web process exactly as `make run` does.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import errno
+import fcntl
 import os
 import shlex
+import signal
 import socket
+import subprocess
 import sys
 import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,7 +35,7 @@ import django
 from django.conf import settings
 from django.core.management import call_command
 
-from devtools import localenv
+from devtools import embedded, localenv
 from devtools.sockets import PortInUseError, bind_udp_and_tcp
 from petstore.celery import app
 
@@ -173,6 +179,116 @@ def write_local_env() -> int:
     return 0
 
 
+@contextlib.contextmanager
+def checkout_lock(folder: Path) -> Iterator[str | None]:
+    """Held while this `make run` lives (the kernel drops it with the process, however it
+    ends): yields None, or, when another `make run` of this checkout holds it, what that one
+    wrote into it (its pid and web port)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "run.lock"
+    with open(path, "a+", encoding="utf-8") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            lock.seek(0)
+            yield lock.read().strip() or "?"
+            return
+        lock.truncate(0)
+        lock.write(f"pid {os.getpid()}, http://localhost:{web_port()}/\n")
+        lock.flush()
+        yield None
+
+
+def write_and_check_ports() -> int:
+    """This run's ports into the settings file, then the port check; a refused run puts the
+    file back as it was, so a second terminal keeps talking to the run that is serving."""
+    path = env_file()
+    before = path.read_bytes() if path.exists() else None
+    write_local_env()
+    if status := check():
+        if before is None:
+            path.unlink(missing_ok=True)
+        else:
+            path.write_bytes(before)
+    return status
+
+
+def sqlite_leftover() -> str | None:
+    """One line for a checkout whose var/ still holds the SQLite database of older versions."""
+    old = settings.VAR_DIR / "db.sqlite3"
+    if not old.exists():
+        return None
+    return (
+        f"make run: {shown_path(old)} is the SQLite database of an older version; the service "
+        f"now keeps its data in PostgreSQL ({shown_path(settings.EMBEDDED_POSTGRES_DIR)}) and starts "
+        "empty there. The file is left as it was: delete it when you no longer need it."
+    )
+
+
+def embedded_servers() -> list[embedded.Postgres | embedded.Redis]:
+    """The servers this run starts: those the settings (environment and settings file)
+    name none of."""
+    servers: list[embedded.Postgres | embedded.Redis] = []
+    if not os.environ.get("DATABASE_URL"):
+        servers.append(embedded.Postgres(settings.EMBEDDED_POSTGRES_DIR, settings.EMBEDDED_SOCKETS))
+    if not os.environ.get("REDIS_URL"):
+        servers.append(embedded.Redis(settings.EMBEDDED_REDIS_SOCKET))
+    return servers
+
+
+def manage(*arguments: str, quiet: bool = False) -> None:
+    subprocess.run(  # noqa: S603 (this checkout's manage.py)
+        [sys.executable, str(ROOT / "manage.py"), *arguments],
+        check=True,
+        stdout=subprocess.DEVNULL if quiet else None,
+    )
+
+
+def honcho() -> int:
+    """The Procfile's processes until honcho ends (Ctrl-C reaches it from the terminal; a
+    SIGTERM to this process is passed on to it)."""
+    venv_bin = Path(sys.executable).parent  # the Procfile's `python` and `celery`
+    process = subprocess.Popen(  # noqa: S603 (honcho from this venv)
+        [str(venv_bin / "honcho"), "--procfile", str(PROCFILE), "--app-root", str(ROOT), "start"],
+        env={**os.environ, "PATH": f"{venv_bin}{os.pathsep}{os.environ.get('PATH', '')}"},
+    )
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # honcho stops its processes first
+    signal.signal(signal.SIGTERM, lambda *_: process.send_signal(signal.SIGTERM))
+    return process.wait()
+
+
+def run() -> int:
+    """`make run`: one per checkout; the ports checked and written; the embedded servers
+    started (and stopped after the rest); the database migrated and its demo rows loaded;
+    then the Procfile's processes."""
+    # Beside the settings file (var/), found before the settings load: they read that file,
+    # which must hold this run's ports first.
+    with checkout_lock(env_file().parent) as other:
+        if other:
+            print(
+                f"make run: already running in this checkout ({other}); use that one, or stop "
+                "it with Ctrl-C in its terminal first",
+                file=sys.stderr,
+            )
+            return 1
+        if status := write_and_check_ports():
+            return status
+        if leftover := sqlite_leftover():
+            print(leftover)
+        servers = embedded_servers()
+        try:
+            with embedded.running(*servers):
+                for server in servers:
+                    if isinstance(server, embedded.Postgres):
+                        server.create_database(settings.EMBEDDED_DATABASE)
+                manage("migrate", "--noinput")
+                manage("loaddemo", quiet=True)
+                return honcho()
+        except embedded.ServerError as exc:
+            print(f"make run: {exc}", file=sys.stderr)
+            return 1
+
+
 def web_ready(port: int) -> bool:
     request = urllib.request.Request(  # noqa: S310 (a fixed http URL on loopback)
         f"http://127.0.0.1:{port}/readyz", headers={"Host": f"localhost:{port}"}
@@ -239,6 +355,7 @@ def hints() -> int:
 
 
 ACTIONS: dict[str, Callable[[], int]] = {
+    "run": run,
     "localenv": write_local_env,
     "check": check,
     "hints": hints,

@@ -46,9 +46,8 @@ def key_encryption_key_opens_stored_keys(
 ) -> Sequence[CheckMessage]:
     """A wrong DOMAINS_KEY_ENCRYPTION_KEY would otherwise show only as a failed TLS
     handshake for every domain. Only where a key is set: the web process has none and needs
-    none (the worker and the edge refuse to start without one on their own), and the public
-    development key seals nothing worth refusing a start over."""
-    if settings.DOMAINS_KEY_ENCRYPTION_KEY in ("", settings.DEVELOPMENT_KEY_ENCRYPTION_KEY):
+    none (the worker and the edge refuse to start without one on their own)."""
+    if not settings.DOMAINS_KEY_ENCRYPTION_KEY:
         return []
     try:
         problem = key_problem()

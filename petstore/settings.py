@@ -1,17 +1,19 @@
 """Settings for the Petstore service: one file, driven by the environment.
 
-With no environment at all this runs the embedded defaults used by `make run`
-and `make test` (SQLite, a filesystem Celery broker, a file cache). Setting
-DATABASE_URL, CELERY_BROKER_URL and REDIS_URL switches the same code to
-PostgreSQL and Redis; there is no other code path.
+PostgreSQL and Redis everywhere. With no DATABASE_URL and REDIS_URL they are the embedded
+servers of this installation, on unix sockets in PETSTORE_VAR_DIR, which `make run` starts
+(devtools/embedded.py); production names its own. There is no other code path.
 """
 
 from __future__ import annotations
 
 import base64
+import hashlib
 import os
 import re
+import tempfile
 from pathlib import Path
+from urllib.parse import quote
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
@@ -32,10 +34,27 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 # passes var/local.env); the environment wins. Production names none, so a checkout where
 # `make run` was used never lends its DEBUG=1 to the web server or Celery.
 load_env_file(env_str("PETSTORE_ENV_FILE"), base_dir=BASE_DIR)
-# Files of this installation (SQLite, the file cache, the local CA, ...). Importing the
+# Files of this installation (the embedded servers' data, the local CA, ...). Importing the
 # settings creates nothing: each directory is made by what writes into it (`make run` makes
-# this one, collectstatic STATIC_ROOT, petstore/celery.py the filesystem broker's folders).
+# this one, collectstatic STATIC_ROOT).
 VAR_DIR = Path(env_str("PETSTORE_VAR_DIR", str(BASE_DIR / "var")))
+
+
+def embedded_sockets(var_dir: Path) -> Path:
+    """Where the embedded PostgreSQL and Redis listen: `var_dir/run`, or, where that path is
+    too long for a unix socket (107 bytes with PostgreSQL's file name), a folder in the
+    system's temporary directory named after `var_dir`."""
+    sockets = var_dir / "run"
+    if len(str(sockets / ".s.PGSQL.5432").encode()) <= 100:
+        return sockets
+    digest = hashlib.sha256(str(var_dir).encode()).hexdigest()[:12]
+    return Path(tempfile.gettempdir()) / f"petstore-{digest}"
+
+
+# The embedded servers (`make run`): PostgreSQL's data, and both servers' sockets.
+EMBEDDED_POSTGRES_DIR = VAR_DIR / "postgres"
+EMBEDDED_SOCKETS = embedded_sockets(VAR_DIR)
+EMBEDDED_DATABASE = "petstore"
 
 # --- Core -------------------------------------------------------------------
 
@@ -123,41 +142,36 @@ TEMPLATES = [
 
 # --- Data -------------------------------------------------------------------
 
+# Unset: the embedded server (`make run` starts it; devtools/embedded.py).
+DATABASE_URL = (
+    env_str("DATABASE_URL")
+    or f"postgres://postgres@{quote(str(EMBEDDED_SOCKETS), safe='')}/{EMBEDDED_DATABASE}"
+)
 DATABASES = {
     "default": dj_database_url.parse(
-        env_str("DATABASE_URL", f"sqlite:///{VAR_DIR / 'db.sqlite3'}"),
+        DATABASE_URL,
         # Persistent, health-checked connections: a dropped connection is
         # noticed and replaced before the next request uses it.
         conn_max_age=env_int("DB_CONN_MAX_AGE", 60),
         conn_health_checks=True,
     )
 }
-if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
-    # The same backend, its health check without a round trip unless the server has
-    # written to the idle connection, as it does when it drops one (petstore/database/).
-    DATABASES["default"]["ENGINE"] = "petstore.database"
-if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
-    # Several processes (web, worker, beat) share the file under `make run`.
-    DATABASES["default"]["OPTIONS"] = {
-        "timeout": 20,
-        "transaction_mode": "IMMEDIATE",
-        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
-    }
+if DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql":
+    raise ImproperlyConfigured(
+        f"DATABASE_URL must name a PostgreSQL database (postgres://...), not "
+        f"{DATABASE_URL.partition(':')[0]}:; unset it to use the embedded server of `make run`"
+    )
+# The same backend, its health check without a round trip unless the server has written to
+# the idle connection, as it does when it drops one (petstore/database/).
+DATABASES["default"]["ENGINE"] = "petstore.database"
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
-REDIS_URL = env_str("REDIS_URL")
-if REDIS_URL:
-    CACHES = {
-        "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}
-    }
-else:
-    # A file cache is shared by every process of `make run`, unlike LocMem.
-    CACHES = {
-        "default": {
-            "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
-            "LOCATION": str(VAR_DIR / "cache"),
-        }
-    }
+# Unset: the embedded server (`make run`), its database 0 the cache, 1 the Celery broker.
+EMBEDDED_REDIS_SOCKET = EMBEDDED_SOCKETS / "redis.sock"
+REDIS_URL = env_str("REDIS_URL") or f"unix://{EMBEDDED_REDIS_SOCKET}?db=0"
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}
+}
 
 # --- Auth, i18n, static -----------------------------------------------------
 
@@ -313,21 +327,13 @@ SPECTACULAR_SETTINGS = {
 }
 
 # --- Celery -----------------------------------------------------------------
-# Embedded default: kombu's filesystem transport, which needs no server.
 
-# The host name means nothing to this transport; naming one spares a warning per connection.
-CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", REDIS_URL or "filesystem://localhost//")
-if CELERY_BROKER_URL.startswith("filesystem://"):
-    _queue_dir = str(VAR_DIR / "celery" / "queue")
-    CELERY_BROKER_TRANSPORT_OPTIONS = {
-        "data_folder_in": _queue_dir,
-        "data_folder_out": _queue_dir,
-        "processed_folder": str(VAR_DIR / "celery" / "processed"),
-        "control_folder": str(VAR_DIR / "celery" / "control"),
-        "store_processed": False,
-    }
-else:
-    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
+# Unset: the embedded Redis's database 1 (kombu's name for a unix socket) when REDIS_URL is
+# unset too, else REDIS_URL itself.
+CELERY_BROKER_URL = env_str("CELERY_BROKER_URL") or (
+    REDIS_URL if env_str("REDIS_URL") else f"redis+socket://{EMBEDDED_REDIS_SOCKET}?virtual_host=1"
+)
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TASK_SERIALIZER = "json"
@@ -513,11 +519,6 @@ DOMAINS_KEY_ENCRYPTION_KEY_PREVIOUS = [
     encryption_key("DOMAINS_KEY_ENCRYPTION_KEY_PREVIOUS", key)
     for key in env_list("DOMAINS_KEY_ENCRYPTION_KEY_PREVIOUS")
 ]
-# A public constant, so only for a throwaway development database: never with PostgreSQL,
-# where the processes that need a key refuse to start without one.
-DEVELOPMENT_KEY_ENCRYPTION_KEY = "dev-only-insecure-key-encryption-key"  # noqa: S105
-if not DOMAINS_KEY_ENCRYPTION_KEY and DEBUG and DATABASES["default"]["ENGINE"].endswith("sqlite3"):
-    DOMAINS_KEY_ENCRYPTION_KEY = DEVELOPMENT_KEY_ENCRYPTION_KEY
 
 # --- The TLS edge (Caddy, domains/edge/) --------------------------------------
 
@@ -545,14 +546,12 @@ EDGE_PLATFORM_KEY = env_str("EDGE_PLATFORM_KEY", "")
 # empty: the endpoint is off (petstore/metrics/endpoint.py).
 METRICS_TOKEN = env_str("METRICS_TOKEN")
 # Where the counters of every process add up (petstore/metrics/store.py): `redis` (REDIS_URL;
-# any number of hosts) or `multiprocess` (files under METRICS_DIR; one host, `make run`).
-METRICS_STORE = env_str("METRICS_STORE", "redis" if REDIS_URL else "multiprocess")
+# any number of hosts) or `multiprocess` (files under METRICS_DIR; one host).
+METRICS_STORE = env_str("METRICS_STORE", "redis")
 if METRICS_STORE not in {"redis", "multiprocess"}:
     raise ImproperlyConfigured(
         f"METRICS_STORE must be redis or multiprocess, not {METRICS_STORE!r}"
     )
-if METRICS_STORE == "redis" and not REDIS_URL:
-    raise ImproperlyConfigured("METRICS_STORE=redis needs REDIS_URL")
 # Seconds between two pushes of a process's counts to Redis (what a killed process loses).
 METRICS_FLUSH_INTERVAL = env_float("METRICS_FLUSH_INTERVAL", 5.0)
 METRICS_DIR = Path(env_str("METRICS_DIR", str(VAR_DIR / "metrics")))
