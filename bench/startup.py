@@ -84,8 +84,13 @@ def time_run(checkout: Path, cold: bool) -> dict[str, float]:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait()
     if done is None or installed is None:
-        raise SystemExit(f"startup: make run in {checkout} printed no hints (exit {process.returncode})")
-    return {"install_s": round(installed, 1), "startup_s": round(done - installed, 1), "total_s": round(done, 1)}
+        status = process.returncode
+        raise SystemExit(f"startup: make run in {checkout} printed no hints (exit {status})")
+    return {
+        "install_s": round(installed, 1),
+        "startup_s": round(done - installed, 1),
+        "total_s": round(done, 1),
+    }
 
 
 def time_test(checkout: Path, pytest_args: list[str]) -> dict[str, float]:

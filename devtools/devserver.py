@@ -220,8 +220,8 @@ def sqlite_leftover() -> str | None:
         return None
     return (
         f"make run: {shown_path(old)} is the SQLite database of an older version; the service "
-        f"now keeps its data in PostgreSQL ({shown_path(settings.EMBEDDED_POSTGRES_DIR)}) and starts "
-        "empty there. The file is left as it was: delete it when you no longer need it."
+        f"now keeps its data in PostgreSQL ({shown_path(settings.EMBEDDED_POSTGRES_DIR)}) and "
+        "starts empty there. The file is left as it was: delete it when you no longer need it."
     )
 
 

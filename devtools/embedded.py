@@ -118,9 +118,7 @@ def log_tail(path: Path, lines: int = 5) -> str:
         return "(no log)"
 
 
-def wait_until_up(
-    what: str, process: subprocess.Popen, answers: object, log: Path
-) -> None:
+def wait_until_up(what: str, process: subprocess.Popen, answers: object, log: Path) -> None:
     deadline = time.monotonic() + START_TIMEOUT
     while time.monotonic() < deadline:
         if process.poll() is not None:
@@ -307,7 +305,8 @@ def start_for_tests(environ: Mapping[str, str]) -> dict[str, str]:
     if "DATABASE_URL" in wanted:
         # A throwaway cluster: nothing in it must survive a crash, so nothing waits for disks.
         options = ["fsync=off", "synchronous_commit=off", "full_page_writes=off"]
-        postgres = Postgres(folder / "postgres", folder / "run", options=[*options, "max_connections=300"])
+        options.append("max_connections=300")  # every test's web and worker processes
+        postgres = Postgres(folder / "postgres", folder / "run", options=options)
         servers.append(postgres)
         found["DATABASE_URL"] = postgres.url("petstore")
     if "REDIS_URL" in wanted:

@@ -1,9 +1,10 @@
 """Suite-wide fixtures and the rule for tests that need a server.
 
-Tests marked `needs_postgres` or `needs_redis` run against the real services.
-On a bare machine (no DATABASE_URL / REDIS_URL) they are skipped with the
-reason; with REQUIRE_SERVICES=1 (set by .ci/run) a missing service fails the
-run instead, so CI can never go green by skipping (tests/needs.py).
+Every test has a real PostgreSQL and Redis: the machine's where the environment
+names them (.ci/run), else the run's own from their wheels (tests/settings.py).
+Tests marked `browser` or `acme` need a Debian package; on a bare machine they
+are skipped with the reason; with REQUIRE_SERVICES=1 (set by .ci/run) a missing
+one fails the run instead, so CI can never go green by skipping (tests/needs.py).
 
 The shared fixtures (personas, pets, the DNS server and projects, a real worker,
 a browser) live in tests/fixtures/ and are registered once, below.

@@ -1,8 +1,9 @@
-"""What a test may need from the machine, and whether it is there: PostgreSQL, Redis,
-Chromium, Pebble. The markers (`needs_postgres`, `needs_redis`, `browser`, `acme`) and the
-fixtures that start real processes ask the same questions here.
+"""What a test may need from the machine that no wheel brings, and whether it is there:
+Chromium and Pebble (Debian's packages). PostgreSQL and Redis are always there: the run
+starts its own where the environment names none (tests/settings.py). The markers (`browser`,
+`acme`) and the fixtures that start real processes ask the same questions here.
 
-On a bare machine a test whose service is missing is skipped with the reason; with
+On a bare machine a test whose program is missing is skipped with the reason; with
 REQUIRE_SERVICES=1 (set by .ci/run) it fails instead, so CI can never go green by skipping.
 """
 
@@ -12,31 +13,11 @@ import os
 from collections.abc import Callable
 
 import pytest
-import redis
-from django.conf import settings
-from django.db import connection
 
 from devtools.pebble import PEBBLE
 
 REQUIRE_SERVICES = os.environ.get("REQUIRE_SERVICES", "").lower() in {"1", "true", "yes"}
 CHROMIUM = "/usr/bin/chromium"
-
-
-def postgres_missing() -> str | None:
-    if connection.vendor != "postgresql":
-        return "needs PostgreSQL: set DATABASE_URL=postgres://..."
-    return None
-
-
-def redis_missing() -> str | None:
-    url = settings.REDIS_URL
-    if not url:
-        return "needs Redis: set REDIS_URL=redis://..."
-    try:
-        redis.Redis.from_url(url, socket_connect_timeout=1).ping()
-    except redis.RedisError as exc:
-        return f"needs Redis at {url}: {exc}"
-    return None
 
 
 def chromium_missing() -> str | None:
@@ -55,8 +36,6 @@ def pebble_missing() -> str | None:
 
 # What each marker needs.
 MISSING_BY_MARKER: dict[str, Callable[[], str | None]] = {
-    "needs_postgres": postgres_missing,
-    "needs_redis": redis_missing,
     "browser": chromium_missing,
     "acme": pebble_missing,
 }

@@ -2,8 +2,8 @@
 test's own, on the test database, each stopped (killed if need be) whatever the
 test does. The worker and fault tests of every app use these.
 
-Never the shared Redis on 6379: `OwnRedis` runs `redis-server` on a free port, so
-a test can kill it and start it again on the same port.
+Never the run's shared Redis: `OwnRedis` runs the wheel's `redis-server` on a free port,
+so a test can kill it and start it again on the same port.
 """
 
 from __future__ import annotations
@@ -16,11 +16,13 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 import requests
 from django.db import connection
 
+from devtools import embedded
 from devtools.devserver import procfile_command
 from devtools.processes import spawn, stop_group
 from devtools.sockets import free_port
@@ -41,12 +43,15 @@ def wait_for(predicate, *, timeout: float = 30.0, interval: float = 0.2, what: s
 
 
 def database_url() -> str:
-    """The URL of the test database, for processes started by the test."""
+    """The URL of the test database, for processes started by the test (on a unix socket,
+    the embedded server's, its folder is the URL's host, quoted)."""
     db = connection.settings_dict
-    auth = db["USER"] or ""
+    auth = quote(db["USER"] or "", safe="")
     if db.get("PASSWORD"):
-        auth += f":{db['PASSWORD']}"
-    return f"postgres://{auth}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
+        auth += f":{quote(db['PASSWORD'], safe='')}"
+    host = quote(db["HOST"] or "127.0.0.1", safe="")
+    port = f":{db['PORT']}" if db["PORT"] else ""
+    return f"postgres://{auth}@{host}{port}/{db['NAME']}"
 
 
 class OwnRedis:
@@ -62,7 +67,7 @@ class OwnRedis:
 
     def start(self) -> OwnRedis:
         command = [
-            "redis-server", "--port", str(self.port), "--bind", "127.0.0.1",
+            str(embedded.redis_server()), "--port", str(self.port), "--bind", "127.0.0.1",
             "--save", "", "--appendonly", "no", "--dir", str(self.dir),
         ]  # fmt: skip
         self.process = subprocess.Popen(

@@ -2,15 +2,14 @@
 balancer in front of the edges' HTTP ports, and the platform's processes started from
 Procfile.production's lines, each of which can be killed and started again.
 
-A private PostgreSQL (initdb into a temporary directory, `postgres` on a free port) so the
-test can stop and start it without touching the machine's server; as root (CI) it runs as
-the `postgres` user, since PostgreSQL refuses to run as root.
+A private PostgreSQL (the wheel's initdb into a temporary directory, `postgres` on a free
+port) so the test can stop and start it without touching the machine's server; as root (CI)
+it runs as the wheel's own user, since PostgreSQL refuses to run as root.
 """
 
 from __future__ import annotations
 
 import contextlib
-import glob
 import os
 import shutil
 import signal
@@ -24,22 +23,11 @@ from pathlib import Path
 
 import psycopg
 
+from devtools import embedded
 from devtools.devserver import procfile_command
 from devtools.processes import spawn, stop_group
 from devtools.sockets import free_port
 from tests.processes import PRODUCTION_PROCFILE, wait_for
-
-
-def postgres_bin() -> Path | None:
-    """The newest PostgreSQL server binaries installed (Debian's layout)."""
-    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"))
-    return Path(found[-1]).parent if found else None
-
-
-def postgres_server_missing() -> str | None:
-    if postgres_bin() is None:
-        return "needs PostgreSQL's server binaries (/usr/lib/postgresql/*/bin/initdb)"
-    return None
 
 
 def production_command(name: str) -> str:
@@ -51,14 +39,12 @@ class PrivatePostgres:
     """A PostgreSQL cluster of the test's own: stop() and start() again on the same port."""
 
     def __init__(self) -> None:
-        binaries = postgres_bin()
-        assert binaries is not None
-        self.bin = binaries
+        self.bin = embedded.postgres_bin()
         # A short path: the unix socket lives here too (108 bytes at most).
         self.dir = Path(tempfile.mkdtemp(prefix="pg-cluster-"))
         self.data = self.dir / "data"
         self.port = free_port()
-        self.user = "postgres" if os.geteuid() == 0 else None
+        self.user = embedded.system_user()
         if self.user:
             shutil.chown(self.dir, self.user, self.user)
         self.log_path = self.dir / "postgres.log"

@@ -54,12 +54,10 @@ from tests.cluster.services import (
     Service,
     Supervisor,
     elapsed_since,
-    postgres_server_missing,
     production_command,
 )
 from tests.fixtures.domains import TARGET
 from tests.fixtures.pebble import Pebble
-from tests.needs import redis_missing, require
 from tests.processes import ROOT, OwnRedis, service_env, wait_for
 
 pytestmark = [pytest.mark.acme]
@@ -94,7 +92,6 @@ def acme_http_port(balancer: Balancer) -> int:
 
 @pytest.fixture
 def postgres() -> Iterator[PrivatePostgres]:
-    require(postgres_server_missing, what="the cluster test")
     server = PrivatePostgres()
     try:
         server.start()
@@ -106,7 +103,6 @@ def postgres() -> Iterator[PrivatePostgres]:
 
 @pytest.fixture
 def redis_server(tmp_path: Path) -> Iterator[OwnRedis]:
-    require(redis_missing, what="the cluster test")  # redis-server is installed with it
     server = OwnRedis(tmp_path).start()
     yield server
     server.kill()

@@ -23,7 +23,6 @@ from django.conf import settings as django_settings
 from devtools.processes import spawn, stop_group
 from devtools.sockets import free_port, tcp_port_open
 from tests.cluster.services import production_command
-from tests.needs import postgres_missing, redis_missing, require
 from tests.processes import service_env, wait_for, web_server
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -33,7 +32,6 @@ pytestmark = pytest.mark.django_db(transaction=True)
 def edge_before(upstreams: list[str], tmp_path: Path, **extra: str) -> Iterator[int]:
     """Procfile.production's edge in front of `upstreams`; yields its plain HTTP port. Its
     output: `edge.log`."""
-    require(postgres_missing, redis_missing, what="edge")
     http_port = free_port()
     admin = Path(tempfile.mkdtemp(prefix="edge-")) / "admin.sock"
     env = service_env(
