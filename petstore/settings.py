@@ -463,8 +463,9 @@ DOMAINS_VERIFY_DEADLINE = env_float("DOMAINS_VERIFY_DEADLINE", 3.0)
 # Re-verify (staff commands are not limited).
 DOMAINS_ADD_PER_HOUR = env_int("DOMAINS_ADD_PER_HOUR", 100)
 DOMAINS_VERIFY_PER_HOUR = env_int("DOMAINS_VERIFY_PER_HOUR", 60)
-# Seconds before a project may add again a name it removed (Remove + Add resets nothing).
-DOMAINS_READD_COOLDOWN = env_int("DOMAINS_READD_COOLDOWN", 3600)
+# Seconds before a project may add again a name it removed (Remove + Add resets nothing);
+# 0: off, the development default, so the walk-through can be repeated right after Remove.
+DOMAINS_READD_COOLDOWN = env_int("DOMAINS_READD_COOLDOWN", 0 if DEBUG else 3600)
 
 # --- Certificates -------------------------------------------------------------
 
