@@ -6,8 +6,6 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
-import redis
-from django.conf import settings as django_settings
 from django.test import Client
 from django.utils import timezone
 
@@ -18,6 +16,7 @@ from domains.models import Certificate, Domain
 from domains.services import certificates
 from domains.services.custom_domains import domain_add
 from domains.services.verification import domain_check
+from petstore.celery import app as celery_app
 from petstore.taskfailures import task_failure_record
 from tests.fixtures.domains import TARGET, go_live, in_step
 from tests.petstore.metrics.scrape import FAMILIES, TOKEN, Scrape
@@ -180,7 +179,8 @@ def test_the_gauges_are_the_databases_counts(client, token, shop, alice):
 @pytest.mark.needs_redis
 @pytest.mark.django_db
 def test_the_queue_depth_is_the_brokers_own_count(client, token):
-    broker = redis.Redis.from_url(django_settings.CELERY_BROKER_URL)
+    # The broker's own client (a TCP or a unix-socket URL alike, in kombu's spelling).
+    broker = celery_app.connection_for_read().default_channel.client
     before = scrape(client).value("petstore_queue_depth", queue="checks")
     assert before == broker.llen("checks")
     # Nothing consumes here: the message waits (a worker started later drops it: --purge).
