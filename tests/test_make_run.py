@@ -139,10 +139,8 @@ def recipe(target: str) -> list[str]:
     return body
 
 
-def test_make_run_checks_its_ports_before_it_starts_anything():
-    steps = recipe("run")
-    assert "devtools.devserver localenv check" in steps[0]
-    assert "honcho" in steps[-1]
+def test_make_run_is_one_command_that_checks_its_ports_before_it_starts_anything():
+    assert recipe("run") == ["$(RUN_ENV) $(BIN)/python -m devtools.devserver run"]
 
 
 def test_make_run_serves_with_production_s_web_server():
@@ -206,16 +204,20 @@ def new_terminal(**env: str) -> dict[str, str]:
     return {**clean, **env}
 
 
-def make_run(var: Path, **ports: int) -> subprocess.CompletedProcess[str]:
-    """`make run PORT=... ...` as typed in the checkout, with its files in `var` (the tests
-    hold one of its ports, so it stops after writing its settings file and checking). The
-    install step is taken as done: the tests run in the same virtualenv."""
-    stamp = subprocess.run(
+def stamp() -> str:
+    """The name of `make run`'s install stamp: the tests run in the same virtualenv, so
+    `make -o <stamp> run` takes the install step as done."""
+    return subprocess.run(
         ["make", "--no-print-directory", "--eval", "stamp-name: ; @echo $(call stamp,run)",
          "stamp-name"],
         cwd=ROOT, env=new_terminal(), capture_output=True, text=True, check=True, timeout=30,
     ).stdout.strip()  # fmt: skip
-    command = ["make", "--no-print-directory", "-o", stamp, "run"]
+
+
+def make_run(var: Path, **ports: int) -> subprocess.CompletedProcess[str]:
+    """`make run PORT=... ...` as typed in the checkout, with its files in `var`, when it
+    stops by itself (a port held by the test, another run of the same checkout)."""
+    command = ["make", "--no-print-directory", "-o", stamp(), "run"]
     command += [f"{name}={value}" for name, value in ports.items()]
     env = new_terminal(PETSTORE_VAR_DIR=str(var))
     return subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
@@ -239,17 +241,19 @@ def read_env_file(path: Path) -> dict[str, str]:
     return {name: value for name, sep, value in pairs if sep and not name.startswith("#")}
 
 
-def test_make_run_writes_its_ports_for_manage_py_in_a_second_terminal(tmp_path):
+def test_a_refused_make_run_leaves_the_settings_file_and_the_servers_alone(tmp_path):
+    """A second terminal keeps talking to the run that serves: the refused run's ports never
+    reach the file, and it starts no server."""
     var = tmp_path / "var"
     var.mkdir()
     local_env = var / "local.env"
-    key = localenv.token()
     # As an earlier `make run` left it, with a line of the developer's own.
-    local_env.write_text(
+    before = (
         f"# Development settings for this checkout, written by `make run`.\nDEBUG=1\n"
-        f"DOMAINS_KEY_ENCRYPTION_KEY={key}\nPORT=8000\nLOG_LEVEL=WARNING\n"
+        f"DOMAINS_KEY_ENCRYPTION_KEY={localenv.token()}\nMETRICS_TOKEN={localenv.token()}\n"
+        f"LOG_LEVEL=WARNING\n{localenv.PORTS_COMMENT}\nPORT=8000\nHTTPS_PORT=8443\n"
     )
-    https_port, edge_port, dns_port = free_port(), free_port(), free_udp_and_tcp_port()
+    local_env.write_text(before)
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
@@ -257,35 +261,14 @@ def test_make_run_writes_its_ports_for_manage_py_in_a_second_terminal(tmp_path):
         result = make_run(
             var,
             PORT=port,
-            HTTPS_PORT=https_port,
-            EDGE_CERTIFICATES_PORT=edge_port,
-            DOMAINS_DEV_DNS_PORT=dns_port,
+            HTTPS_PORT=free_port(),
+            EDGE_CERTIFICATES_PORT=free_port(),
+            DOMAINS_DEV_DNS_PORT=free_udp_and_tcp_port(),
         )
     assert result.returncode != 0
     assert result.stderr.splitlines()[0].startswith(f"make run: port {port} (the web process)")
-    written = read_env_file(local_env)
-    token = written.pop("METRICS_TOKEN")
-    assert len(token) >= 40
-    assert written == {
-        "DEBUG": "1",
-        "DOMAINS_KEY_ENCRYPTION_KEY": key,
-        "LOG_LEVEL": "WARNING",
-        "PORT": str(port),
-        "HTTPS_PORT": str(https_port),
-        "EDGE_CERTIFICATES_PORT": str(edge_port),
-        "DOMAINS_DEV_DNS_PORT": str(dns_port),
-    }
-    assert local_env.stat().st_mode & 0o777 == 0o600
-
-    # A second terminal: verifydomain asks the development DNS server where it listens, and
-    # loaddemo's hint names the port the web process serves.
-    configured = manage(var, "diffsettings")
-    assert f"DOMAINS_DNS_NAMESERVERS = ['127.0.0.1:{dns_port}']" in configured
-    assert f"EDGE_CERTIFICATES_PORT = {edge_port}" in configured
-    assert f"HTTPS_PORT = {https_port}" in configured
-    manage(var, "migrate", "pets", "--noinput")
-    hint = manage(var, "loaddemo").splitlines()[-1]
-    assert hint.endswith(f" http://localhost:{port}/v1/pets")
+    assert local_env.read_text() == before
+    assert not (var / "postgres").exists()
 
 
 def test_a_first_make_run_writes_debug_a_key_and_a_metrics_token(tmp_path):
