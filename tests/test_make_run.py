@@ -195,7 +195,7 @@ def test_a_busy_edge_port_is_one_line_naming_its_variable(tmp_path, setting, wha
 NOT_IN_A_NEW_TERMINAL = {
     "SECRET_KEY", "DEBUG", "PETSTORE_ENV_FILE", "PETSTORE_VAR_DIR", "DATABASE_URL", "REDIS_URL",
     "CELERY_BROKER_URL", "DOMAINS_KEY_ENCRYPTION_KEY", "API_BASE_URL", "HTTP_PORT",
-    "MAKEFLAGS", "MFLAGS", "MAKELEVEL", *localenv.PORT_SETTINGS,
+    "MAKEFLAGS", "MFLAGS", "MAKELEVEL", "DJANGO_SETTINGS_MODULE", *localenv.PORT_SETTINGS,
 }  # fmt: skip
 
 

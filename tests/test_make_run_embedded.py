@@ -97,11 +97,11 @@ def test_make_run_serves_on_postgresql_and_redis_from_their_wheels_and_stops_the
         vendor = manage(
             var, "shell", "-c", "from django.db import connection as c; print(c.vendor)"
         )
-        assert vendor.strip() == "postgresql"
+        assert vendor.splitlines()[-1] == "postgresql"
         broker = manage(
             var, "shell", "-c", "from django.conf import settings as s; print(s.CELERY_BROKER_URL)"
         )
-        assert broker.strip() == f"redis+socket://{var}/run/redis.sock?virtual_host=1"
+        assert broker.splitlines()[-1] == f"redis+socket://{var}/run/redis.sock?virtual_host=1"
         configured = manage(var, "diffsettings")
         assert (
             f"DOMAINS_DNS_NAMESERVERS = ['127.0.0.1:{ports['DOMAINS_DEV_DNS_PORT']}']" in configured
