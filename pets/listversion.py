@@ -8,15 +8,8 @@ from petstore import versions
 
 TABLE = "pets_list_version"
 
-# What the migration creates, by vendor; `missing_triggers` looks for them by name.
-TRIGGERS = {
-    "postgresql": ("pets_list_version_pet", "pets_list_version_pet_truncate"),
-    "sqlite": (
-        "pets_list_version_pet_insert",
-        "pets_list_version_pet_update",
-        "pets_list_version_pet_delete",
-    ),
-}
+# What the migration creates; `missing_triggers` looks for them by name.
+TRIGGERS = ("pets_list_version_pet", "pets_list_version_pet_truncate")
 
 
 def current() -> int:

@@ -32,7 +32,7 @@ def demo_categories_load() -> list[tuple[Category, bool]]:
 
 
 def _reset_sequences(*models: type[Model]) -> None:
-    """After explicit ids, move PostgreSQL's sequence past them (SQLite needs nothing)."""
+    """After explicit ids, move the tables' sequences past them."""
     statements = connection.ops.sequence_reset_sql(no_style(), list(models))
     if statements:
         with connection.cursor() as cursor:

@@ -10,9 +10,6 @@ context variable our own middleware already sets (petstore/http/requestid.py).
 
 import logging.config
 import os
-from collections.abc import Mapping
-from pathlib import Path
-from typing import Any
 
 from celery import Celery
 from celery.signals import before_task_publish, setup_logging, task_postrun, task_prerun
@@ -28,19 +25,6 @@ app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
 
 REQUEST_ID_HEADER = "request_id"
-# The folders of kombu's filesystem transport (`make run`'s embedded broker), which kombu
-# expects to exist; the settings name them in CELERY_BROKER_TRANSPORT_OPTIONS.
-BROKER_FOLDERS = ("data_folder_in", "data_folder_out", "processed_folder", "control_folder")
-
-
-@app.on_after_configure.connect
-def make_broker_folders(sender: Celery, source: Mapping[str, Any], **kwargs: Any) -> None:
-    """Once per process, when the app first reads its configuration: before the process
-    sends or reads a message, and only in processes that do."""
-    options = source["broker_transport_options"] or {}
-    for name in BROKER_FOLDERS:
-        if folder := options.get(name):
-            Path(folder).mkdir(parents=True, exist_ok=True)
 
 
 @setup_logging.connect

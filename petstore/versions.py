@@ -3,12 +3,11 @@
 An app's migration creates a one-row table (`id = 1`, `version`) and triggers on the tables
 it watches, so that every write path, the ORM's, a bulk update's, raw SQL's or a cascade's,
 raises the number; nothing that writes those rows can forget to. A process may then keep
-what it read from the rows for as long as the number stays the same. On PostgreSQL the
-triggers are deferred constraint triggers, so the number moves when the writing
-transaction commits, in the same commit as the rows: a reader that sees the new number
-sees the new rows. On SQLite, plain triggers (its writes are serialised anyway); a
-migration that remakes a watched table there drops its triggers, which `missing_triggers`
-finds.
+what it read from the rows for as long as the number stays the same. The triggers are
+deferred constraint triggers, so the number moves when the writing transaction commits, in
+the same commit as the rows: a reader that sees the new number sees the new rows. A
+trigger dropped by hand or by a migration that remakes a watched table would leave the
+number still: `missing_triggers` finds it.
 
 A version's row is locked from its trigger to the commit, and Django's foreign keys are
 checked at commit too (they are deferred), possibly after it: so a row that code locks to
@@ -30,11 +29,6 @@ from typing import Any
 
 from django.db import connection, migrations
 
-_FOUND = {
-    "postgresql": "SELECT tgname FROM pg_trigger WHERE NOT tgisinternal",
-    "sqlite": "SELECT name FROM sqlite_master WHERE type = 'trigger'",
-}
-
 
 def current(table: str) -> int:
     """The version in `table` now (one indexed read of a one-row table)."""
@@ -46,23 +40,21 @@ def current(table: str) -> int:
     return int(row[0])
 
 
-def missing_triggers(triggers: Mapping[str, Sequence[str]]) -> list[str]:
-    """Of `triggers` (their names by database vendor), the ones this database lacks; empty
-    when all are there."""
-    expected = triggers.get(connection.vendor, ())
-    if not expected:
-        return []
+def missing_triggers(triggers: Sequence[str]) -> list[str]:
+    """Of `triggers` (their names), the ones this database lacks; empty when all are
+    there."""
     with connection.cursor() as cursor:
-        cursor.execute(_FOUND[connection.vendor])
+        cursor.execute("SELECT tgname FROM pg_trigger WHERE NOT tgisinternal")
         found = {name for (name,) in cursor.fetchall()}
-    return [name for name in expected if name not in found]
+    return [name for name in triggers if name not in found]
 
 
 def migration(
     table: str, *, create: Mapping[str, Sequence[str]], drop: Mapping[str, Sequence[str]]
 ) -> migrations.RunPython:
     """The operation that makes a version: its table, then `create[vendor]` (the first row,
-    the triggers); backwards, `drop[vendor]`, then the table."""
+    the triggers); backwards, `drop[vendor]`, then the table. The statements are by vendor
+    as the frozen migrations that call it pass them; only "postgresql" is ever run."""
 
     def statements(schema_editor: Any, by_vendor: Mapping[str, Sequence[str]]) -> Sequence[str]:
         vendor = schema_editor.connection.vendor

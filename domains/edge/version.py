@@ -10,24 +10,14 @@ from petstore import versions
 
 TABLE = "domains_edge_version"
 
-# What the migration creates, by vendor; `missing_triggers` looks for them by name.
-TRIGGERS = {
-    "postgresql": (
-        "domains_edge_version_certificate",
-        "domains_edge_version_domain",
-        "domains_edge_version_domain_state",
-        "domains_edge_version_certificate_truncate",
-        "domains_edge_version_domain_truncate",
-    ),
-    "sqlite": (
-        "domains_edge_version_certificate_insert",
-        "domains_edge_version_certificate_update",
-        "domains_edge_version_certificate_delete",
-        "domains_edge_version_domain_insert",
-        "domains_edge_version_domain_delete",
-        "domains_edge_version_domain_state",
-    ),
-}
+# What the migration creates; `missing_triggers` looks for them by name.
+TRIGGERS = (
+    "domains_edge_version_certificate",
+    "domains_edge_version_domain",
+    "domains_edge_version_domain_state",
+    "domains_edge_version_certificate_truncate",
+    "domains_edge_version_domain_truncate",
+)
 
 
 def current() -> int:
@@ -36,6 +26,6 @@ def current() -> int:
 
 
 def missing_triggers() -> list[str]:
-    """The version's triggers this database lacks (on SQLite, a migration that remakes the
-    domains or certificates table drops them); empty when all are there."""
+    """The version's triggers this database lacks (dropped by hand, or by a migration that
+    remakes the domains or certificates table); empty when all are there."""
     return versions.missing_triggers(TRIGGERS)

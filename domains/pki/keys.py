@@ -46,10 +46,9 @@ class KeyNotSet(ImproperlyConfigured):
 
 
 def missing_key_message() -> str:
-    if settings.DEBUG:
-        why = "the development key serves only an SQLite database"
-    else:
-        why = "the worker and the edge open and seal private keys with it"
+    why = "the worker and the edge open and seal private keys with it"
+    if settings.DEBUG:  # development: where a checkout keeps its key
+        why += "; `make run` writes one into var/local.env, named by PETSTORE_ENV_FILE"
     return (
         f"DOMAINS_KEY_ENCRYPTION_KEY is not set ({why}); "
         f"make one with: {settings.KEY_ENCRYPTION_KEY_RECIPE}"

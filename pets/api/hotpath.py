@@ -179,9 +179,9 @@ def kept_pages() -> Callable[..., Page]:
 
 @functools.cache
 def _version_kept() -> bool:
-    """Whether this database has the list version's triggers (asked once per process): a
-    migration that remakes the pets table on SQLite drops them, and a version that no
-    longer moves must not keep pages."""
+    """Whether this database has the list version's triggers (asked once per process): one
+    dropped (by hand, or by a migration that remakes the pets table) leaves a version that
+    no longer moves, which must not keep pages."""
     missing = listversion.missing_triggers()
     if missing:
         logger.warning("listPets keeps no pages: triggers missing: %s", ", ".join(missing))
@@ -210,8 +210,8 @@ def _validated_filter(status: str) -> PetFilter:
     return filterset
 
 
-@functools.cache  # at most 2 x 2 x 100 shapes per database vendor
-def _statement(vendor: str, *, with_status: bool, with_after: bool, size: int) -> str:
+@functools.cache  # at most 2 x 2 x 100 shapes
+def _statement(*, with_status: bool, with_after: bool, size: int) -> str:
     queryset = Pet.objects.values_list(*_COLUMNS)
     # Placeholder values: only the statement is kept. Its parameters come in this
     # order (status, then id), as `_fetch` passes them.
@@ -225,9 +225,7 @@ def _statement(vendor: str, *, with_status: bool, with_after: bool, size: int) -
 
 def _fetch(*, status: str | None, after: int | None, size: int) -> list[tuple]:
     """Up to `size` pets as _COLUMNS rows in id order: ids above `after`, this status."""
-    statement = _statement(
-        connection.vendor, with_status=status is not None, with_after=after is not None, size=size
-    )
+    statement = _statement(with_status=status is not None, with_after=after is not None, size=size)
     params = [value for value in (status, after) if value is not None]
     with connection.cursor() as cursor:
         cursor.execute(statement, params)

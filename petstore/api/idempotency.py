@@ -14,13 +14,11 @@ since a retry of a request that succeeded may be refused where the first was not
 (the domain is now a duplicate, the check in its cooldown).
 
 A retry sent while the first request still runs its operation runs it too: only one of
-the two records can commit, and the other request's writes are rolled back. On PostgreSQL
-the later record INSERT waits on the first's uncommitted row, at most IN_USE_WAIT (the
-first commits right after that INSERT), then replays the committed answer, or answers 409
-when the first has still not committed. On SQLite a writer holds the database's lock for
-its whole transaction (`BEGIN IMMEDIATE`), so the retry waits for the first to finish and
-replays. A process that dies mid-request leaves nothing behind: its transaction is rolled
-back by the database.
+the two records can commit, and the other request's writes are rolled back. The later
+record INSERT waits on the first's uncommitted row, at most IN_USE_WAIT (the first commits
+right after that INSERT), then replays the committed answer, or answers 409 when the first
+has still not committed. A process that dies mid-request leaves nothing behind: its
+transaction is rolled back by the database.
 """
 
 from __future__ import annotations
@@ -122,7 +120,7 @@ def store(*, api_key: ApiKey, key: str, fingerprint: str, answer: Answer) -> boo
     """Write the key's record with its answer, in the caller's transaction, over an expired
     one: False when a live record holds the key. Raises IdempotencyKeyInUse (409) when a
     concurrent request's record is not committed within IN_USE_WAIT. One statement, not an
-    ORM upsert compiled per request; both PostgreSQL and SQLite (3.35+) run it."""
+    ORM upsert compiled per request."""
     now = timezone.now()
     ops = connection.ops
     values: list[Any] = [
@@ -136,9 +134,6 @@ def store(*, api_key: ApiKey, key: str, fingerprint: str, answer: Answer) -> boo
         ops.adapt_datetimefield_value(now),
     ]
     with connection.cursor() as cursor:
-        if connection.vendor != "postgresql":
-            cursor.execute(_STORE, values)
-            return cursor.fetchone() is not None
         try:
             cursor.execute(_STORE_NOT_WAITING, [*values, IN_USE_WAIT])
         except OperationalError as error:
@@ -163,8 +158,7 @@ _ON_CONFLICT = (
     f" created_at = excluded.created_at WHERE {_TABLE}.expires_at <= excluded.created_at"
     f" OR {_TABLE}.response_status IS NULL RETURNING id"
 )
-_STORE = f"INSERT INTO {_TABLE} ({_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)" + _ON_CONFLICT  # noqa: S608
-# PostgreSQL: the wait on a concurrent uncommitted record is bounded with lock_timeout,
+# The wait on a concurrent uncommitted record is bounded with lock_timeout,
 # set and put back inside the statement (a `SET LOCAL` before it and a `SET LOCAL` after
 # it would be two round trips). The row comes from a subquery which, first (its WHERE),
 # saves the transaction's lock_timeout in a setting of ours, then sets IN_USE_WAIT;

@@ -24,9 +24,9 @@ deleted key forgets itself (receivers in apps.py). The TTLs bound what a write
 bypassing all this (raw SQL, a bulk `QuerySet.update` of users) or a lost
 subscriber connection can leave behind.
 
-Without REDIS_URL (SQLite, `make test`) there is no process level: the file
-cache is shared by the processes of `make run`. If Redis is down, lookups use
-the database, and `forget` raises rather than report a revocation it cannot
+Without REDIS_URL there is no process level (no channel to subscribe to): only
+the shared cache that CACHES names and the database. If Redis is down, lookups
+use the database, and `forget` raises rather than report a revocation it cannot
 guarantee.
 """
 

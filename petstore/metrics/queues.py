@@ -1,7 +1,7 @@
 """petstore_queue_depth{queue}: messages waiting in each Celery queue, asked of the broker
-at scrape time through kombu's own count (a Redis broker: the LLEN of the queue's lists;
-`make run`'s filesystem broker: its message files). Messages a worker has taken and not
-yet acknowledged, and tasks held for their countdown, are not waiting: not counted."""
+at scrape time through kombu's own count (on Redis, the LLEN of the queue's lists).
+Messages a worker has taken and not yet acknowledged, and tasks held for their countdown,
+are not waiting: not counted."""
 
 from __future__ import annotations
 

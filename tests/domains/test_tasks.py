@@ -122,7 +122,6 @@ def test_issue_task_retries_when_caa_cannot_be_looked_up(dns_server, www):
     assert not Certificate.objects.exists()
 
 
-@pytest.mark.needs_postgres
 @pytest.mark.django_db(transaction=True)
 def test_concurrent_issue_tasks_make_one_certificate(dns_server, www):
     Domain.objects.filter(pk=www.pk).update(**in_step(State.ISSUING))

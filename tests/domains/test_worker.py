@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import time
 
-import pytest
 from cryptography import x509
 
 from domains import tasks
@@ -15,8 +14,6 @@ from tests.fixtures.domains import TARGET, in_step
 from tests.processes import wait_for
 
 
-@pytest.mark.needs_postgres
-@pytest.mark.needs_redis
 def test_domain_goes_from_pending_to_active_with_a_certificate(
     celery_worker, dns_server, shop, alice
 ):
@@ -42,8 +39,6 @@ def test_domain_goes_from_pending_to_active_with_a_certificate(
     assert actions == ["added", "verify_requested", "verified", "certificate_issued"]
 
 
-@pytest.mark.needs_postgres
-@pytest.mark.needs_redis
 def test_a_certificate_is_issued_at_once_while_a_silent_name_server_holds_the_checks(
     start_worker, dns_server, shop, alice, settings
 ):

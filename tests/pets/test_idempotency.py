@@ -179,7 +179,6 @@ def race(plaintext: str, bodies: list[dict]) -> list:
     return responses
 
 
-@pytest.mark.needs_postgres
 @pytest.mark.django_db(transaction=True)
 def test_concurrent_requests_with_one_key_create_exactly_one_pet(alice_key, dogs):
     body = {"name": "Rex", "categoryId": dogs.id}
@@ -199,7 +198,6 @@ def test_concurrent_requests_with_one_key_create_exactly_one_pet(alice_key, dogs
     assert len(replayed) == statuses.count(201) - 1
 
 
-@pytest.mark.needs_postgres
 @pytest.mark.django_db(transaction=True)
 def test_concurrent_requests_with_one_key_and_different_bodies_create_one_pet(alice_key, dogs):
     bodies = [{"name": f"Pet {i}", "categoryId": dogs.id} for i in range(6)]
@@ -233,7 +231,6 @@ def held_first_create(monkeypatch):
     return entered, release
 
 
-@pytest.mark.needs_postgres
 @pytest.mark.django_db(transaction=True)
 def test_a_retry_while_the_first_runs_creates_nothing_more(alice_key, dogs, held_first_create):
     """The retry runs too and commits first; the first's writes are rolled back at its
@@ -261,7 +258,6 @@ def test_a_retry_while_the_first_runs_creates_nothing_more(alice_key, dogs, held
     assert list(Pet.objects.values_list("id", flat=True)) == [retry.json()["id"]]
 
 
-@pytest.mark.needs_postgres
 @pytest.mark.django_db(transaction=True)
 def test_a_retry_while_the_first_has_not_committed_its_record_is_a_409(alice_key, dogs):
     body = {"name": "Rex", "categoryId": dogs.id}
@@ -296,7 +292,6 @@ def test_a_retry_while_the_first_has_not_committed_its_record_is_a_409(alice_key
     assert create(client_of(alice_key), body)["Idempotent-Replayed"] == "true"
 
 
-@pytest.mark.needs_postgres
 @pytest.mark.django_db(transaction=True)
 def test_a_key_costs_one_statement_more_in_the_same_transaction(alice_key, dogs):
     body = {"name": "Rex", "categoryId": dogs.id}
@@ -326,7 +321,6 @@ def test_a_key_costs_one_statement_more_in_the_same_transaction(alice_key, dogs)
     assert [t for s, t in keyed if s.startswith("INSERT")] == [True, True]
 
 
-@pytest.mark.needs_postgres
 @pytest.mark.django_db(transaction=True)
 def test_the_short_wait_is_for_the_record_only_not_the_commit(alice_key, dogs):
     """The commit's deferred foreign key checks wait for a lock as long as they must: here

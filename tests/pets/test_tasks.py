@@ -25,8 +25,6 @@ def worker(transactional_db, settings, tmp_path):
         process.stop()
 
 
-@pytest.mark.needs_postgres
-@pytest.mark.needs_redis
 def test_the_worker_purges_expired_idempotency_keys(worker, alice_key):
     now = timezone.now()
 

@@ -77,8 +77,6 @@ def exception_types(event: dict) -> list[str]:
     return [value["type"] for value in event.get("exception", {}).get("values", [])]
 
 
-@pytest.mark.needs_postgres
-@pytest.mark.needs_redis
 def test_a_view_error_is_reported_with_its_request_id(sentry, settings, tmp_path, transactional_db):
     env = service_env(
         settings, SENTRY_DSN=sentry.dsn, DJANGO_SETTINGS_MODULE="tests.petstore.boom_settings"
@@ -92,8 +90,6 @@ def test_a_view_error_is_reported_with_its_request_id(sentry, settings, tmp_path
     assert "cookies" not in event["request"]
 
 
-@pytest.mark.needs_postgres
-@pytest.mark.needs_redis
 def test_a_task_error_is_reported_with_the_request_id_that_queued_it(
     sentry, settings, tmp_path, transactional_db, dns_server
 ):
@@ -117,7 +113,6 @@ SDK_STARTED = (
 )
 
 
-@pytest.mark.needs_postgres
 def test_without_a_dsn_the_sdk_is_not_started(sentry, settings, transactional_db):
     def started(**extra: str) -> str:
         env = service_env(settings, **extra)

@@ -83,7 +83,6 @@ def log_of(tmp_path: Path) -> str:
     return log_path.read_text(errors="replace")
 
 
-@pytest.mark.needs_postgres
 @pytest.mark.parametrize("log_format", ["plain", "json"])
 def test_alone_every_request_has_an_access_line_and_a_request_id(
     transactional_db, settings, tmp_path, log_format
@@ -109,7 +108,6 @@ def test_alone_every_request_has_an_access_line_and_a_request_id(
     assert readyz[0].endswith(" id=-")  # came without one: the app's own is in the answer
 
 
-@pytest.mark.needs_postgres
 def test_connections_are_kept_alive_and_slow_headers_hold_no_worker(
     transactional_db, settings, tmp_path
 ):
@@ -139,7 +137,6 @@ def spawned_workers(log: str) -> list[int]:
     return [int(pid) for pid in re.findall(r"Spawning worker-\d+ with PID: (\d+)", log)]
 
 
-@pytest.mark.needs_postgres
 def test_a_worker_that_dies_is_started_again_and_the_other_answers_meanwhile(
     transactional_db, settings, tmp_path
 ):
@@ -169,7 +166,6 @@ def _health(base: str) -> int | str:
         return type(exc).__name__
 
 
-@pytest.mark.needs_postgres
 def test_a_graceful_restart_finishes_the_requests_in_flight_and_answers_new_ones(
     transactional_db, settings, tmp_path, django_user_model
 ):

@@ -5,15 +5,12 @@ persistent connections are health-checked before a request uses them. The check
 
 from __future__ import annotations
 
-import pytest
 import requests
 from django.db import connection, connections
 
 from pets.models import Category, Pet
 from petstore.apikeys.services import api_key_issue
 from tests.processes import service_env, wait_for, web_server
-
-pytestmark = pytest.mark.needs_postgres
 
 
 def _terminate_other_backends() -> int:

@@ -25,8 +25,6 @@ from petstore.models import TaskFailure
 from tests.fixtures.domains import TARGET
 from tests.processes import OwnRedis, service_env, wait_for, web_server
 
-pytestmark = [pytest.mark.needs_postgres, pytest.mark.needs_redis]
-
 
 @pytest.fixture
 def own_redis(settings, tmp_path):

@@ -65,7 +65,6 @@ def test_inside_a_running_task_a_failed_publish_still_raises():
 
 
 @pytest.mark.django_db(transaction=True)
-@pytest.mark.needs_postgres
 def test_concurrent_failures_are_all_counted():
     def fail_many():
         try:

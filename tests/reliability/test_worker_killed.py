@@ -22,8 +22,6 @@ from petstore.celery import app
 from tests.fixtures.domains import TARGET
 from tests.processes import Worker, service_env, wait_for
 
-pytestmark = [pytest.mark.needs_postgres, pytest.mark.needs_redis]
-
 
 @pytest.fixture
 def workers(transactional_db, settings, hostile_dns, tmp_path):

@@ -32,8 +32,6 @@ def test_sign_in_page_leads_to_the_owners_projects(shop, live_dashboard, page, s
     assert page.get_by_role("heading", name="Domains", exact=True).is_visible()
 
 
-@pytest.mark.needs_postgres
-@pytest.mark.needs_redis
 def test_owner_takes_a_subdomain_from_add_domain_to_a_certificate_and_removes_one(
     page, live_dashboard, dns_server, celery_worker, edge, shop, screenshot, settings
 ):
@@ -127,8 +125,6 @@ def test_owner_takes_a_subdomain_from_add_domain_to_a_certificate_and_removes_on
     expect(visitor.get_by_role("heading", name="Alice's shop")).to_be_visible()
 
 
-@pytest.mark.needs_postgres
-@pytest.mark.needs_redis
 def test_no_certificate_after_30_minutes_shows_the_steps_and_re_verify(
     shop, alice, dns_server, celery_worker, time_machine, live_dashboard, page, screenshot
 ):
@@ -155,8 +151,6 @@ def test_no_certificate_after_30_minutes_shows_the_steps_and_re_verify(
     screenshot(page, "07-troubleshooting")
 
 
-@pytest.mark.needs_postgres
-@pytest.mark.needs_redis
 def test_two_owners_claim_one_name_and_the_txt_proof_decides(
     page, live_dashboard, dns_server, celery_worker, shop, bobs, bob, screenshot, settings
 ):

@@ -83,7 +83,6 @@ def test_the_encryption_key_is_not_derived_from_the_secret_key(settings):
 # --- Who holds the key ----------------------------------------------------------------
 
 
-@pytest.mark.needs_postgres
 @pytest.mark.django_db(transaction=True)
 def test_the_web_process_starts_and_serves_without_the_key(settings, tmp_path):
     env = without_key(service_env(settings))
@@ -95,7 +94,6 @@ def test_the_web_process_starts_and_serves_without_the_key(settings, tmp_path):
     assert run(manage("check"), env).returncode == 0
 
 
-@pytest.mark.needs_postgres
 @pytest.mark.parametrize("process", ["edge", "worker"])
 def test_the_edge_and_the_worker_refuse_to_start_without_the_key(settings, process):
     env = without_key(service_env(settings))
@@ -104,8 +102,6 @@ def test_the_edge_and_the_worker_refuse_to_start_without_the_key(settings, proce
     assert "is not set" in line and RECIPE in line
 
 
-@pytest.mark.needs_postgres
-@pytest.mark.needs_redis
 def test_a_worker_on_the_checks_queue_alone_starts_without_the_key(settings):
     """It never opens a key, so it is started without one (compose, the README)."""
     env = without_key(service_env(settings))
@@ -126,25 +122,11 @@ def test_a_worker_on_the_checks_queue_alone_starts_without_the_key(settings):
             process.wait(timeout=30)
 
 
-@pytest.mark.needs_postgres
-def test_the_public_development_key_is_never_used_with_postgresql(settings):
+def test_with_debug_on_they_refuse_too_and_say_where_a_development_key_is(settings):
     env = {**without_key(service_env(settings)), "DEBUG": "1"}
-    assert env["DATABASE_URL"].startswith("postgres")
     for command in (manage("edge"), manage("resealkeys"), worker()):
         line = one_line_naming_the_key(run(command, env))
-        assert "the development key serves only an SQLite database" in line
-
-
-def test_on_sqlite_debug_seals_with_the_development_key(tmp_path):
-    env = {
-        **without_key(os.environ),
-        "DEBUG": "1",
-        "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",
-        "PETSTORE_VAR_DIR": str(tmp_path),
-    }
-    code = "from django.conf import settings as s; print(s.DOMAINS_KEY_ENCRYPTION_KEY)"
-    result = run(manage("shell", "-c", code), env)
-    assert result.stdout.splitlines()[-1] == "dev-only-insecure-key-encryption-key", result.stderr
+        assert "is not set" in line and "var/local.env" in line and RECIPE in line
 
 
 # --- What a key must be ---------------------------------------------------------------
@@ -198,7 +180,6 @@ def sealed_with_a(settings, dns_server, www, tmp_path) -> Certificate:
     return certificate
 
 
-@pytest.mark.needs_postgres
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("process", ["check", "edge", "worker"])
 def test_a_key_that_cannot_open_the_stored_keys_stops_check_the_edge_and_the_worker(
@@ -213,7 +194,6 @@ def test_a_key_that_cannot_open_the_stored_keys_stops_check_the_edge_and_the_wor
     assert run(manage("check"), service_env(settings)).returncode == 0
 
 
-@pytest.mark.needs_postgres
 @pytest.mark.django_db(transaction=True)
 def test_a_key_that_cannot_open_the_local_ca_stops_check(settings, sealed_with_a):
     Certificate.objects.all().delete()

@@ -226,8 +226,6 @@ def test_the_sweep_claims_due_domains_in_bulk_and_queues_batches(shop, clock):
     assert scheduling.sweep().checks == []  # claimed: a second sweep queues nothing
 
 
-@pytest.mark.needs_postgres
-@pytest.mark.needs_redis
 @pytest.mark.django_db(transaction=True)
 def test_two_sweeps_at_once_never_claim_the_same_domain(shop):
     due = timezone.now() - timedelta(seconds=1)
@@ -242,8 +240,6 @@ def test_two_sweeps_at_once_never_claim_the_same_domain(shop):
     assert sorted(first + second) == sorted(Domain.objects.values_list("pk", flat=True))
 
 
-@pytest.mark.needs_postgres
-@pytest.mark.needs_redis
 @pytest.mark.django_db(transaction=True)
 def test_the_sweep_checks_every_due_domain_on_a_real_worker(celery_worker, dns_server, shop):
     dns_server.add("ok.example.test", "CNAME", TARGET + ".")

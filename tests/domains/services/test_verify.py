@@ -255,7 +255,6 @@ def test_the_sweeps_batch_task_records_the_other_99(dns_server, shop, bobs, bob)
     _the_other_99_were_checked(ids, poisoned, started)
 
 
-@pytest.mark.needs_postgres
 @pytest.mark.usefixtures("patient_dns")
 def test_a_domain_whose_recording_raises_is_left_out_alone(dns_server, shop, bobs, bob):
     ids, victim, poisoned = _batch_of_100(shop, bobs, bob, dns_server)
@@ -288,8 +287,6 @@ def test_a_domain_whose_recording_raises_is_left_out_alone(dns_server, shop, bob
     assert "row refused" in failure.last_error
 
 
-@pytest.mark.needs_postgres
-@pytest.mark.needs_redis
 def test_a_real_workers_sweep_records_the_other_99(celery_worker, dns_server, shop, bobs, bob):
     ids, victim, poisoned = _batch_of_100(shop, bobs, bob, dns_server)
     started = timezone.now()

@@ -1,9 +1,7 @@
 """listPets' kept pages: each process keeps the pages it wrote while the list version (a
 number the database raises in the same commit as any write to a pet) stays the same, and a
-change is in the very next list from any process, whoever made it and however.
-
-The version's own rules run on both databases (the triggers are each vendor's own); the
-processes are two web servers on PostgreSQL, as production runs them.
+change is in the very next list from any process, whoever made it and however. The
+processes are two web servers, as production runs them.
 """
 
 from __future__ import annotations
@@ -22,7 +20,7 @@ from petstore.apikeys.services import api_key_issue
 from tests.pets.api.test_hotpath import play
 from tests.processes import service_env, web_server
 
-# Committed writes: on PostgreSQL the version moves when the writing transaction commits.
+# Committed writes: the version moves when the writing transaction commits.
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
@@ -57,14 +55,12 @@ def test_every_way_of_writing_a_pet_moves_the_version(dogs):
 
 
 def test_a_transaction_moves_it_once_and_only_when_it_commits(dogs):
-    if connection.vendor == "postgresql":  # SQLite's plain triggers count every row
+    def many() -> None:
+        with transaction.atomic():
+            Pet.objects.bulk_create([Pet(name=f"P{i}", category=dogs) for i in range(50)])
+            Pet.objects.update(status=PetStatus.PENDING)
 
-        def many() -> None:
-            with transaction.atomic():
-                Pet.objects.bulk_create([Pet(name=f"P{i}", category=dogs) for i in range(50)])
-                Pet.objects.update(status=PetStatus.PENDING)
-
-        assert moves(many) == 1
+    assert moves(many) == 1
 
     def rolled_back() -> None:
         with pytest.raises(RuntimeError), transaction.atomic():
@@ -115,7 +111,6 @@ def test_a_kept_page_is_answered_byte_for_byte_as_drf_answers_it(settings, alice
         assert a[:3] == b[:3] == c[:3], request
 
 
-@pytest.mark.needs_postgres
 @pytest.mark.parametrize("fast", [True, False], ids=["hot path", "DRF"])
 def test_a_change_is_in_the_next_list_from_another_process(
     fast, settings, tmp_path, django_user_model, dogs

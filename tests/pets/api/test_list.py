@@ -233,7 +233,6 @@ def test_the_status_and_id_index_exists():
     assert indexes["pets_pet_status_id_idx"] == ["status", "id"]
 
 
-@pytest.mark.needs_postgres
 @pytest.mark.django_db
 def test_a_filtered_page_is_served_in_order_by_the_status_id_index_on_postgres(api, dogs):
     # A rare status, where the index matters: with half the rows sold, walking the

@@ -66,8 +66,6 @@ def test_a_wrong_secret_for_a_cached_prefix_is_still_refused(api, alice_key):
     assert client.get("/v1/pets").status_code == 401
 
 
-@pytest.mark.needs_postgres
-@pytest.mark.needs_redis
 @pytest.mark.django_db(transaction=True)
 def test_a_key_revoked_by_another_process_is_refused_here_as_soon_as_it_returns(
     api, alice_key, settings

@@ -22,8 +22,6 @@ import pytest
 from devtools.processes import spawn, stop_group
 from tests.processes import ROOT, free_port, service_env, wait_for
 
-pytestmark = [pytest.mark.needs_postgres, pytest.mark.needs_redis]
-
 EDGE = "127.0.0.2"
 STRANGER = "127.0.0.1"
 

@@ -15,7 +15,6 @@ from tests.fixtures.domains import TARGET
 from tests.processes import Worker, service_env, wait_for, web_server
 
 
-@pytest.mark.needs_postgres
 @pytest.mark.parametrize("log_format", ["plain", "json"])
 def test_a_newline_in_a_path_cannot_forge_a_log_line(
     transactional_db, settings, tmp_path, log_format
@@ -33,8 +32,6 @@ def test_a_newline_in_a_path_cannot_forge_a_log_line(
     assert "/v1/pets/1\\nFORGED\\r\\x1b[31m\\x85x: 401 unauthorized" in message
 
 
-@pytest.mark.needs_postgres
-@pytest.mark.needs_redis
 def test_the_worker_writes_json_lines_with_the_request_id_that_queued_its_task(
     transactional_db, dns_server, settings, tmp_path, alice_client, shop, alice
 ):

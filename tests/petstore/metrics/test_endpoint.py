@@ -176,7 +176,6 @@ def test_the_gauges_are_the_databases_counts(client, token, shop, alice):
     assert seen.value("petstore_certificates_expiring", within_days="14") == 2
 
 
-@pytest.mark.needs_redis
 @pytest.mark.django_db
 def test_the_queue_depth_is_the_brokers_own_count(client, token):
     # The broker's own client (a TCP or a unix-socket URL alike, in kombu's spelling).

@@ -13,8 +13,6 @@ from petstore.metrics import store
 from petstore.metrics.http import REQUESTS, observe
 from tests.processes import OwnRedis
 
-pytestmark = pytest.mark.needs_redis  # a redis-server of its own
-
 SERIES = ("petstore_http_requests_total", (("route", "store-test"), ("status", "200")))
 
 
