@@ -1,5 +1,6 @@
 """The development DNS server's starter zones: the platform's own names, and the customer zone
-of the newcomer's walk-through (docs/dashboard.md), where the CNAME waits to be uncommented.
+of the newcomer's walk-throughs: the dashboard's name (docs/dashboard.md), whose CNAME waits to
+be uncommented, and the README's domains API name, whose CNAME is there from the start.
 
 Both `manage.py devdns` and `manage.py loaddomainsdemo` write them, whichever starts first under
 `make run`: each file only where it is missing, so a newcomer's edits are never overwritten and
@@ -14,8 +15,11 @@ from pathlib import Path
 from django.conf import settings
 
 DEMO_ZONE = "example.test"
-# The name the walk-through adds and the HTTPS hint names.
+# The name the dashboard walk-through adds and the HTTPS hint names.
 DEMO_DOMAIN = f"shop.{DEMO_ZONE}"
+# The name the README's domains API lines add: another name, so the dashboard walk-through
+# still finds its own name free, and served from the start, so those lines' check passes.
+API_DEMO_DOMAIN = f"api.{DEMO_ZONE}"
 
 PLATFORM_ZONE = """\
 ; The platform's own names, served by `python manage.py devdns`: the CNAME target is this machine.
@@ -35,6 +39,9 @@ $TTL 60
 @       IN SOA ns1.{zone}. hostmaster.{zone}. 1 3600 600 86400 60
 @       IN NS  ns1.{zone}.
 ns1     IN A   127.0.0.1
+
+; The README's domains API example adds api.{zone}: its record is here already.
+api     IN CNAME {target}.
 
 ; 1. After "Add domain" for shop.{zone}, add the record the dashboard shows
 ;    (remove the leading "; "), save, and choose Verify:

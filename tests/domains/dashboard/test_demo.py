@@ -12,6 +12,7 @@ from django.core.management.base import CommandError
 
 from devtools.devdns import DNSServer
 from devtools.devserver import hint_lines
+from devtools.starterzones import API_DEMO_DOMAIN, DEMO_DOMAIN
 from domains.models import Deploy, Project
 from domains.pki.local import CERT_FILE
 from domains.services.custom_domains import domain_add
@@ -95,6 +96,27 @@ def test_starter_zone_verifies_once_the_newcomer_adds_the_cname(db, demo_setting
             assert checked.check_code == code, checked.check_message
     finally:
         server.stop()
+
+
+def test_the_readmes_api_domain_verifies_from_the_starter_zone_as_written(db, demo_settings):
+    """The README's three curl lines add api.example.test and ask for its check: the starter
+    zone already serves its CNAME, and the dashboard walk-through's name stays free."""
+    _run()
+    zone_file = demo_settings.DOMAINS_DEV_DNS_ZONES / "example.test.zone"
+    shop = Project.objects.get(slug="demo-shop")
+    assert API_DEMO_DOMAIN != DEMO_DOMAIN
+    domain = domain_add(project=shop, hostname=API_DEMO_DOMAIN, actor=None)
+    server = DNSServer("127.0.0.1", 0, zone_dir=zone_file.parent).start()
+    try:
+        demo_settings.DOMAINS_DNS_NAMESERVERS = [server.address]
+        server.reload_zones()
+        assert check(domain).check_code == "ok"
+    finally:
+        server.stop()
+    assert domain_add(project=shop, hostname=DEMO_DOMAIN, actor=None).hostname == DEMO_DOMAIN
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    assert f'{{"hostname":"{API_DEMO_DOMAIN}"}}' in readme
+    assert f"Add domain `{DEMO_DOMAIN}`" in readme
 
 
 def test_demo_prints_the_https_url_and_the_local_ca_root_to_trust(db, demo_settings):

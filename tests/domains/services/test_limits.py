@@ -7,6 +7,7 @@ from datetime import timedelta
 from io import StringIO
 
 import pytest
+import time_machine
 from django.core.exceptions import ValidationError
 from django.core.management import CommandError, call_command
 from django.utils import timezone
@@ -74,6 +75,17 @@ def test_reserved_slugs_never_name_a_project(alice):
     for slug in ("www", "api", "admin", "dashboard", "domains", "mail"):
         with pytest.raises(ValidationError):
             project_create(slug=slug, owner=alice, plan="pro")
+
+
+def test_a_readd_cooldown_of_zero_is_off(shop, alice, settings):
+    """Development's value (make run's settings file), so the walk-through's Add, Remove and
+    Add again work at once, even within the same clock tick."""
+    settings.DOMAINS_READD_COOLDOWN = 0
+    with time_machine.travel(timezone.now(), tick=False):
+        for _ in range(3):
+            domain = domain_add(project=shop, hostname="shop.example.test", actor=alice)
+            domain_remove(domain=domain, actor=alice)
+    assert DomainEvent.objects.filter(project=shop, action="added").count() == 3
 
 
 def test_staff_commands_are_not_limited_per_hour_nor_by_the_readd_cooldown(
