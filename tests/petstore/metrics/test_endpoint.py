@@ -179,7 +179,8 @@ def test_the_gauges_are_the_databases_counts(client, token, shop, alice):
 @pytest.mark.django_db
 def test_the_queue_depth_is_the_brokers_own_count(client, token):
     # The broker's own client (a TCP or a unix-socket URL alike, in kombu's spelling).
-    broker = celery_app.connection_for_read().default_channel.client
+    channel = celery_app.connection_for_read().default_channel
+    broker = channel.client  # type: ignore[attr-defined]  # kombu's Redis channel
     before = scrape(client).value("petstore_queue_depth", queue="checks")
     assert before == broker.llen("checks")
     # Nothing consumes here: the message waits (a worker started later drops it: --purge).
