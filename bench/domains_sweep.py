@@ -1,6 +1,6 @@
 """The domain-checks sweep on a real Celery worker: 1,000 and 10,000 pending domains.
 
-For each N it starts the loopback DNS server (domains/devdns.py) on a free port with
+For each N it starts the loopback DNS server (devtools/devdns.py) on a free port with
 records for N domains (most CNAME to the platform target; some point elsewhere, have
 an A record instead of or beside the CNAME, exist without a CNAME or do not exist at
 all, so the failure paths are measured too), replaces the previous run's bench project

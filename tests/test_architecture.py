@@ -5,7 +5,7 @@ at the top, inside a function, or under `if TYPE_CHECKING:`. The source is read
 with `ast`, never imported, so a cycle cannot hide behind import order.
 
 The layers of the domains engine: the data (models, choices, querysets), what
-DNS says (domains/dns) and the local CA (domains/pki.py) sit at the bottom;
+DNS says (domains/dns) and the CAs (domains/pki/) sit at the bottom;
 services build on them and return NextSteps; tasks, the dashboard, routing,
 the admin and the management commands sit on top and call services. The API
 platform (petstore/api, petstore/http) serves every /v1 resource and knows

@@ -5,8 +5,9 @@ The services raise django.core.exceptions.ValidationError with a sentence and a 
 status, once: 400 when the name or value sent is not valid, 409 when it conflicts with
 what exists now (retrying later or changing something else may succeed), 429 when the
 project has used its hourly allowance of Add domain or Verify, 422 when it is well-formed
-but a rule of the project refuses it. tests/domains/api/test_errors.py keeps
-this table in step with every code the services raise.
+but a rule of the project refuses it. tests/domains/api/test_refusals.py keeps this table
+in step with every code the services raise
+(`test_every_refusal_code_of_the_services_has_a_status_and_is_documented`).
 """
 
 from __future__ import annotations

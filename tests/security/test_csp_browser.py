@@ -79,7 +79,7 @@ def test_dashboard_and_admin_pages_render_under_the_policy(
         page.wait_for_load_state("networkidle")
         _assert_clean(page, path)
     # The dashboard's own script still runs (it is 'self'): the Remove page's
-    # redirect choice and the live status poll are wired by domains/dashboard.js.
+    # redirect choice and the live status poll are wired by domains/static/domains/dashboard.js.
     page.goto(base + "/dashboard/projects/shop/domains/www.example.test/")
     assert page.evaluate("document.scripts.length") >= 1
 
