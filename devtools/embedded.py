@@ -293,17 +293,19 @@ def remove_abandoned_test_runs() -> None:
 
 
 def start_for_tests(environ: Mapping[str, str]) -> dict[str, str]:
-    """Start the servers the environment names none of (DATABASE_URL, REDIS_URL) for this
-    test run, stopped and removed when the process exits; returns the variables that name
-    them, for the settings and every process the tests start."""
-    wanted = {name for name in ("DATABASE_URL", "REDIS_URL") if not environ.get(name)}
-    if not wanted:
-        return {}
+    """A folder of this test run's own, as its PETSTORE_VAR_DIR (never the checkout's var/,
+    where `make run` keeps its data and its local CA), and the servers the environment names
+    none of (DATABASE_URL, REDIS_URL); all stopped and removed when the process exits.
+    Returns the variables that name them, for the settings and every process the tests
+    start."""
     remove_abandoned_test_runs()
     folder = Path(tempfile.mkdtemp(prefix=TEST_RUN_PREFIX))
     (folder / OWNER_FILE).write_text(str(os.getpid()))
+    wanted = {name for name in ("DATABASE_URL", "REDIS_URL") if not environ.get(name)}
     servers: list[Postgres | Redis] = []
     found: dict[str, str] = {}
+    if not environ.get("PETSTORE_VAR_DIR"):
+        found["PETSTORE_VAR_DIR"] = str(folder / "var")
     if "DATABASE_URL" in wanted:
         # A throwaway cluster: nothing in it must survive a crash, so nothing waits for disks.
         options = ["fsync=off", "synchronous_commit=off", "full_page_writes=off"]
