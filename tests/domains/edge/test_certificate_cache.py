@@ -84,7 +84,7 @@ def test_handshakes_for_a_name_nothing_changed_about_make_no_query(endpoint, act
     with CaptureQueriesContext(connection) as first:
         expected = handshake(endpoint, name)
     # The version, then the name's rows.
-    assert len(first) == 2 and version.TABLE in first[0]["sql"]
+    assert len(first) == 2 and version.EDGE.table in first[0]["sql"]
 
     for _ in range(3):
         with CaptureQueriesContext(connection) as queries:
@@ -180,7 +180,7 @@ def test_without_its_thread_a_stale_cache_reads_the_version_first(active):
     assert serves(endpoint, active)
     with CaptureQueriesContext(connection) as queries:
         assert serves(endpoint, active)
-    assert len(queries) == 1 and version.TABLE in queries[0]["sql"]
+    assert len(queries) == 1 and version.EDGE.table in queries[0]["sql"]
     Domain.objects.filter(pk=active.domain_id).update(**in_step(State.FAILED))
     assert handshake(endpoint) == ("204 No Content", b"")
 
