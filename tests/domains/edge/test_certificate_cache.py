@@ -28,6 +28,7 @@ from domains.models import Certificate, Domain
 from domains.services import certificates
 from domains.services.custom_domains import domain_remove
 from tests.fixtures.domains import go_live, in_step
+from tests.petstore.database_copies import connected_to, older_copy
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -205,3 +206,23 @@ def test_the_secret_file_is_read_on_the_beat_not_per_request(endpoint, active, e
     assert serves(endpoint, active)  # the secret as last read
     endpoint.cache.refresh()
     assert handshake(endpoint) == ("403 Forbidden", b"")
+
+
+def test_a_database_restored_from_an_older_state_drops_every_answer(endpoint, dns_server, www):
+    """The endpoint's database becomes an older copy of itself (a backup restored, a replica
+    promoted that lacked the last commits), where writes bring the version back to the
+    number the cache holds, for other rows: the next beat's stamp differs all the same (the
+    database's incarnation), so the cache drops what it kept."""
+    with older_copy() as copy:  # www not live yet
+        go_live(www, State.ISSUING)
+        issued = certificates.certificate_issue(domain_id=www.pk)
+        assert issued is not None
+        assert serves(endpoint, issued)
+        held = version.current()
+
+        with connected_to(copy):
+            while version.current() < held:
+                Domain.objects.filter(pk=www.pk).update(hostname=f"v{version.current()}.test")
+            assert version.current() == held  # the number the cache holds
+            endpoint.cache.refresh()
+            assert handshake(endpoint) == ("204 No Content", b"")
