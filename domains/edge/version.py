@@ -1,31 +1,32 @@
 """The edge version: a number the database raises whenever a certificate row is written or a
-domain is added, removed, renamed or changes state (triggers, created by the migration
-`edge_version`; petstore/versions.py says how). While it stays the same,
-no handshake's answer has changed but by the clock (a certificate expiring, which the
-endpoint's cache knows from notAfter)."""
+domain is added, removed, renamed or changes state, by whatever path (petstore/versions.py
+says how). While it stays the same, no handshake's answer has changed but by the clock (a
+certificate expiring, which the endpoint's cache knows from notAfter)."""
 
 from __future__ import annotations
 
 from petstore import versions
 
-TABLE = "domains_edge_version"
-
-# What the migration creates; `missing_triggers` looks for them by name.
-TRIGGERS = (
-    "domains_edge_version_certificate",
-    "domains_edge_version_domain",
-    "domains_edge_version_domain_state",
-    "domains_edge_version_certificate_truncate",
-    "domains_edge_version_domain_truncate",
+# Made by the migrations (domains 0010 made the table, 0011 these triggers): a change here
+# needs a migration that replaces them (`versions.replacing`).
+EDGE = versions.Version(
+    table="domains_edge_version",
+    watches=[
+        versions.Watch("domains_certificate", "INSERT OR UPDATE OR DELETE"),
+        versions.Watch("domains_domain", "INSERT OR DELETE"),
+        # Checks write a domain's row often (checked_at, next_check_at...): only its state
+        # and its name decide what a handshake gets.
+        versions.Watch("domains_domain", "UPDATE", columns=("state", "hostname")),
+    ],
 )
 
 
 def current() -> int:
-    """The version now (one indexed read of a one-row table)."""
-    return versions.current(TABLE)
+    """The number now (one indexed read of a one-row table)."""
+    return EDGE.read().number
 
 
 def missing_triggers() -> list[str]:
-    """The version's triggers this database lacks (dropped by hand, or by a migration that
-    remakes the domains or certificates table); empty when all are there."""
-    return versions.missing_triggers(TRIGGERS)
+    """The version's triggers this database lacks or has disabled (by hand, or a migration
+    that remade the domains or certificates table); empty when all are there."""
+    return versions.missing_triggers(EDGE)

@@ -17,9 +17,11 @@ the query is cheap (numbers: docs/decisions/performance.md):
   ORM once per process and run with the request's parameters;
 - no page read twice while no pet changed: each process keeps the pages it wrote
   (body and next-page id) under the list version, a number the database raises in
-  the same commit as any write to a pet (pets/listversion.py). A request reads the
-  version (one indexed read of a one-row table) and is answered from the kept page
-  while it stays the same, so a create is in the very next list from any process;
+  the same commit as any write to a pet (pets/listversion.py), with the database's
+  incarnation (petstore/versions.py: a failover or a restore can bring a number back
+  for other rows). A request reads both (one statement, one indexed read of a one-row
+  table) and is answered from the kept page while they stay the same, so a create is in
+  the very next list from any process;
 - no FilterSet per request: PetFilter's validation depends on the `status`
   value alone (a choice filter), so each value is validated once per process;
 - no `urlencode` of the carried parameters when re-encoding them would give
@@ -59,6 +61,7 @@ from petstore.api import pagination
 from petstore.api.authentication import BearerKeyAuthentication
 from petstore.api.renderers import ORJSONRenderer
 from petstore.api.throttles import AddressThrottle, KeyThrottle
+from petstore.versions import Stamp, Watcher
 
 logger = logging.getLogger(__name__)
 
@@ -72,6 +75,8 @@ _COLUMNS = ("id", "name", "category_id", "status")
 # A query parameter that urlencode writes back exactly as it reads (quote_plus leaves
 # these characters alone), with its one '='.
 _AS_ENCODED = re.compile(r"[A-Za-z0-9_.~-]+=[A-Za-z0-9_.~-]*")
+# The list version, read per request.
+_LIST = Watcher(listversion.LIST)
 
 
 class Page(NamedTuple):
@@ -158,30 +163,35 @@ def _kept_page(*, status: str | None, after: int | None, limit: int) -> Page:
     Read in autocommit only, as a request is: inside a transaction that may have written
     pets (a test's, say), the version has not moved yet (its triggers fire at commit) and a
     page read there may never commit; such reads go to the database every time."""
-    if connection.in_atomic_block or not settings.API_LIST_PAGES_KEPT or not _version_kept():
+    if connection.in_atomic_block or not settings.API_LIST_PAGES_KEPT:
         return _read_page(status=status, after=after, limit=limit)
     # The version is read before the rows, so a page is at least as new as its version.
-    return kept_pages()(listversion.current(), status=status, after=after, limit=limit)
+    stamp = _LIST.read()
+    if not _version_kept(stamp.incarnation):
+        return _read_page(status=status, after=after, limit=limit)
+    return kept_pages()(stamp, status=status, after=after, limit=limit)
 
 
 @functools.cache
 def kept_pages() -> Callable[..., Page]:
     """This process's pages: the least recently asked dropped first once there are
-    API_LIST_PAGES_KEPT (read once); the version is part of the key only, so a new version
-    starts new pages and the old ones are the first to go."""
+    API_LIST_PAGES_KEPT (read once); the version's stamp (its number and the database's
+    incarnation) is part of the key only, so a new version starts new pages and the old ones
+    are the first to go."""
 
     @functools.lru_cache(maxsize=settings.API_LIST_PAGES_KEPT)
-    def page_at(version: int, *, status: str | None, after: int | None, limit: int) -> Page:
+    def page_at(stamp: Stamp, *, status: str | None, after: int | None, limit: int) -> Page:
         return _read_page(status=status, after=after, limit=limit)
 
     return page_at
 
 
-@functools.cache
-def _version_kept() -> bool:
-    """Whether this database has the list version's triggers (asked once per process): one
-    dropped (by hand, or by a migration that remakes the pets table) leaves a version that
-    no longer moves, which must not keep pages."""
+@functools.lru_cache(maxsize=8)
+def _version_kept(incarnation: tuple) -> bool:
+    """Whether this database has the list version's triggers, enabled (asked once per
+    process and database incarnation): one dropped or disabled (by hand, or by a migration
+    that remakes the pets table) leaves a version that no longer moves, which must not keep
+    pages."""
     missing = listversion.missing_triggers()
     if missing:
         logger.warning("listPets keeps no pages: triggers missing: %s", ", ".join(missing))

@@ -28,6 +28,7 @@ from domains.models import Certificate, Domain
 from domains.services import certificates
 from domains.services.custom_domains import domain_remove
 from tests.fixtures.domains import go_live, in_step
+from tests.petstore.database_copies import connected_to, older_copy
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -84,7 +85,7 @@ def test_handshakes_for_a_name_nothing_changed_about_make_no_query(endpoint, act
     with CaptureQueriesContext(connection) as first:
         expected = handshake(endpoint, name)
     # The version, then the name's rows.
-    assert len(first) == 2 and version.TABLE in first[0]["sql"]
+    assert len(first) == 2 and version.EDGE.table in first[0]["sql"]
 
     for _ in range(3):
         with CaptureQueriesContext(connection) as queries:
@@ -180,7 +181,7 @@ def test_without_its_thread_a_stale_cache_reads_the_version_first(active):
     assert serves(endpoint, active)
     with CaptureQueriesContext(connection) as queries:
         assert serves(endpoint, active)
-    assert len(queries) == 1 and version.TABLE in queries[0]["sql"]
+    assert len(queries) == 1 and version.EDGE.table in queries[0]["sql"]
     Domain.objects.filter(pk=active.domain_id).update(**in_step(State.FAILED))
     assert handshake(endpoint) == ("204 No Content", b"")
 
@@ -205,3 +206,23 @@ def test_the_secret_file_is_read_on_the_beat_not_per_request(endpoint, active, e
     assert serves(endpoint, active)  # the secret as last read
     endpoint.cache.refresh()
     assert handshake(endpoint) == ("403 Forbidden", b"")
+
+
+def test_a_database_restored_from_an_older_state_drops_every_answer(endpoint, dns_server, www):
+    """The endpoint's database becomes an older copy of itself (a backup restored, a replica
+    promoted that lacked the last commits), where writes bring the version back to the
+    number the cache holds, for other rows: the next beat's stamp differs all the same (the
+    database's incarnation), so the cache drops what it kept."""
+    with older_copy() as copy:  # www not live yet
+        go_live(www, State.ISSUING)
+        issued = certificates.certificate_issue(domain_id=www.pk)
+        assert issued is not None
+        assert serves(endpoint, issued)
+        held = version.current()
+
+        with connected_to(copy):
+            while version.current() < held:
+                Domain.objects.filter(pk=www.pk).update(hostname=f"v{version.current()}.test")
+            assert version.current() == held  # the number the cache holds
+            endpoint.cache.refresh()
+            assert handshake(endpoint) == ("204 No Content", b"")

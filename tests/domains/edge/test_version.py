@@ -132,14 +132,28 @@ def test_a_dropped_trigger_is_missing_and_the_edge_refuses_to_start(monkeypatch)
     """A trigger dropped (by hand, or by a migration that remakes its table) would leave the
     version still while rows change."""
     monkeypatch.setattr(processes, "run", lambda commands: pytest.fail("the edge started"))
-    dropped = version.TRIGGERS[0]  # on the certificates
+    dropped, table = version.EDGE.triggers()[0]  # on the certificates
     with pytest.raises(RolledBack), transaction.atomic():
         with connection.cursor() as cursor:
-            cursor.execute(f"DROP TRIGGER {dropped} ON domains_certificate")
+            cursor.execute(f"DROP TRIGGER {dropped} ON {table}")
         assert version.missing_triggers() == [dropped]
         with pytest.raises(
             CommandError, match=f"lacks the edge version's triggers \\({dropped}\\)"
         ):
+            call_command("edge")
+        raise RolledBack
+    assert version.missing_triggers() == []
+
+
+def test_a_disabled_trigger_is_missing_and_the_edge_refuses_to_start(monkeypatch):
+    """Disabled, a trigger moves nothing either."""
+    monkeypatch.setattr(processes, "run", lambda commands: pytest.fail("the edge started"))
+    disabled, table = version.EDGE.triggers()[2]  # a domain's state or name
+    with pytest.raises(RolledBack), transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute(f"ALTER TABLE {table} DISABLE TRIGGER {disabled}")
+        assert version.missing_triggers() == [disabled]
+        with pytest.raises(CommandError, match=f"\\({disabled}\\)"):
             call_command("edge")
         raise RolledBack
     assert version.missing_triggers() == []

@@ -6,6 +6,7 @@ processes are two web servers, as production runs them.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -18,10 +19,14 @@ from pets.api import hotpath
 from pets.models import Category, Pet, PetStatus
 from petstore.apikeys.services import api_key_issue
 from tests.pets.api.test_hotpath import play
+from tests.petstore.database_copies import connected_to, older_copy
 from tests.processes import service_env, web_server
 
 # Committed writes: the version moves when the writing transaction commits.
 pytestmark = pytest.mark.django_db(transaction=True)
+
+# The row trigger on the pets.
+TRIGGER = listversion.LIST.triggers()[0].name
 
 
 @pytest.fixture
@@ -37,6 +42,27 @@ def moves(write) -> int:
 
 
 def test_the_triggers_are_there():
+    assert listversion.missing_triggers() == []
+
+
+def test_a_disabled_trigger_keeps_no_pages(dogs, caplog):
+    """Disabled, a trigger leaves the version still while pets change: as if it were gone."""
+    Pet.objects.create(name="Rex", category=dogs)
+    pages: Any = hotpath.kept_pages()
+    pages.cache_clear()
+    hotpath._version_kept.cache_clear()
+    with connection.cursor() as cursor:
+        cursor.execute(f"ALTER TABLE pets_pet DISABLE TRIGGER {TRIGGER}")
+    try:
+        assert listversion.missing_triggers() == [TRIGGER]
+        hotpath._kept_page(status=None, after=None, limit=10)
+        hotpath._kept_page(status=None, after=None, limit=10)
+        assert pages.cache_info().currsize == 0
+        assert f"triggers missing: {TRIGGER}" in caplog.text
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute(f"ALTER TABLE pets_pet ENABLE TRIGGER {TRIGGER}")
+        hotpath._version_kept.cache_clear()
     assert listversion.missing_triggers() == []
 
 
@@ -142,12 +168,39 @@ def test_a_change_is_in_the_next_list_from_another_process(
         # A write the triggers do not see is not seen by a kept page either: the hot path
         # answers from its page until the version moves; DRF reads every time.
         with connection.cursor() as cursor:
-            cursor.execute("ALTER TABLE pets_pet DISABLE TRIGGER pets_list_version_pet")
+            cursor.execute(f"ALTER TABLE pets_pet DISABLE TRIGGER {TRIGGER}")
             try:
                 cursor.execute("UPDATE pets_pet SET name = 'Hidden' WHERE id = %s", [rex.pk])
             finally:
-                cursor.execute("ALTER TABLE pets_pet ENABLE TRIGGER pets_list_version_pet")
+                cursor.execute(f"ALTER TABLE pets_pet ENABLE TRIGGER {TRIGGER}")
         assert names() == (["Rexy", "Fido"] if fast else ["Hidden", "Fido"])
 
         Pet.objects.filter(name="Fido").delete()
         assert names() == ["Hidden"]
+
+
+def test_a_database_restored_from_an_older_state_serves_no_page_kept_from_the_newer(dogs):
+    """The process's database becomes an older copy of itself (a backup restored, a replica
+    promoted that lacked the last commits), which a write then brings to the number of a
+    page the process keeps, for other rows. The page is keyed by the database's incarnation
+    too: it is not served."""
+    rex = Pet.objects.create(name="Rex", category=dogs)
+
+    def names() -> list[str]:
+        body, _ = hotpath._kept_page(status=None, after=None, limit=10)
+        return [pet["name"] for pet in json.loads(body)]
+
+    with older_copy() as copy:  # Rex alone
+        Pet.objects.create(name="Fido", category=dogs)
+        held = listversion.current()
+        pages: Any = hotpath.kept_pages()
+        pages.cache_clear()
+        assert names() == names() == ["Rex", "Fido"]
+        assert pages.cache_info().hits == 1  # kept
+
+        with connected_to(copy):
+            while listversion.current() < held:
+                Pet.objects.filter(pk=rex.pk).update(name="Max")
+            assert listversion.current() == held  # the kept page's number, for other rows
+            assert names() == ["Max"]
+        assert names() == ["Rex", "Fido"]  # back on the first: its page, kept

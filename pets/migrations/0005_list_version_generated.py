@@ -1,0 +1,35 @@
+"""The list version's function and triggers, made from its declaration (petstore/versions.py)
+in place of 0004's hand-written ones: the function names its table with the migration's
+schema under a pinned search_path, so a writer with another search_path raises this table.
+
+The declaration is copied here, not imported: this migration must make the same triggers
+whatever pets/listversion.py says later (tests/petstore/test_versions.py holds the two
+equal until a later migration replaces them again).
+"""
+
+import importlib
+
+from django.db import migrations
+
+from petstore.versions import Version, Watch, replacing
+
+first = importlib.import_module("pets.migrations.0004_list_version")
+
+LIST = Version(
+    table="pets_list_version",
+    watches=[Watch("pets_pet", "INSERT OR UPDATE OR DELETE")],
+)
+
+
+class Migration(migrations.Migration):
+    dependencies = [
+        ("pets", "0004_list_version"),
+    ]
+
+    operations = [
+        replacing(
+            LIST,
+            old_create=[s for s in first.POSTGRESQL if s != first.FIRST_ROW],
+            old_drop=first.POSTGRESQL_DROP,
+        )
+    ]
