@@ -32,7 +32,7 @@ from domains.models import (
 # it now, or has proven any name of the same registrable domain (a proof outlives Remove
 # and the deletion of a project or an account): then the claim must also prove control
 # with a TXT record carrying its own token. A TXT proof takes the name from a live claim
-# that does not prove it too (services/verification.py); a rival's mere claim never takes
+# that does not prove it too (services/claims.py); a rival's mere claim never takes
 # a live domain offline.
 
 

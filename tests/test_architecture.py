@@ -15,6 +15,14 @@ The house: petstore/ is the ground floor (settings, the Celery app, the API
 platform) and imports neither of the apps above it; devtools/ (development
 tooling, installed under DEBUG and by the tests) may use all of them, and no
 module that production runs imports it.
+
+The models: one module per subject in domains/models/ (its __init__ imports them all).
+Projects sit beneath the other subjects, and the webhook models on top of the owner
+events they deliver.
+
+And no module of ours grows past 400 lines, the tests' and the benchmarks' included:
+past that it holds several subjects. The migrations (generated) and the settings (one
+file on purpose) are the exceptions.
 """
 
 from __future__ import annotations
@@ -151,6 +159,26 @@ LAYERS = [
         id="the-domains-app-never-imports-the-pets-app",
     ),
     pytest.param(
+        ("domains.models.projects",),
+        (
+            "domains.models.domains",
+            "domains.models.certificates",
+            "domains.models.events",
+            "domains.models.webhooks",
+        ),
+        id="projects-sit-beneath-every-other-model",
+    ),
+    pytest.param(
+        (
+            "domains.models.projects",
+            "domains.models.domains",
+            "domains.models.certificates",
+            "domains.models.events",
+        ),
+        ("domains.models.webhooks",),
+        id="the-webhook-models-sit-on-top-of-the-events-they-deliver",
+    ),
+    pytest.param(
         ("domains.selectors",),
         (
             "domains.services",
@@ -202,3 +230,34 @@ def test_lower_layers_never_import_upper_ones(lower, upper):
     assert any(within(module, *upper) for module in GRAPH), f"no module in {upper}"
     violations = layer_violations(lower, upper)
     assert not violations, "\n".join(["lower layer imports upper (-> means imports):", *violations])
+
+
+# Every Python module of ours, the tests' and the benchmarks' included, is at most this long.
+MOST_LINES = 400
+LINE_LIMITED = (*PACKAGES, "tests", "bench")
+
+
+def is_line_limited(path: Path) -> bool:
+    """All but the migrations (generated) and the settings (one file on purpose)."""
+    relative = path.relative_to(ROOT)
+    return "migrations" not in relative.parts and relative != Path("petstore/settings.py")
+
+
+def module_lengths() -> dict[str, int]:
+    return {
+        path.relative_to(ROOT).as_posix(): len(path.read_text().splitlines())
+        for package in LINE_LIMITED
+        for path in sorted((ROOT / package).rglob("*.py"))
+        if is_line_limited(path)
+    }
+
+
+def test_no_module_of_ours_is_longer_than_400_lines():
+    lengths = module_lengths()
+    # The walk reaches every package, and leaves out what is meant to be long.
+    reached = {"tests/test_architecture.py", "bench/run.py", "domains/models/domains.py"}
+    assert reached <= lengths.keys()
+    assert "petstore/settings.py" not in lengths
+    assert not any("/migrations/" in name for name in lengths)
+    too_long = [f"{name}: {lines}" for name, lines in lengths.items() if lines > MOST_LINES]
+    assert not too_long, "\n".join([f"over {MOST_LINES} lines, to split by subject:", *too_long])

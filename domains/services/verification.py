@@ -1,4 +1,8 @@
-"""Recording what a DNS check found: the state moves, the backoff and the 48-hour window.
+"""Recording what a DNS check found: the state moves, in batches.
+
+What a failing check does (the backoff, the 48-hour window, the grace period) is in
+domains/services/failures.py; whether a claim on a contested name may go live, and take
+the name from another project, in domains/services/claims.py.
 
 `domain_check` (one domain, now: Verify, `verifydomain`, the `check_domain` task) and
 `domain_check_many` (the sweep's batches) ask the DNS first, outside any transaction,
@@ -17,9 +21,8 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable
 from contextlib import nullcontext
-from dataclasses import dataclass, field, replace
-from datetime import datetime, timedelta
-from typing import Any
+from dataclasses import dataclass, field
+from datetime import timedelta
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -37,7 +40,7 @@ from domains.choices import (
 from domains.dns import diagnosis
 from domains.dns.diagnosis import CheckResult
 from domains.models import Domain, DomainEvent, ProvenHostname, Redirect
-from domains.services import certificates, claims, redirects
+from domains.services import certificates, claims, failures, redirects
 from domains.services.events import events_in_bulk, record_event
 from domains.services.lifecycle import transition, update
 from domains.services.nextsteps import NextSteps
@@ -46,33 +49,9 @@ from petstore.taskfailures import describe, task_failure_record
 
 log = logging.getLogger(__name__)
 
-# Re-check schedule for a domain that does not verify yet: the delay after the
-# n-th failed check (then the last value for the rest of the window).
-BACKOFF = (
-    timedelta(minutes=1),
-    timedelta(minutes=2),
-    timedelta(minutes=5),
-    timedelta(minutes=10),
-    timedelta(minutes=15),
-    timedelta(minutes=30),
-    timedelta(hours=1),
-)
-
-
-def backoff_delay(failed_checks: int) -> timedelta:
-    return BACKOFF[min(max(failed_checks, 1), len(BACKOFF)) - 1]
-
 
 def recheck_interval() -> timedelta:
     return timedelta(hours=settings.DOMAINS_RECHECK_INTERVAL)
-
-
-def verify_window() -> timedelta:
-    return timedelta(hours=settings.DOMAINS_VERIFY_WINDOW)
-
-
-def temporary_failure_limit() -> timedelta:
-    return timedelta(hours=settings.DOMAINS_TEMPORARY_FAILURE_LIMIT)
 
 
 def _domain_failed(domain_id: int, stage: str, exc: BaseException) -> None:
@@ -257,89 +236,12 @@ def _record_one(domain: Domain, checked: Checked, next_steps: NextSteps, batch: 
     """Decide what the check means for the row as it is now, and record it."""
     result = checked.result
     if result.ok and not domain.is_live:
-        result = _claim(domain, checked)
+        result = claims.claim_result(domain, result, contested=checked.contested)
     metrics.check_recorded(result.code)
     if result.ok:
         _record_success(domain, result, next_steps, batch)
     else:
-        _record_failure(domain, result)
-
-
-def _claim(domain: Domain, checked: Checked) -> CheckResult:
-    """The DNS points at the platform: may this claim go live? Its result, or why not.
-
-    A contested name needs the claim's TXT proof; a proven claim takes the name from a
-    live claim of another project unless that one's token is in the TXT record too.
-    """
-    result = checked.result
-    if not checked.contested:
-        # Nobody else claims the name (a claim added since is caught by the constraint).
-        return result
-    if domain.verification_token not in result.txt:
-        return _ownership_required(domain, result)
-    holder = (
-        Domain.objects.select_for_update(of=("self",), no_key=True)
-        .select_related("project")
-        .filter(hostname=domain.hostname, state__in=LIVE_STATES)
-        .exclude(pk=domain.pk)
-        .first()
-    )
-    if holder is None:
-        return result
-    if holder.verification_token in result.txt:
-        return replace(
-            result,
-            code=CheckCode.PROVEN_ELSEWHERE,
-            message=(
-                f"The TXT record {domain.ownership_txt_name} also proves another project's "
-                "claim on this name, which is live there. Remove that project's value from "
-                "the record, keep this one's, then choose Verify."
-            ),
-        )
-    _take_from(holder, domain)
-    return result
-
-
-def _ownership_required(domain: Domain, result: CheckResult) -> CheckResult:
-    return replace(
-        result,
-        code=CheckCode.OWNERSHIP_REQUIRED,
-        message=(
-            f"{domain.hostname_unicode} points to the platform, but another project claims "
-            "this name or has claimed it before. Prove it is yours: add the TXT record "
-            f"{domain.ownership_txt_name} with the value {domain.verification_token}, "
-            "then choose Verify."
-        ),
-        expected=f"TXT {domain.ownership_txt_name} {domain.verification_token}",
-        found="; ".join(f"TXT {text}" for text in result.txt),
-    )
-
-
-def _take_from(holder: Domain, winner: Domain) -> None:
-    """The winner proved control with its TXT record: the holder stops serving at once."""
-    message = (
-        f"Another project proved control of {holder.hostname_unicode} with a TXT record, so "
-        "the name is served there now and no longer here. If the name is yours, add this "
-        "project's TXT record and choose Re-verify."
-    )
-    if transition(holder, State.LOST, check_message=message, next_check_at=None):
-        record_event(domain=holder, action=Action.LOST, message=message)
-        redirects.redirects_follow_target(target=holder)
-        record_event(
-            domain=winner,
-            action=Action.TOOK_OVER,
-            message=f"{winner.hostname_unicode} was live for another project until now.",
-        )
-
-
-def _result_fields(result: CheckResult, now: datetime, message: str | None = None) -> dict:
-    return {
-        "check_code": result.code,
-        "check_message": message or result.message,
-        "check_expected": result.expected,
-        "check_found": result.found,
-        "checked_at": now,
-    }
+        failures.record_failure(domain, result)
 
 
 def _record_success(
@@ -348,7 +250,7 @@ def _record_success(
     """Record a passing check; the certificate work it calls for goes to `next_steps`."""
     now = timezone.now()
     was_failing = domain.check_code not in ("", CheckCode.OK)
-    fields = _result_fields(result, now) | {
+    fields = failures.result_fields(result, now) | {
         "check_attempts": 0,
         "next_check_at": now + recheck_interval(),
         "failing_since": None,
@@ -369,7 +271,7 @@ def _record_success(
             if not batch.one_by_one:
                 raise
             # Check again soon.
-            _record_failure(domain, _ownership_required(domain, result))
+            failures.record_failure(domain, claims.ownership_required(domain, result))
             return
         if moved:
             claims.record_proof(domain, by_txt=domain.verification_token in result.txt)
@@ -392,114 +294,3 @@ def _record_success(
     ):
         # Re-verify while the certificate is late: issue it again (issuing is idempotent).
         next_steps.issue_now.append(domain.pk)
-
-
-def _record_failure(domain: Domain, result: CheckResult) -> None:
-    if domain.is_live:
-        _record_live_failure(domain, result)
-    else:
-        _record_claim_failure(domain, result)
-
-
-def _record_live_failure(domain: Domain, result: CheckResult) -> None:
-    """A served domain failed its check. The owner's misconfiguration starts the grace
-    period at the first failed check (Verify does not restart it), and at its end the
-    domain stops serving. A temporary DNS failure only schedules another check, until
-    temporary failures have lasted DOMAINS_TEMPORARY_FAILURE_LIMIT hours in a row (a lame
-    delegation answers SERVFAIL forever): from then on they count as failures too."""
-    now = timezone.now()
-    temporarily_since = (domain.failing_temporarily_since or now) if result.temporary else None
-    limit_at = temporarily_since + temporary_failure_limit() if temporarily_since else None
-    counts = limit_at is None or now >= limit_at
-    failing_since = domain.failing_since
-    if failing_since is None and counts:
-        failing_since = now
-    fields: dict[str, Any] = _result_fields(result, now) | {
-        "check_attempts": domain.check_attempts + 1,
-        "failing_since": failing_since,
-        "failing_temporarily_since": temporarily_since,
-    }
-    reason = result.message
-    if result.temporary and counts:
-        reason = (
-            f"The DNS has failed to answer for {domain.hostname_unicode} since "
-            f"{temporarily_since:%Y-%m-%d %H:%M} UTC, for more than "
-            f"{settings.DOMAINS_TEMPORARY_FAILURE_LIMIT} hours. Ask your DNS provider whether "
-            "the zone is still served (a lame delegation answers SERVFAIL or nothing)."
-        )
-        fields["check_message"] = reason
-    stops_at = domain.stops_serving_at(failing_since=failing_since)
-    next_at = now + backoff_delay(domain.check_attempts + 1)
-    if stops_at is None:
-        # Only temporary failures so far: no grace period runs yet; the check that ends
-        # the limit lands on it, so the grace period starts on time.
-        fields["next_check_at"] = min(next_at, limit_at) if limit_at else next_at
-        update(domain, **fields)
-        return
-    if now >= stops_at and counts:
-        what = (
-            "its DNS stopped answering"
-            if result.temporary
-            else "the DNS record stopped pointing here"
-        )
-        fields["check_message"] = (
-            f"Not served since {now:%Y-%m-%d %H:%M} UTC: {what} "
-            f"on {failing_since:%Y-%m-%d %H:%M} UTC and was not fixed within "
-            f"{settings.DOMAINS_GRACE_HOURS} hours. {reason} Then choose Re-verify."
-        )
-        if transition(domain, State.MISCONFIGURED, next_check_at=None, **fields):
-            record_event(
-                domain=domain,
-                action=Action.STOPPED_SERVING,
-                message=fields["check_message"],
-            )
-            redirects.redirects_follow_target(target=domain)
-        return
-    fields["next_check_at"] = min(next_at, stops_at)
-    first = domain.failing_since is None
-    update(domain, **fields)
-    if first:
-        record_event(
-            domain=domain,
-            action=Action.STOPPED_VERIFYING,
-            message=(
-                f"{reason} The domain is still served until "
-                f"{stops_at:%Y-%m-%d %H:%M} UTC; fix the record before then."
-            ),
-        )
-
-
-def _record_claim_failure(domain: Domain, result: CheckResult) -> None:
-    """A claim that is not served failed its check: back off, and fail a pending claim at
-    the end of its verification window."""
-    now = timezone.now()
-    previous_code = domain.check_code
-    attempts = domain.check_attempts + 1
-    window_end = domain.window_started_at + verify_window()
-    fields: dict[str, Any] = _result_fields(result, now) | {"check_attempts": attempts}
-    if domain.state == State.PENDING and now >= window_end and not result.temporary:
-        hours = settings.DOMAINS_VERIFY_WINDOW
-        fields["check_message"] = (
-            f"Verification did not succeed within {hours} hours: {result.message} "
-            "Fix the record, then choose Verify."
-        )
-        if transition(domain, State.FAILED, next_check_at=None, **fields):
-            record_event(
-                domain=domain,
-                action=Action.FAILED,
-                message=fields["check_message"],
-            )
-            return
-    if domain.state != State.PENDING:
-        fields["next_check_at"] = None  # not served, out of its window: waits for Verify
-    else:
-        # The last check of the window lands on its end, so the failure shows on time.
-        next_at = now + backoff_delay(attempts)
-        fields["next_check_at"] = min(next_at, window_end) if now < window_end else next_at
-    update(domain, **fields)
-    if previous_code != result.code:
-        record_event(
-            domain=domain,
-            action=Action.CHECK_FAILED,
-            message=result.message,
-        )

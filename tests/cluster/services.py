@@ -1,6 +1,7 @@
 """The cluster test's own services and processes: a private PostgreSQL cluster, a TCP
 balancer in front of the edges' HTTP ports, and the platform's processes started from
-Procfile.production's lines, each of which can be killed and started again.
+Procfile.production's lines, each of which can be killed and started again (`Platform`
+holds them all; `start` waits until each is ready).
 
 A private PostgreSQL (the wheel's initdb into a temporary directory, `postgres` on a free
 port) so the test can stop and start it without touching the machine's server; as root (CI)
@@ -10,24 +11,31 @@ it runs as the wheel's own user, since PostgreSQL refuses to run as root.
 from __future__ import annotations
 
 import contextlib
+import http.client
 import os
 import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import psycopg
+import pytest
 
 from devtools import embedded
 from devtools.devserver import procfile_command
 from devtools.processes import spawn, stop_group
-from devtools.sockets import free_port
-from tests.processes import PRODUCTION_PROCFILE, wait_for
+from devtools.sockets import free_port, tcp_port_open
+from tests.processes import PRODUCTION_PROCFILE, ROOT, wait_for
+
+API_HOST = "localhost"
+DATABASE = "petstore"
 
 
 def production_command(name: str) -> str:
@@ -224,3 +232,59 @@ class Supervisor:
 
 def elapsed_since(start: float) -> float:
     return round(time.monotonic() - start, 2)
+
+
+@dataclass
+class Platform:
+    env: dict[str, str]
+    webs: list[Service]
+    web_ports: list[int]
+    edges: list[Service]
+    https_ports: list[int]
+    checks: list[Service]
+    certificates: list[Service]
+    beat: Service
+    api_ca: Path
+    supervisor: Supervisor | None = None
+
+    def services(self) -> list[Service]:
+        return [*self.webs, *self.edges, *self.checks, *self.certificates, self.beat]
+
+    def manage(self, *args: str) -> str:
+        result = subprocess.run(  # noqa: S603
+            [sys.executable, "manage.py", *args],
+            cwd=ROOT, env=self.env, capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+        assert result.returncode == 0, result.stderr[-3000:]
+        return result.stdout
+
+    def readyz(self, index: int) -> int:
+        """The web process's own /readyz status (0: no answer)."""
+        try:
+            connection = http.client.HTTPConnection("127.0.0.1", self.web_ports[index], timeout=5)
+            connection.request("GET", "/readyz", headers={"Host": API_HOST})
+            return connection.getresponse().status
+        except OSError:
+            return 0
+
+
+def _ready(service: Service, platform: Platform) -> Callable[[], bool]:
+    def check() -> bool:
+        if not service.alive():
+            pytest.fail(f"{service.name} exited:\n{service.log()[-3000:]}")
+        if service in platform.webs:
+            return platform.readyz(platform.webs.index(service)) == 200
+        if service in platform.edges:
+            return tcp_port_open(platform.https_ports[platform.edges.index(service)])
+        if service is platform.beat:
+            return "beat: Starting..." in service.log()
+        return " ready." in service.log()
+
+    return check
+
+
+def start(platform: Platform, *services: Service) -> None:
+    for service in services:
+        service.start()
+    for service in services:
+        wait_for(_ready(service, platform), timeout=90, what=f"{service.name} to be ready")

@@ -24,37 +24,36 @@ docs/decisions/reliability.md ("The cluster test").
 from __future__ import annotations
 
 import collections
-import http.client
 import json
 import os
 import re
-import socket
-import ssl
 import subprocess
 import sys
 import tempfile
 import threading
 import time
-import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import psycopg
 import pytest
-from cryptography import x509
 
-from devtools.sockets import free_port, tcp_port_open
+from devtools.sockets import free_port
 from devtools.tlsfiles import throwaway_ca_files
+from tests.cluster.load import RETRY_FOR, Api, PetClient, Tally, add_and_verify
+from tests.cluster.probes import DOMAINSTATUS, in_flight_issuance, presented_serial, query
 from tests.cluster.services import (
+    API_HOST,
+    DATABASE,
     Balancer,
+    Platform,
     PrivatePostgres,
     Service,
     Supervisor,
     elapsed_since,
     production_command,
+    start,
 )
 from tests.fixtures.domains import TARGET
 from tests.fixtures.pebble import Pebble
@@ -64,14 +63,9 @@ pytestmark = [pytest.mark.acme]
 
 DOMAINS = 50
 CLIENTS = 8
-API_HOST = "localhost"
-DATABASE = "petstore"
 # Beat's sweep every 5 s: lost certificate work is queued again after 5 sweeps (25 s),
 # not 5 minutes, so a killed worker's orders finish within the test.
 SWEEP_INTERVAL = 5
-# Seconds a create is retried with its key (through a fault's outage: a cut connection, a
-# 5xx, or a 409 while the first attempt commits).
-RETRY_FOR = 90.0
 
 
 # --- the services ------------------------------------------------------------------
@@ -106,62 +100,6 @@ def redis_server(tmp_path: Path) -> Iterator[OwnRedis]:
     server = OwnRedis(tmp_path).start()
     yield server
     server.kill()
-
-
-@dataclass
-class Platform:
-    env: dict[str, str]
-    webs: list[Service]
-    web_ports: list[int]
-    edges: list[Service]
-    https_ports: list[int]
-    checks: list[Service]
-    certificates: list[Service]
-    beat: Service
-    api_ca: Path
-    supervisor: Supervisor | None = None
-
-    def services(self) -> list[Service]:
-        return [*self.webs, *self.edges, *self.checks, *self.certificates, self.beat]
-
-    def manage(self, *args: str) -> str:
-        result = subprocess.run(  # noqa: S603
-            [sys.executable, "manage.py", *args],
-            cwd=ROOT, env=self.env, capture_output=True, text=True, timeout=120,
-        )  # fmt: skip
-        assert result.returncode == 0, result.stderr[-3000:]
-        return result.stdout
-
-    def readyz(self, index: int) -> int:
-        """The web process's own /readyz status (0: no answer)."""
-        try:
-            connection = http.client.HTTPConnection("127.0.0.1", self.web_ports[index], timeout=5)
-            connection.request("GET", "/readyz", headers={"Host": API_HOST})
-            return connection.getresponse().status
-        except OSError:
-            return 0
-
-
-def _ready(service: Service, platform: Platform) -> Callable[[], bool]:
-    def check() -> bool:
-        if not service.alive():
-            pytest.fail(f"{service.name} exited:\n{service.log()[-3000:]}")
-        if service in platform.webs:
-            return platform.readyz(platform.webs.index(service)) == 200
-        if service in platform.edges:
-            return tcp_port_open(platform.https_ports[platform.edges.index(service)])
-        if service is platform.beat:
-            return "beat: Starting..." in service.log()
-        return " ready." in service.log()
-
-    return check
-
-
-def start(platform: Platform, *services: Service) -> None:
-    for service in services:
-        service.start()
-    for service in services:
-        wait_for(_ready(service, platform), timeout=90, what=f"{service.name} to be ready")
 
 
 def _named(command: str, number: int) -> str:
@@ -252,174 +190,7 @@ def platform(
             Path(service.env["EDGE_ADMIN"].removeprefix("unix/")).parent.rmdir()
 
 
-# --- the load --------------------------------------------------------------------------
-
-
-@dataclass
-class Answer:
-    started: float
-    answered: float
-    status: int  # 0: the connection failed
-    path: str
-
-
-@dataclass
-class Tally:
-    answers: list[Answer] = field(default_factory=list)
-    # Idempotency-Key -> (name, the id of its 201), and the ids every 201 of a key announced.
-    created: dict[str, tuple[str, int]] = field(default_factory=dict)
-    ids_per_key: dict[str, set[int]] = field(default_factory=lambda: collections.defaultdict(set))
-    retried_keys: int = 0
-    problems: list[str] = field(default_factory=list)
-    lock: threading.Lock = field(default_factory=threading.Lock)
-
-
-class Api:
-    """HTTPS through the edges, as an API client: a new connection per attempt, the next
-    edge after a connection error, the same Idempotency-Key on every attempt."""
-
-    def __init__(self, platform: Platform, token: str, tally: Tally, first_edge: int):
-        self.ports = platform.https_ports
-        self.context = ssl.create_default_context(cafile=str(platform.api_ca))
-        self.token = token
-        self.tally = tally
-        self.edge = first_edge
-
-    def attempt(self, method: str, path: str, body: dict, key: str) -> tuple[int, Any]:
-        started = time.monotonic()
-        status, answer = 0, None
-        try:
-            connection = http.client.HTTPSConnection(
-                API_HOST, self.ports[self.edge], context=self.context, timeout=30
-            )
-            try:
-                connection.request(
-                    method, path, body=json.dumps(body),
-                    headers={"Authorization": f"Bearer {self.token}",
-                             "Content-Type": "application/json", "Idempotency-Key": key},
-                )  # fmt: skip
-                response = connection.getresponse()
-                status, raw = response.status, response.read()
-            finally:
-                connection.close()
-            answer = json.loads(raw) if raw else None
-        except (OSError, http.client.HTTPException, json.JSONDecodeError):
-            self.edge = (self.edge + 1) % len(self.ports)
-        with self.tally.lock:
-            self.tally.answers.append(Answer(started, time.monotonic(), status, path))
-        return status, answer
-
-    def send(self, method: str, path: str, body: dict, *, done: set[int]) -> tuple[int, Any, int]:
-        """Until an answer in `done`: the status, the body and the attempts it took."""
-        key, deadline, attempts = uuid.uuid4().hex, time.monotonic() + RETRY_FOR, 0
-        while True:
-            attempts += 1
-            status, answer = self.attempt(method, path, body, key)
-            if status in done or time.monotonic() > deadline:
-                return status, answer, attempts
-            time.sleep(0.2)
-
-
-class PetClient(Api):
-    def run(self, number: int, stop: threading.Event, category: int) -> None:
-        sequence = 0
-        while not stop.is_set():
-            sequence += 1
-            name = f"cluster-{number}-{sequence}"
-            key, deadline, attempts = uuid.uuid4().hex, time.monotonic() + RETRY_FOR, 0
-            body = {"name": name, "categoryId": category}
-            while True:
-                attempts += 1
-                status, answer = self.attempt("POST", "/v1/pets", body, key)
-                if status == 201 or time.monotonic() > deadline:
-                    break
-                time.sleep(0.2)  # a cut connection, a 5xx, or 409: the first attempt commits
-            if status != 201:
-                with self.tally.lock:
-                    self.tally.problems.append(f"{name}: {status} {answer}")
-                continue
-            # Every fifth create, and every one that needed a retry, is sent once more with
-            # its key: the answer must be the same pet.
-            again = None
-            if attempts > 1 or sequence % 5 == 0:
-                for _ in range(20):
-                    again, replay = self.attempt("POST", "/v1/pets", body, key)
-                    if again == 201:
-                        break
-                    time.sleep(0.2)
-            with self.tally.lock:
-                self.tally.created[key] = (name, answer["id"])
-                self.tally.ids_per_key[key].add(answer["id"])
-                self.tally.retried_keys += attempts > 1
-                if again == 201:
-                    self.tally.ids_per_key[key].add(replay["id"])
-
-
-def add_and_verify(api: Api, hostnames: list[str], dns_server, pause: float) -> None:
-    """Each domain added, its CNAME set, Verify chosen: the owner's steps, through the API."""
-    for hostname in hostnames:
-        status, answer, _ = api.send(
-            "POST", "/v1/projects/shop/domains", {"hostname": hostname}, done={201}
-        )
-        if status != 201:
-            api.tally.problems.append(f"add {hostname}: {status} {answer}")
-            continue
-        dns_server.add(hostname, "CNAME", TARGET + ".")
-        path = f"/v1/projects/shop/domains/{hostname}/verify"
-        # 409 check_in_progress: the check a cut Verify queued is under way.
-        status, answer, _ = api.send("POST", path, {}, done={202, 409})
-        if status not in (202, 409):
-            api.tally.problems.append(f"verify {hostname}: {status} {answer}")
-        time.sleep(pause)
-
-
 # --- the faults ------------------------------------------------------------------------
-
-
-def in_flight_issuance(worker: Service) -> int:
-    """Issue tasks this worker received and has not finished (running or waiting for their
-    countdown): the unacknowledged messages its death leaves behind."""
-    log = worker.log()
-    received = set(
-        re.findall(r"Task domains\.tasks\.issue_certificates?\[([^\]]+)\] received", log)
-    )
-    ended = set(
-        re.findall(
-            r"Task domains\.tasks\.issue_certificates?\[([^\]]+)\] (?:succeeded|retry|raised)", log
-        )
-    )
-    return len(received - ended)
-
-
-def query(postgres: PrivatePostgres, sql: str) -> list[tuple]:
-    with psycopg.connect(postgres.url(DATABASE)) as connection:
-        return connection.execute(sql).fetchall()
-
-
-def presented_serial(port: int, hostname: str, cafile: Path) -> str:
-    """The serial of the leaf an edge presents for `hostname`, verified against Pebble's root."""
-    context = ssl.create_default_context(cafile=str(cafile))
-    with (
-        socket_to(port) as raw,
-        context.wrap_socket(raw, server_hostname=hostname) as tls,
-    ):
-        der = tls.getpeercert(binary_form=True)
-    assert der is not None
-    return format(x509.load_der_x509_certificate(der).serial_number, "x")
-
-
-def socket_to(port: int) -> socket.socket:
-    return socket.create_connection(("127.0.0.1", port), timeout=5)
-
-
-DOMAINSTATUS = (
-    "import json; from io import StringIO; from django.core.management import call_command\n"
-    "out = dict()\n"
-    "for name in {names!r}:\n"
-    "    buffer = StringIO(); call_command('domainstatus', name, stdout=buffer)\n"
-    "    out[name] = json.loads(buffer.getvalue())['certificate']['serial']\n"
-    "print(json.dumps(out))"
-)
 
 
 @pytest.mark.timeout(480)

@@ -15,7 +15,7 @@ from django.test import Client
 from django.urls import URLPattern, reverse
 
 from domains import urls as dashboard_urls
-from domains.choices import EventType
+from domains.choices import EventType, State
 from domains.models import (
     Deploy,
     Domain,
@@ -231,8 +231,6 @@ def test_the_dashboard_form_offers_and_accepts_only_the_projects_domains(alices,
 
 
 def test_a_served_redirect_stays_on_the_target_domain_whatever_the_path(alices, client):
-    from domains.models import State
-
     Domain.objects.filter(pk=alices["apex"].pk).update(state=State.VERIFIED)
     response = client.get("//evil.example/steal?x=1", HTTP_HOST="example.com")
     assert response.status_code == 301

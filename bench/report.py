@@ -1,0 +1,176 @@
+"""bench/results.md: each figure's row, its ratio against the floor or the peer measured in
+the same run, met or MISSED, and the file written with the sections kept or measured."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from pathlib import Path
+
+from bench.environment import machine
+from bench.load import Side, paired, spread
+from bench.web import BENCH_WORKERS, WEB_LINE
+from petstore.env import env_bool
+
+ROOT = Path(__file__).resolve().parent.parent
+# Targets: (figure, lowest ratio met).
+VS_PEER, VS_FLOOR, IDEMPOTENT_POST = 1.0, 0.9, 0.85
+EDGE_KEEP_ALIVE, EDGE_FULL_HANDSHAKE = 0.95, 0.6
+SWEEP_SECONDS = 15.0
+
+
+def verdict(met: bool) -> str:
+    return "met" if met else "MISSED"
+
+
+def figures(side: Side) -> str:
+    cpu = f", CPU {side.cpu_ms:.2f} ms/req" if side.cpu_ms is not None else ""
+    return f"{side.rps:,.0f} req/s (p99 {side.p99_ms:.1f} ms{cpu})"
+
+
+def row(name: str, base: Side, ours: Side, least: float | None) -> str:
+    """A throughput target: ours / base at least `least` (and, when both sides were measured
+    with their CPU, what the CPU per request says the ratio would be on cores of our own);
+    with no `least`, a figure reported beside the targets."""
+    ratio = paired(ours, base, "rps")
+    low, high = spread(ours, base, "rps")
+    by_cpu = (
+        f"; by CPU per request {base.cpu_ms / ours.cpu_ms:.2f}"
+        if base.cpu_ms is not None and ours.cpu_ms is not None
+        else ""
+    )
+    target = "-" if least is None else f"throughput ≥ {least}"
+    met = "-" if least is None else verdict(ratio >= least)
+    return (
+        f"| {name} | {figures(base)} | {figures(ours)} | {ratio:.2f} (rounds "
+        f"{low:.2f}–{high:.2f}){by_cpu} | {target} | {met} |"
+    )
+
+
+def list_rows(name: str, floor: Side, ours: Side, peer: Side) -> list[str]:
+    """The list against the FastAPI peer and against the floor, measured in the same rounds."""
+    return [
+        row(f"{name} vs FastAPI peer", peer, ours, VS_PEER),
+        row(f"{name} vs floor (same server)", floor, ours, VS_FLOOR),
+    ]
+
+
+def edge_rows(section: list[str]) -> list[str]:
+    """The edge's two targets, read from its section's throughput table (bench/edge/)."""
+    wanted = (
+        ("Edge: keep-alive, HTTPS through the edge vs plain HTTP", "Keep-alive", EDGE_KEEP_ALIVE),
+        ("Edge: a full TLS handshake per request vs plain HTTP", "full handshake per request",
+         EDGE_FULL_HANDSHAKE),
+    )  # fmt: skip
+    rows = []
+    for name, label, least in wanted:
+        found = [
+            cells for line in section if line.startswith("| ")
+            if len(cells := [c.strip() for c in line.strip("|").split("|")]) >= 4
+            and cells[0].endswith(label) and not cells[0].startswith("Edge:")
+            and cells[3][:1].isdigit()
+        ]  # fmt: skip
+        if not found:
+            rows.append(f"| {name} | - | - | not measured | throughput ≥ {least} | MISSED |")
+            continue
+        cells = found[0]
+        ratio = float(cells[3].split()[0])
+        rows.append(
+            f"| {name} | {cells[1]} | {cells[2]} | {cells[3]} | throughput ≥ {least} | "
+            f"{verdict(ratio >= least)} |"
+        )
+    return rows
+
+
+def kept_sweep_rows() -> list[str]:
+    """The sweep's rows of bench/results.md as they stand (for a run with --skip-domains)."""
+    results = ROOT / "bench" / "results.md"
+    text = results.read_text() if results.exists() else ""
+    return [line for line in text.splitlines() if line.startswith("| Domain sweep: ")]
+
+
+def sweep_target(rows: list[str]) -> list[str]:
+    """bench/domains_sweep.py's rows with the 10,000-domain sweep held to SWEEP_SECONDS."""
+    out = []
+    for line in rows:
+        match = re.match(r"\| (Domain sweep: [\d,]+ pending re-checked[^|]*)\| limit \d+ s \| "
+                         r"([\d.]+) s \(([\d,]+) checked\)", line)  # fmt: skip
+        if match:
+            seconds, done = float(match[2]), int(match[3].replace(",", ""))
+            pending = int(re.search(r"([\d,]+) pending", match[1])[1].replace(",", ""))
+            line = (
+                f"| {match[1]}| limit {SWEEP_SECONDS:.0f} s | {seconds:.1f} s ({done:,} "
+                f"checked) | {seconds / SWEEP_SECONDS:.2f} | < {SWEEP_SECONDS:.0f} s | "
+                f"{verdict(seconds < SWEEP_SECONDS and done >= pending)} |"
+            )
+        out.append(line)
+    return out
+
+
+def write_results(
+    rows: list[str],
+    notes: list[str],
+    args,
+    elapsed: float,
+    load: str,
+    workers: int,
+    edge: list[str],
+) -> None:
+    missed = any("MISSED" in row for row in rows)
+    sizing = f"WEB_CONCURRENCY={BENCH_WORKERS}" if BENCH_WORKERS else "the launcher's default"
+    lines = [
+        "# Benchmark results",
+        "",
+        f"Run on {dt.date.today().isoformat()} by `make bench` in {elapsed:.0f} s, on "
+        f"{machine()}. Load average before / after the run: {load}.",
+        f"Server: Procfile.production's web line, `{WEB_LINE}`, with {workers} workers "
+        f"({sizing}) "
+        "and the benchmark's settings; listPets hot path "
+        f"{'on' if env_bool('API_LIST_FAST_PATH', True) else 'off'} "
+        "(`API_LIST_FAST_PATH`), PostgreSQL on loopback, Redis cache, "
+        "persistent DB connections (CONN_MAX_AGE=600), rate limits off. The FastAPI peer "
+        "(bench/peer.py: FastAPI, asyncpg, uvicorn with uvloop and httptools, the same SQL, JSON "
+        f"and next link, no authentication) runs {workers} worker processes too. Load: wrk, one "
+        f"thread, {args.connections} connections, {args.rounds} rounds of {args.seconds} s per "
+        "side, the sides of a comparison alternating (floor, ours, peer for the list) after a "
+        "2 s warm-up each. Absolute figures are each side's median round; the ratio is the "
+        "median of the per-round ratios (their lowest and highest in brackets). CPU per request: "
+        "the CPU time of the server's process tree and of the `bench` database's PostgreSQL "
+        "backends over each run, divided by its requests, median over rounds; the ratio by CPU "
+        "per request (baseline's / ours) estimates the throughput ratio on cores of their own "
+        "(every server here is CPU-bound), and holds on a shared machine where throughput "
+        "ratios spread. Each list "
+        "target is a throughput ratio, the deep page's included (the page after id 900,000, "
+        "reached by a next link's cursor: ours and the peer's signed, the floor's `after`). "
+        "The edge rows are read from the TLS edge section below (bench/edge/), whichever run "
+        "wrote it.",
+        "",
+        "| Figure | Floor / baseline | Ours | Ratio | Target | |",
+        "|---|---|---|---|---|---|",
+        *rows,
+        "",
+        *[f"- {note}" for note in notes],
+        *(
+            [
+                "- Why a target is missed, what the profiles show and what would close it: "
+                "docs/decisions/performance.md (API), docs/decisions/domain-sweep.md (sweep)."
+            ]
+            if missed
+            else []
+        ),
+        "",
+        "Reproduce: `make bench` (needs PostgreSQL and Redis on loopback and `wrk`), or "
+        "`.venv/bin/python bench/run.py --skip-domains --skip-edge` for the API part alone; "
+        "`BENCH_ARGS='--seconds 5 --rounds 20'` for longer runs, `BENCH_WORKERS` for another "
+        "worker count (WEB_CONCURRENCY), `--skip-servers` to keep the server table, "
+        "`API_LIST_FAST_PATH=0` to serve listPets through DRF's generic list alone.",
+        "",
+        *edge,
+    ]
+    (ROOT / "bench" / "results.md").write_text("\n".join(lines))
+    print("\n".join(lines))
+    print("\nTargets:")
+    for line in rows:
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if cells[-1] != "-":  # a figure reported beside the targets is not one
+            print(f"  {cells[-1]:6} {cells[0]}: {cells[3]} (target {cells[4]})")

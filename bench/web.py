@@ -1,0 +1,86 @@
+"""The web process under test: Procfile.production's web line with the benchmark's settings,
+started as a process manager starts it, on the ports of the floor, the FastAPI peer and the
+unkept run, with the CPU its process tree and its database backends use."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import psutil
+
+from bench import servers
+from bench.environment import ENV
+from bench.processes import cpu_seconds, procfile_lines, stop, tree
+from bench.servers import database_backends, start
+from petstore.webserver import WebServerConfig
+
+PORT = int(os.environ.get("BENCH_PORT", "8077"))
+BASE = f"http://127.0.0.1:{PORT}"
+PEER_PORT = PORT + 1
+# The same web line keeping no list pages (API_LIST_PAGES_KEPT=0): what every request costs
+# when a pet changes between every two lists.
+UNKEPT_PORT = PORT + 2
+PEER = f"http://127.0.0.1:{PEER_PORT}"
+# The web process as production starts it (Procfile.production's `web` line) with the
+# benchmark's settings and production's worker count (petstore/webserver.py: WEB_CONCURRENCY,
+# cores + 1 unless set; BENCH_WORKERS sets it here). The FastAPI peer gets as many processes.
+# The server table (bench/servers.py) measures 2 x cores + 1 and cores + 1.
+BENCH_WORKERS = os.environ.get("BENCH_WORKERS")
+WEB_LINE = procfile_lines()["web"]
+
+
+def server_env() -> dict[str, str]:
+    return {
+        **ENV, "PORT": str(PORT), "PEER_POOL": servers.PEER_POOL,
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+        **({"WEB_CONCURRENCY": BENCH_WORKERS} if BENCH_WORKERS else {}),
+    }  # fmt: skip
+
+
+def production_workers() -> int:
+    """The worker count production's launcher reads from this environment."""
+    os.environ.update(server_env())
+    return WebServerConfig.from_environment().workers
+
+
+def listens(process: psutil.Process, port: int) -> bool:
+    """Whether the process has a socket listening on `port`."""
+    try:
+        return any(
+            c.status == psutil.CONN_LISTEN and c.laddr and c.laddr.port == port
+            for c in process.net_connections("tcp")
+        )
+    except psutil.Error:
+        return False
+
+
+def start_server(**extra: str) -> tuple[subprocess.Popen, int]:
+    """Procfile.production's web line, as a process manager runs it, on PORT (or `extra`'s),
+    once every worker listens; with their number (what the peer is given)."""
+    expected = production_workers()
+    env = {**server_env(), **extra}
+    port = int(env["PORT"])
+    proc = start(["/bin/sh", "-c", "exec " + WEB_LINE], port, env, "/healthz")
+    for _ in range(600):  # each worker listens once it has loaded the app
+        listening = [p for p in tree(psutil.Process(proc.pid))[1:] if listens(p, port)]
+        if len(listening) == expected:
+            return proc, expected
+        time.sleep(0.1)
+    stop(proc)
+    raise SystemExit(f"{len(listening)} workers listen, not {expected}: {WEB_LINE}")
+
+
+def cpu_counter(server: subprocess.Popen) -> Callable[[], float]:
+    """CPU seconds used so far by the server's process tree and the benchmark database's
+    PostgreSQL backends (only the server under load keeps them busy)."""
+    root = psutil.Process(server.pid)
+
+    def used() -> float:
+        return sum(cpu_seconds(("", p) for p in tree(root) + database_backends()).values())
+
+    return used

@@ -1,0 +1,39 @@
+"""Projects, their deploys, custom domains, redirects, certificates and events.
+
+One module per subject; every model is imported here, so Django finds them all and
+`from domains.models import Domain` works wherever it is written. The rules that change
+these rows live in domains/services/; the moves between a domain's states in
+domains/services/lifecycle.py; every enumerated value in domains/choices.py; reusable
+reads in domains/querysets.py.
+"""
+
+from domains.models.certificates import AcmeChallenge, AcmeOrder, Certificate
+from domains.models.domains import Domain, ProvenHostname, Redirect, new_verification_token
+from domains.models.events import (
+    DomainEvent,
+    NotificationPreference,
+    OwnerEvent,
+    default_email_events,
+)
+from domains.models.projects import Deploy, Project, validate_project_slug
+from domains.models.webhooks import WebhookDelivery, WebhookEndpoint
+
+# The migrations name the three functions here (`domains.models.new_verification_token`).
+__all__ = [
+    "AcmeChallenge",
+    "AcmeOrder",
+    "Certificate",
+    "Deploy",
+    "Domain",
+    "DomainEvent",
+    "NotificationPreference",
+    "OwnerEvent",
+    "Project",
+    "ProvenHostname",
+    "Redirect",
+    "WebhookDelivery",
+    "WebhookEndpoint",
+    "default_email_events",
+    "new_verification_token",
+    "validate_project_slug",
+]

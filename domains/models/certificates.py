@@ -1,0 +1,78 @@
+"""Certificates and the ACME work that gets them: the order under way and its challenges."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from django.db import models
+from django.utils import timezone
+
+from domains.querysets import CertificateQuerySet
+
+# Domain is named, not imported: domains.models.domains imports Certificate (the type of
+# `Domain.certificate`), and an import each way would be a cycle (tests/test_architecture.py).
+
+
+def renewal_time(not_before: datetime, not_after: datetime) -> datetime:
+    """Two thirds into a certificate's own validity: 60 of 90 days for the local CA, as
+    for Let's Encrypt's; a CA issuing for years is not asked again every 60 days."""
+    return not_before + (not_after - not_before) * 2 / 3
+
+
+class Certificate(models.Model):
+    domain = models.ForeignKey("Domain", on_delete=models.CASCADE, related_name="certificates")
+    serial = models.CharField(max_length=64, unique=True)
+    not_before = models.DateTimeField()
+    not_after = models.DateTimeField(db_index=True)
+    san = models.CharField(max_length=253)
+    # The leaf first, then any intermediates the CA sent.
+    pem = models.TextField()
+    # The private key, sealed (domains/pki/keys.py): never in clear at rest.
+    key_pem = models.TextField()
+    # The issuer's common name: the local CA or the ACME CA's intermediate.
+    issuer = models.CharField(max_length=200, blank=True)
+    # Planned from this certificate's own validity (`renewal_time`), filled on save.
+    renew_after = models.DateTimeField(db_index=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    objects = CertificateQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-not_after", "-pk"]
+
+    def __str__(self) -> str:
+        return f"{self.san} serial {self.serial}"
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        if self.renew_after is None:
+            self.renew_after = renewal_time(self.not_before, self.not_after)
+        super().save(*args, **kwargs)
+
+
+class AcmeOrder(models.Model):
+    """The ACME order under way for a domain: one at a time, so a task that runs twice or
+    dies halfway resumes it instead of placing another."""
+
+    domain = models.OneToOneField("Domain", on_delete=models.CASCADE, related_name="acme_order")
+    url = models.URLField(max_length=500)
+    csr_pem = models.TextField()
+    # The leaf's private key, sealed (domains/pki/keys.py).
+    key_pem = models.TextField()
+    created_at = models.DateTimeField(default=timezone.now)
+
+    def __str__(self) -> str:
+        return f"ACME order for {self.domain_id}: {self.url}"
+
+
+class AcmeChallenge(models.Model):
+    """An HTTP-01 answer the platform serves at /.well-known/acme-challenge/<token> on the
+    domain's host name until its order is done (the CA may ask several times)."""
+
+    domain = models.ForeignKey("Domain", on_delete=models.CASCADE, related_name="acme_challenges")
+    token = models.CharField(max_length=200, unique=True)
+    key_authorization = models.CharField(max_length=300)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    def __str__(self) -> str:
+        return f"ACME challenge {self.token} for {self.domain_id}"

@@ -1,0 +1,101 @@
+"""What happened to a project's domains: the audit trail, the owner's outbox and who is
+told what by email."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+
+from domains.choices import ACTION_NEEDED_EVENTS, Action, EmailState, EventType
+from domains.models.domains import Domain
+from domains.models.projects import Project
+from domains.querysets import OwnerEventQuerySet
+
+
+class DomainEvent(models.Model):
+    """The audit trail: who did what to which domain, and what the platform did."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="events")
+    domain = models.ForeignKey(
+        Domain, null=True, blank=True, on_delete=models.SET_NULL, related_name="events"
+    )
+    hostname = models.CharField(max_length=253, blank=True)
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    action = models.CharField(max_length=40, choices=Action.choices)
+    message = models.TextField(blank=True)
+    # A rival claim's line: which project added the name (never shown to the owner; one
+    # line per name and rival project per day). No foreign key: deleting that project
+    # leaves the line as it was.
+    rival_project_id = models.BigIntegerField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+
+    def __str__(self) -> str:
+        return f"{self.created_at:%Y-%m-%d %H:%M} {self.hostname} {self.action}"
+
+
+class OwnerEvent(models.Model):
+    """The outbox of what the owner is told: one row per event, written by the service that
+    made the change, in its transaction. Each channel keeps its own progress: email in the
+    `email_*` fields below (domains/notifications/), a later channel in rows of its own
+    pointing here, so one event feeds them all."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="owner_events")
+    domain = models.ForeignKey(
+        Domain, null=True, blank=True, on_delete=models.SET_NULL, related_name="owner_events"
+    )
+    # Kept as text: the domain row may be gone (an expired claim, Remove).
+    hostname = models.CharField(max_length=253)
+    type = models.CharField(max_length=40, choices=EventType.choices)
+    occurred_at = models.DateTimeField(default=timezone.now)
+    # What happened and what to do in plain words, the domain page's path, and the fields
+    # of the type (stops_serving_at, expires_at, reason): the body every channel sends.
+    data = models.JSONField(default=dict)
+
+    email_state = models.CharField(
+        max_length=10, choices=EmailState.choices, default=EmailState.PENDING
+    )
+    email_attempts = models.PositiveSmallIntegerField(default=0)
+    # Not sent before this (the digest window, a retry's backoff); a claim's lease end.
+    email_due_at = models.DateTimeField(default=timezone.now)
+    email_claim = models.UUIDField(null=True, blank=True)
+    emailed_at = models.DateTimeField(null=True, blank=True)
+
+    objects = OwnerEventQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-occurred_at", "-pk"]
+        indexes = [
+            models.Index(
+                fields=["email_state", "email_due_at"], name="domains_owner_event_email_due"
+            ),
+            models.Index(
+                fields=["project", "hostname", "type"], name="domains_owner_event_subject"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.occurred_at:%Y-%m-%d %H:%M} {self.hostname} {self.type}"
+
+
+def default_email_events() -> list[str]:
+    return sorted(ACTION_NEEDED_EVENTS)
+
+
+class NotificationPreference(models.Model):
+    """Which events reach a user by email (Settings → Notifications); a user without a row
+    gets the default: everything that needs action."""
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="notification_preference"
+    )
+    email_events = models.JSONField(default=default_email_events)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"notifications of {self.user_id}"

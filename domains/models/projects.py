@@ -1,0 +1,67 @@
+"""Projects and their deploys: what a domain serves."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import models
+from django.utils import timezone
+
+from domains.choices import PAID_PLANS, RESERVED_PROJECT_SLUGS, Plan
+from domains.querysets import ProjectQuerySet
+
+
+def validate_project_slug(slug: str) -> None:
+    if slug.lower() in RESERVED_PROJECT_SLUGS:
+        raise ValidationError(
+            f"{slug!r} is reserved: {slug}.{settings.PLATFORM_DOMAIN} must never look like "
+            "the platform's own. Choose another slug.",
+            code="reserved_slug",
+        )
+
+
+class Project(models.Model):
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="projects"
+    )
+    slug = models.SlugField(max_length=63, unique=True, validators=[validate_project_slug])
+    name = models.CharField(max_length=200, blank=True)
+    plan = models.CharField(max_length=20, choices=Plan.choices, default=Plan.FREE)
+    primary_domain = models.ForeignKey(
+        "Domain", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+
+    objects = ProjectQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["slug"]
+
+    def __str__(self) -> str:
+        return self.slug
+
+    @property
+    def platform_host(self) -> str:
+        return f"{self.slug}.{settings.PLATFORM_DOMAIN}"
+
+    @property
+    def latest_deploy(self) -> Deploy | None:
+        return self.deploys.filter(succeeded=True).order_by("-created_at", "-pk").first()
+
+    @property
+    def is_paid(self) -> bool:
+        return self.plan in PAID_PLANS
+
+
+class Deploy(models.Model):
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="deploys")
+    succeeded = models.BooleanField(default=True)
+    html = models.TextField(blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+
+    def __str__(self) -> str:
+        outcome = "ok" if self.succeeded else "failed"
+        return f"{self.project.slug} deploy #{self.pk} ({outcome})"
