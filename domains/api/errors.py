@@ -35,6 +35,7 @@ REFUSAL_STATUS: dict[str, int] = {
     # A webhook's URL or events (domains/webhooks/address.py, services/webhooks.py).
     "webhook_url": BAD,
     "webhook_scheme": BAD,
+    "webhook_port": BAD,
     "webhook_unresolvable": BAD,
     "webhook_address": BAD,
     "webhook_platform": BAD,

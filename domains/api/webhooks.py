@@ -70,10 +70,12 @@ class WebhooksView(APIView):
         responses={
             201: OpenApiResponse(NewWebhookAnswerSerializer, description="The endpoint."),
             400: openapi.refusal(
-                "validation_error: the body is not `{url, events}`; webhook_url, "
-                "webhook_scheme (not https), webhook_unresolvable, webhook_address (a "
-                "loopback, private, link-local or otherwise non-public address), "
-                "webhook_platform (this platform's own hosts); bad_request."
+                "validation_error: the body is not `{url, events}`; webhook_url (not a "
+                "URL, or spaces or control characters in it), webhook_scheme (not https), "
+                "webhook_port (not 443 or 8443), webhook_unresolvable (no address, or its "
+                "name servers did not answer in time), webhook_address (a loopback, "
+                "private, link-local or otherwise non-public address, or an IPv6 address "
+                "wrapping one), webhook_platform (this platform's own hosts); bad_request."
             ),
             **openapi.COMMON,
             409: openapi.refusal("webhook_limit: the project has its maximum of endpoints."),
