@@ -94,7 +94,7 @@ def check_url(url: str, *, lifetime: float | None = None) -> Target:
         _check_address(host, address)
     if any(address in platform for address in addresses):
         raise refuse("A webhook cannot point at this platform's own hosts.", "webhook_platform")
-    if port not in HTTPS_PORTS and not (0 < port and all(a.is_loopback for a in addresses)):
+    if port not in HTTPS_PORTS and not (port > 0 and all(a.is_loopback for a in addresses)):
         raise _refuse_port(port)
     path = parts.path or "/"
     if parts.query:
@@ -107,6 +107,14 @@ def check_url(url: str, *, lifetime: float | None = None) -> Target:
         path=path,
         addresses=tuple(str(a) for a in addresses),
     )
+
+
+def host_of(url: str) -> str:
+    """The URL's host name as the guard compares it (the in-flight caps count by it)."""
+    try:
+        return (urlsplit(url).hostname or "").rstrip(".").lower()
+    except ValueError:
+        return ""
 
 
 def _refuse_port(port: int) -> ValidationError:
