@@ -399,6 +399,18 @@ WEBHOOKS_ALLOW_LOOPBACK = env_bool("WEBHOOKS_ALLOW_LOOPBACK", DEBUG)
 # A PEM file of CAs a receiver's certificate may chain to instead of the system's (tests,
 # development); empty: the system's trust store.
 WEBHOOKS_CA_BUNDLE = env_str("WEBHOOKS_CA_BUNDLE")
+# Seconds the URL's DNS may take when an endpoint is added (a web request waits for it;
+# a delivery attempt's own DNS is bounded by WEBHOOKS_TIMEOUT).
+WEBHOOKS_CREATE_DNS_DEADLINE = env_float("WEBHOOKS_CREATE_DNS_DEADLINE", 1.0)
+# URLs refused at Add (an address refused, a name without an answer) per project per hour;
+# past it Add is refused (429) before any DNS is asked.
+WEBHOOKS_FAILED_CREATES_PER_HOUR = env_int("WEBHOOKS_FAILED_CREATES_PER_HOUR", 20)
+# Attempts in flight at once toward one host name and for one project (the webhooks worker
+# has 8 threads): one tenant's silent receivers hold a few of them, never all.
+WEBHOOKS_IN_FLIGHT_PER_HOST = env_int("WEBHOOKS_IN_FLIGHT_PER_HOST", 2)
+WEBHOOKS_IN_FLIGHT_PER_PROJECT = env_int("WEBHOOKS_IN_FLIGHT_PER_PROJECT", 3)
+# Redeliver presses per project per minute.
+WEBHOOKS_REDELIVER_PER_MINUTE = env_int("WEBHOOKS_REDELIVER_PER_MINUTE", 10)
 
 # --- Email ------------------------------------------------------------------
 # What owners are told (domains/notifications/) goes out through Django's email framework.

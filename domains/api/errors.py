@@ -4,10 +4,10 @@ The services raise django.core.exceptions.ValidationError with a sentence and a 
 (the dashboard shows the sentence, the commands print it). Here each code gets its HTTP
 status, once: 400 when the name or value sent is not valid, 409 when it conflicts with
 what exists now (retrying later or changing something else may succeed), 429 when the
-project has used its hourly allowance of Add domain or Verify, 422 when it is well-formed
-but a rule of the project refuses it. tests/domains/api/test_refusals.py keeps this table
-in step with every code the services raise
-(`test_every_refusal_code_of_the_services_has_a_status_and_is_documented`).
+project has used its allowance of Add domain, Verify, refused webhook URLs or Redeliver,
+422 when it is well-formed but a rule of the project refuses it.
+tests/domains/api/test_refusals.py keeps this table in step with every code the services
+raise (`test_every_refusal_code_of_the_services_has_a_status_and_is_documented`).
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ REFUSAL_STATUS: dict[str, int] = {
     # A webhook's URL or events (domains/webhooks/address.py, services/webhooks.py).
     "webhook_url": BAD,
     "webhook_scheme": BAD,
+    "webhook_port": BAD,
     "webhook_unresolvable": BAD,
     "webhook_address": BAD,
     "webhook_platform": BAD,
@@ -55,6 +56,9 @@ REFUSAL_STATUS: dict[str, int] = {
     # The project's hourly allowance (DOMAINS_ADD_PER_HOUR, DOMAINS_VERIFY_PER_HOUR) is used.
     "add_limit": TOO_MANY,
     "verify_limit": TOO_MANY,
+    # Its webhook URLs refused this hour, its Redelivers this minute (webhooks/limits.py).
+    "webhook_create_limit": TOO_MANY,
+    "webhook_redeliver_limit": TOO_MANY,
     # Well-formed, refused by a rule of the project or the domain.
     "plan_required": UNPROCESSABLE,
     "deploy_required": UNPROCESSABLE,

@@ -58,7 +58,10 @@ class WebhooksView(APIView):
         description=(
             "Events of the chosen types are POSTed to `url`, signed per Standard Webhooks "
             "(`webhook-id`, `webhook-timestamp`, `webhook-signature`). The signing secret is "
-            "in this answer only. The URL must be `https` to a public address."
+            "in this answer only. The URL must be `https` to a public address, on port 443 "
+            "or 8443; its name is resolved with a 1 s deadline. URLs refused for their "
+            "address or DNS count against a limit per project per hour: past it, a 429 "
+            "with the code `webhook_create_limit`, before any DNS is asked."
         ),
         request=NewWebhookSerializer,
         parameters=[
@@ -70,10 +73,12 @@ class WebhooksView(APIView):
         responses={
             201: OpenApiResponse(NewWebhookAnswerSerializer, description="The endpoint."),
             400: openapi.refusal(
-                "validation_error: the body is not `{url, events}`; webhook_url, "
-                "webhook_scheme (not https), webhook_unresolvable, webhook_address (a "
-                "loopback, private, link-local or otherwise non-public address), "
-                "webhook_platform (this platform's own hosts); bad_request."
+                "validation_error: the body is not `{url, events}`; webhook_url (not a "
+                "URL, or spaces or control characters in it), webhook_scheme (not https), "
+                "webhook_port (not 443 or 8443), webhook_unresolvable (no address, or its "
+                "name servers did not answer in time), webhook_address (a loopback, "
+                "private, link-local or otherwise non-public address, or an IPv6 address "
+                "wrapping one), webhook_platform (this platform's own hosts); bad_request."
             ),
             **openapi.COMMON,
             409: openapi.refusal("webhook_limit: the project has its maximum of endpoints."),
@@ -83,13 +88,13 @@ class WebhooksView(APIView):
     def post(self, request: Request, slug: str) -> Response:
         project = project_of(request, slug)
         body = json_object(request)
+        data = valid(NewWebhookSerializer, body)
+        # The URL's DNS before idempotency's transaction: no row or snapshot waits on it.
+        target = service(lambda: webhooks.endpoint_check(project=project, url=data["url"]))
 
         def create() -> Answer:
-            data = valid(NewWebhookSerializer, body)
             made = service(
-                lambda: webhooks.endpoint_create(
-                    project=project, url=data["url"], events=data["events"]
-                )
+                lambda: webhooks.endpoint_create(project=project, url=target, events=data["events"])
             )
             location = request.build_absolute_uri(
                 f"/v1/projects/{project.slug}/webhooks/{made.endpoint.pk}"

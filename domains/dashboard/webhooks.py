@@ -59,16 +59,20 @@ def webhook_add(request):
                 events=form.cleaned_data["events"],
             )
         except ValidationError as exc:
-            field = "events" if exc.error_list[0].code in ("webhook_events",) else "url"
+            code = exc.error_list[0].code
+            field = "events" if code in ("webhook_events",) else "url"
             form.add_error(field, exc)
+            status = 429 if code == "webhook_create_limit" else 400
         else:
             return _secret_page(request, created.endpoint, created.secret, made=True)
+    else:
+        status = 400
     email_form = NotificationsForm(initial={"email_events": sorted(email_choices(request.user.pk))})
     return render(
         request,
         "domains/notification_settings.html",
         {"form": email_form, **settings_context(request, form)},
-        status=400,
+        status=status,
     )
 
 

@@ -1,24 +1,32 @@
 """A project's webhook endpoints (dashboard, API): add, rotate the secret, remove, and
 redeliver. The secret is returned once, by the call that makes it; no read shows it again.
 Sending is domains/webhooks/delivery.py's (services never queue: the caller queues the
-attempt a Redeliver made due, and the beat finds it anyway)."""
+attempt a Redeliver made due, and the beat finds it anyway).
+
+Add checks the URL (its DNS) in the web request, so `endpoint_check` waits at most
+WEBHOOKS_CREATE_DNS_DEADLINE and never inside a transaction (the caller checks first, then
+creates in its own); the URLs it refuses count against WEBHOOKS_FAILED_CREATES_PER_HOUR,
+and Redeliver against WEBHOOKS_REDELIVER_PER_MINUTE (domains/webhooks/limits.py)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
 from domains.choices import DeliveryState, EventType
 from domains.models import Project, WebhookDelivery, WebhookEndpoint
-from domains.webhooks import address, signing
+from domains.webhooks import address, limits, signing
 
 # Endpoints per project: enough for a few environments, few enough that one event stays
 # a few requests.
 MAX_ENDPOINTS = 10
+# The guard's refusals that asked the DNS or named an address: counted per project per hour.
+COUNTED_REFUSALS = frozenset({"webhook_unresolvable", "webhook_address", "webhook_platform"})
 
 
 @dataclass(frozen=True)
@@ -40,11 +48,35 @@ def _events(events: Iterable[str]) -> list[str]:
     return chosen
 
 
-def endpoint_create(*, project: Project, url: str, events: Iterable[str]) -> EndpointWithSecret:
+def endpoint_check(*, project: Project, url: str) -> address.Target:
+    """The URL's target, its DNS given at most WEBHOOKS_CREATE_DNS_DEADLINE; call it outside
+    any transaction. Refused with webhook_create_limit, before any DNS, once the project's
+    refused URLs this hour reach WEBHOOKS_FAILED_CREATES_PER_HOUR."""
+    limit = settings.WEBHOOKS_FAILED_CREATES_PER_HOUR
+    refused, left = limits.refused_creates(project.pk)
+    if refused >= limit:
+        raise ValidationError(
+            f"This project had {limit} webhook URLs refused in the last hour, the most "
+            f"allowed; add an endpoint again in {left // 60 + 1} minutes.",
+            code="webhook_create_limit",
+        )
+    deadline = min(settings.WEBHOOKS_CREATE_DNS_DEADLINE, settings.DOMAINS_DNS_LIFETIME)
+    try:
+        return address.check_url(url, lifetime=deadline)
+    except ValidationError as exc:
+        if exc.error_list[0].code in COUNTED_REFUSALS:
+            limits.refused_create_count(project.pk)
+        raise
+
+
+def endpoint_create(
+    *, project: Project, url: str | address.Target, events: Iterable[str]
+) -> EndpointWithSecret:
     """A new endpoint with a new secret; refused (ValidationError with a code) for a URL
-    the address guard refuses, unknown events, or a project at MAX_ENDPOINTS."""
+    the address guard refuses, unknown events, or a project at MAX_ENDPOINTS. `url` may
+    be what endpoint_check returned (a caller inside a transaction checks before it)."""
     chosen = _events(events)
-    target = address.check_url(url)
+    target = url if isinstance(url, address.Target) else endpoint_check(project=project, url=url)
     with transaction.atomic():
         Project.objects.select_for_update(no_key=True).filter(pk=project.pk).first()
         if WebhookEndpoint.objects.filter(project=project).count() >= MAX_ENDPOINTS:
@@ -74,11 +106,19 @@ def endpoint_delete(*, endpoint: WebhookEndpoint) -> None:
 
 def delivery_redeliver(*, delivery: WebhookDelivery) -> WebhookDelivery:
     """Make the delivery due now: one more attempt, whatever its state (a delivered event
-    is sent again, with the same webhook-id). Refused for a disabled endpoint."""
+    is sent again, with the same webhook-id). Refused for a disabled endpoint, and past
+    WEBHOOKS_REDELIVER_PER_MINUTE of the project's."""
     if delivery.endpoint.disabled_at is not None:
         raise ValidationError(
             "This endpoint is disabled; add it again to receive events.",
             code="webhook_disabled",
+        )
+    allowed, left = limits.redeliver_allowed(delivery.endpoint.project_id)
+    if not allowed:
+        raise ValidationError(
+            f"A project may choose Redeliver {settings.WEBHOOKS_REDELIVER_PER_MINUTE} times a "
+            f"minute, the most allowed; try again in {left} seconds.",
+            code="webhook_redeliver_limit",
         )
     # A sending delivery is left to its attempt: its claim would be taken from under it.
     WebhookDelivery.objects.filter(pk=delivery.pk).exclude(state=DeliveryState.SENDING).update(

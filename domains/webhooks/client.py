@@ -33,10 +33,18 @@ class Answer:
         return self.status is not None and 200 <= self.status < 300
 
 
-def post(target: Target, *, body: bytes, headers: dict[str, str], excerpt: int) -> Answer:
+def post(
+    target: Target,
+    *,
+    body: bytes,
+    headers: dict[str, str],
+    excerpt: int,
+    timeout: float | None = None,
+) -> Answer:
+    """POST `body`; `timeout` (default WEBHOOKS_TIMEOUT) bounds the connection and reads."""
     started = time.monotonic()
     address = target.addresses[0]
-    timeout = urllib3.Timeout(total=settings.WEBHOOKS_TIMEOUT)
+    limit = urllib3.Timeout(total=settings.WEBHOOKS_TIMEOUT if timeout is None else timeout)
     pool: urllib3.HTTPConnectionPool
     if target.scheme == "https":
         pool = urllib3.HTTPSConnectionPool(
@@ -46,13 +54,13 @@ def post(target: Target, *, body: bytes, headers: dict[str, str], excerpt: int) 
             ca_certs=settings.WEBHOOKS_CA_BUNDLE or None,
             server_hostname=target.host,
             assert_hostname=target.host,
-            timeout=timeout,
+            timeout=limit,
             retries=False,
             maxsize=1,
         )
     else:
         pool = urllib3.HTTPConnectionPool(
-            address, target.port, timeout=timeout, retries=False, maxsize=1
+            address, target.port, timeout=limit, retries=False, maxsize=1
         )
     default_port = 443 if target.scheme == "https" else 80
     host_header = target.host if target.port == default_port else f"{target.host}:{target.port}"

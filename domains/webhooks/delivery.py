@@ -13,6 +13,10 @@ message only waits for the next beat.
   else waits WEBHOOK_RETRY_BACKOFF, and fails after WEBHOOK_MAX_ATTEMPTS.
 - An endpoint whose attempts have failed for WEBHOOK_DISABLE_AFTER with no success between
   is disabled, and its project's owner is mailed once (the conditional UPDATE decides).
+- An attempt holds a slot toward its host and for its project (limits.in_flight) from
+  before its claim until it is recorded; with none free it is due again BUSY_RETRY later,
+  not counted, so one tenant's silent receivers hold a few worker threads, never all. Its
+  DNS and its request share one WEBHOOKS_TIMEOUT.
 """
 
 from __future__ import annotations
@@ -20,9 +24,11 @@ from __future__ import annotations
 import json
 import logging
 import smtplib
+import time
 import uuid
 from datetime import datetime, timedelta
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.mail import send_mail
 from django.db import transaction
@@ -37,7 +43,7 @@ from domains.choices import (
 )
 from domains.models import OwnerEvent, WebhookDelivery, WebhookEndpoint
 from domains.notifications.digest import dashboard_url
-from domains.webhooks import address, client, signing
+from domains.webhooks import address, client, limits, signing
 
 log = logging.getLogger(__name__)
 
@@ -90,29 +96,47 @@ def payload(event: OwnerEvent) -> bytes:
 def deliver(*, delivery_id: int, now: datetime | None = None) -> WebhookDelivery | None:
     """One attempt of a due delivery, if this call claims it; the delivery as recorded."""
     now = now or timezone.now()
-    claim = uuid.uuid4()
-    # The conditional UPDATE: a concurrent worker that claimed it first changed its lease.
-    claimed = WebhookDelivery.objects.filter(
+    due_now = WebhookDelivery.objects.filter(
         pk=delivery_id,
         state__in=WAITING,
         next_attempt_at__lte=now,
         endpoint__disabled_at__isnull=True,
-    ).update(state=DeliveryState.SENDING, claim=claim, next_attempt_at=now + LEASE)
-    if not claimed:
-        return None
-    delivery = WebhookDelivery.objects.select_related("endpoint", "event", "event__project").get(
-        pk=delivery_id
     )
-    answer = _attempt(delivery, now)
-    return _record(delivery, claim, answer, now)
+    found = due_now.values_list("endpoint__url", "endpoint__project_id").first()
+    if found is None:
+        return None
+    url, project_id = found
+    with limits.in_flight(host=address.host_of(url), project_id=project_id) as slot:
+        if not slot:  # due again shortly; the beat (or a queued message) tries it then
+            due_now.update(next_attempt_at=now + limits.BUSY_RETRY)
+            return None
+        claim = uuid.uuid4()
+        # The conditional UPDATE: a concurrent worker that claimed it first changed its lease.
+        claimed = due_now.update(
+            state=DeliveryState.SENDING, claim=claim, next_attempt_at=now + LEASE
+        )
+        if not claimed:
+            return None
+        delivery = WebhookDelivery.objects.select_related(
+            "endpoint", "event", "event__project"
+        ).get(pk=delivery_id)
+        answer = _attempt(delivery, now)
+        return _record(delivery, claim, answer, now)
 
 
 def _attempt(delivery: WebhookDelivery, now: datetime) -> client.Answer:
+    """The check and the POST, within one WEBHOOKS_TIMEOUT: the DNS gets at most all of it
+    and the request what the DNS left."""
     endpoint, event = delivery.endpoint, delivery.event
+    started = time.monotonic()
+    budget = settings.WEBHOOKS_TIMEOUT
     try:
-        target = address.check_url(endpoint.url)
+        target = address.check_url(
+            endpoint.url, lifetime=min(settings.DOMAINS_DNS_LIFETIME, budget)
+        )
     except ValidationError as exc:
-        return client.Answer(None, 0, " ".join(exc.messages)[:WEBHOOK_RESPONSE_EXCERPT])
+        took = round((time.monotonic() - started) * 1000)
+        return client.Answer(None, took, " ".join(exc.messages)[:WEBHOOK_RESPONSE_EXCERPT])
     body = payload(event)
     headers = signing.headers(
         secret=endpoint.secret,
@@ -120,7 +144,10 @@ def _attempt(delivery: WebhookDelivery, now: datetime) -> client.Answer:
         timestamp=int(now.timestamp()),
         body=body,
     )
-    return client.post(target, body=body, headers=headers, excerpt=WEBHOOK_RESPONSE_EXCERPT)
+    left = max(budget - (time.monotonic() - started), 0.1)
+    return client.post(
+        target, body=body, headers=headers, excerpt=WEBHOOK_RESPONSE_EXCERPT, timeout=left
+    )
 
 
 def _record(

@@ -126,3 +126,81 @@ def test_a_name_resolving_to_the_platforms_own_address_is_refused(production):
     production.add("alias.example.test", "A", "8.8.4.4")
     assert code_of("https://alias.example.test/") == "webhook_platform"
     assert code_of("https://8.8.4.4/") == "webhook_platform"
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        pytest.param("https://[64:ff9b::a00:1]/", id="nat64-10.0.0.1"),
+        pytest.param("https://[64:ff9b::7f00:1]/", id="nat64-127.0.0.1"),
+        pytest.param("https://[64:ff9b::a9fe:a9fe]/", id="nat64-metadata"),
+        pytest.param("https://[64:ff9b:1::808:808]/", id="nat64-local-use"),
+        pytest.param("https://[2002:a00:1::1]/", id="6to4-10.0.0.1"),
+        pytest.param("https://[2002:a9fe:a9fe::]/", id="6to4-metadata"),
+        pytest.param("https://[::10.0.0.1]/", id="ipv4-compatible-10.0.0.1"),
+        pytest.param("https://[::127.0.0.1]/", id="ipv4-compatible-loopback"),
+        pytest.param("https://[::ffff:192.168.0.1]/", id="ipv4-mapped"),
+        pytest.param("https://[::ffff:0:10.0.0.1]/", id="siit-10.0.0.1"),
+        pytest.param("https://[::ffff:0:169.254.169.254]/", id="siit-metadata"),
+        pytest.param("https://[fec0::1]/", id="site-local"),
+        pytest.param("https://[2001:0:4136:e378:8000:63bf:f5ff:fff5]/", id="teredo-10.0.0.10"),
+    ],
+)
+def test_ipv6_forms_wrapping_a_private_ipv4_address_are_refused(production, url):
+    assert code_of(url) == "webhook_address"
+
+
+def test_a_name_whose_aaaa_wraps_a_private_ipv4_address_is_refused(production):
+    production.add("nat64.example.test", "AAAA", "64:ff9b::a00:1")
+    assert code_of("https://nat64.example.test/") == "webhook_address"
+
+
+@pytest.mark.parametrize(
+    "address",
+    ["64:ff9b::808:808", "2002:808:808::1", "::ffff:0:808:808"],
+    ids=["nat64", "6to4", "siit"],
+)
+def test_ipv6_forms_wrapping_a_public_ipv4_address_pass(production, address):
+    assert check_url(f"https://[{address}]/").addresses == (address,)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        pytest.param("https://hooks.example.com/a\rb", id="cr"),
+        pytest.param("https://hooks.example.com/a\nX-Injected: 1", id="lf"),
+        pytest.param("https://hooks.example.com/a\tb", id="tab"),
+        pytest.param("https://hooks.example.com/a b", id="space"),
+        pytest.param("https://hooks.example.com/a\x00", id="nul"),
+        pytest.param("https://hooks.example.com/a\x7f", id="del"),
+        pytest.param("https://hooks.example.com/a\x85", id="c1-nel"),
+        pytest.param("https://hooks.example.com/a\u2028", id="line-separator"),
+        pytest.param(" https://hooks.example.com/", id="leading-space"),
+        pytest.param("https://hooks.example.com/\n", id="trailing-lf"),
+        pytest.param("https://hooks.exa\tmple.com/", id="tab-in-host"),
+    ],
+)
+def test_whitespace_and_control_characters_anywhere_are_refused(production, url):
+    production.add("hooks.example.com", "A", "8.8.8.8")
+    assert code_of(url) == "webhook_url"
+
+
+@pytest.mark.parametrize("port", [443, 8443])
+def test_the_documented_https_ports_pass(production, port):
+    production.add("hooks.example.com", "A", "8.8.8.8")
+    assert check_url(f"https://hooks.example.com:{port}/").port == port
+
+
+@pytest.mark.parametrize("port", [0, 22, 25, 80, 6379, 5432, 8080, 65535])
+def test_other_ports_are_refused(production, port):
+    production.add("hooks.example.com", "A", "8.8.8.8")
+    assert code_of(f"https://hooks.example.com:{port}/") == "webhook_port"
+
+
+def test_under_debug_any_port_is_for_loopback_only(settings, dns_server):
+    settings.WEBHOOKS_ALLOW_LOOPBACK = True
+    dns_server.add("hooks.example.com", "A", "8.8.8.8")
+    assert check_url("https://127.0.0.1:40123/").port == 40123
+    assert code_of("https://hooks.example.com:6379/") == "webhook_port"
+    assert code_of("http://hooks.example.com/") == "webhook_port"  # 80 is not an HTTPS port
+    assert code_of("https://127.0.0.1:0/") == "webhook_port"
