@@ -10,3 +10,4 @@ class DomainsConfig(AppConfig):
         from petstore.metrics import endpoint
 
         endpoint.register(metrics.DomainCollector())
+        endpoint.register(metrics.SweepCollector())

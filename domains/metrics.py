@@ -8,11 +8,14 @@ the endpoint by the app's ready() (petstore/metrics/endpoint.py).
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable, Iterable, Iterator
 from datetime import timedelta
 from functools import wraps
 
+import redis
+from django.core.cache import cache
 from django.db import transaction
 from django.db.models import Count, Max, Q
 from django.utils import timezone
@@ -21,6 +24,8 @@ from prometheus_client.metrics_core import GaugeMetricFamily, Metric
 from domains.choices import State
 from domains.models import Domain
 from petstore.metrics import store
+
+log = logging.getLogger(__name__)
 
 CHECKS = store.counter(
     "petstore_domain_checks_total",
@@ -32,16 +37,23 @@ VERIFY_TO_ACTIVE = store.histogram(
     "From a domain's passing check to its certificate stored (the domain active).",
     buckets=(1, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 4 * 3600, 24 * 3600),
 )
-RENEWALS_FAILED = store.counter(
-    "petstore_certificate_renewals_failed_total",
-    "Certificate renewals that could not be done (DNS not passing, CAA, the CA refused).",
+RENEWALS = store.counter(
+    "petstore_certificate_renewals_total",
+    "Certificate renewals tried, by outcome: renewed, refused (the CA said no), blocked "
+    "(the owner's DNS: no passing check for a day, or CAA forbids the CA).",
+    ["outcome"],
 )
+# `refused` is the platform's problem (PetstoreRenewalsFailing); `blocked` is the owner's
+# (their domain's Activity and notifications say so), as the checks' codes are.
+RENEWAL_OUTCOMES = ("renewed", "refused", "blocked")
 ACME_ERRORS = store.counter(
     "petstore_acme_errors_total",
     "Errors from the ACME certificate authority, by type (its RFC 8555 error type, "
     "`refused`, `unreachable`).",
     ["type"],
 )
+# The ACME error types the alerts name (RFC 8555's `rateLimited`, and ours).
+ACME_ERROR_TYPES = ("rateLimited", "refused", "unreachable")
 EDGE_LOOKUPS = store.counter(
     "petstore_edge_certificate_lookups_total",
     "The edge's certificate lookups (one a TLS handshake), by result.",
@@ -52,8 +64,17 @@ EDGE_LOOKUP_SECONDS = store.histogram(
     "How long the edge's certificate endpoint took to answer a handshake's lookup.",
     buckets=(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5),
 )
-# The days within which an active domain's newest certificate expires, as gauges.
-EXPIRING_WITHIN_DAYS = (7, 14)
+# Every series an alert watches with increase() exists at 0 from the start: Prometheus
+# cannot see the increase of a series whose first sample is already 1, so the first
+# failed renewal or rate limit ever would go unnoticed.
+for _outcome in RENEWAL_OUTCOMES:
+    RENEWALS.labels(outcome=_outcome)
+for _type in ACME_ERROR_TYPES:
+    ACME_ERRORS.labels(type=_type)
+# The days within which an active domain's newest certificate expires, as gauges. Renewal
+# starts 30 days before expiry (a third of a 90-day certificate): 21 days left means
+# renewals have failed for 9 days (the warning), 7 days for 23 (critical).
+EXPIRING_WITHIN_DAYS = (7, 14, 21)
 
 
 def check_recorded(code: str) -> None:
@@ -67,12 +88,34 @@ def domain_active(domain: Domain) -> None:
         transaction.on_commit(lambda: VERIFY_TO_ACTIVE.observe(max(seconds, 0.0)))
 
 
-def renewal_failed() -> None:
-    RENEWALS_FAILED.inc()
+def renewal_done(outcome: str) -> None:
+    """One renewal tried: `renewed` (counted once the certificate's transaction commits),
+    `refused` or `blocked` (RENEWAL_OUTCOMES; the refusal happened whatever becomes of the
+    transaction that records it)."""
+    series = RENEWALS.labels(outcome=outcome)
+    if outcome == "renewed":
+        transaction.on_commit(series.inc)
+    else:
+        series.inc()
 
 
 def acme_error(kind: str) -> None:
     ACME_ERRORS.labels(type=kind or "unknown").inc()
+
+
+# When the sweep last finished (Unix seconds), kept in Redis through the cache (never
+# expiring) so that every process's scrape reports the same time, whichever ran the sweep.
+SWEEP_LAST_SUCCESS_KEY = "petstore:sweep:last-success"
+
+
+def sweep_finished() -> None:
+    """The sweep claimed its work and queued it: what PetstoreSweepStalled watches."""
+    try:
+        cache.set(SWEEP_LAST_SUCCESS_KEY, time.time(), timeout=None)
+    except redis.RedisError as exc:
+        # The sweep's work is done and queued; only its time is lost (the alert then fires
+        # if Redis stays down, which the queues need as well).
+        log.warning("Could not record the sweep's success (%s)", exc)
 
 
 # The edge endpoint's status -> the lookup's result.
@@ -135,4 +178,17 @@ class DomainCollector:
         )
         for days in EXPIRING_WITHIN_DAYS:
             family.add_metric([str(days)], expiring[f"within_{days}"])
+        yield family
+
+
+class SweepCollector:
+    """petstore_sweep_last_success_timestamp_seconds: 0 until a sweep has finished (or
+    after Redis lost the key), so a sweep that never ran reads as stalled too."""
+
+    def collect(self) -> Iterator[Metric]:
+        family = GaugeMetricFamily(
+            "petstore_sweep_last_success_timestamp_seconds",
+            "When the domains' sweep last finished successfully (Unix time; 0: never).",
+        )
+        family.add_metric([], float(cache.get(SWEEP_LAST_SUCCESS_KEY) or 0))
         yield family

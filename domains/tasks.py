@@ -15,6 +15,7 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth.models import User
 
+from domains import metrics
 from domains.choices import TEMPORARY_CHECK_CODES
 from domains.models import Domain
 from domains.notifications import sender
@@ -130,6 +131,7 @@ def _retry_later(
 @queue_task(acks_late=True, ignore_result=True)
 def sweep() -> None:
     enqueue(scheduling.sweep())
+    metrics.sweep_finished()
 
 
 @queue_task(acks_late=True, ignore_result=True)

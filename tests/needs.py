@@ -1,7 +1,7 @@
 """What a test may need from the machine that no wheel brings, and whether it is there:
-Chromium and Pebble (Debian's packages). PostgreSQL and Redis are always there: the run
-starts its own where the environment names none (tests/settings.py). The markers (`browser`,
-`acme`) and the fixtures that start real processes ask the same questions here.
+Chromium, Pebble and promtool (Debian's packages). PostgreSQL and Redis are always there:
+the run starts its own where the environment names none (tests/settings.py). The markers
+(`browser`, `acme`) and the fixtures that start real processes ask the same questions here.
 
 On a bare machine a test whose program is missing is skipped with the reason; with
 REQUIRE_SERVICES=1 (set by .ci/run) it fails instead, so CI can never go green by skipping.
@@ -10,6 +10,7 @@ REQUIRE_SERVICES=1 (set by .ci/run) it fails instead, so CI can never go green b
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Callable
 
 import pytest
@@ -31,6 +32,13 @@ def pebble_missing() -> str | None:
     # Debian's `pebble` package (Let's Encrypt's test CA); .ci/run installs it when missing.
     if not os.access(PEBBLE, os.X_OK):
         return f"needs Pebble at {PEBBLE}: apt-get install -y pebble"
+    return None
+
+
+def promtool_missing() -> str | None:
+    # Debian's `prometheus` package brings it; .ci/run installs it when it is missing.
+    if shutil.which("promtool") is None:
+        return "needs promtool: apt-get install -y --no-install-recommends prometheus"
     return None
 
 

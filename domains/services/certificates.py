@@ -106,7 +106,7 @@ def certificate_renew(
             "Not renewed: the domain has not passed a DNS check in the last day. Fix the "
             "DNS record; renewal follows the next passing check."
         )
-        metrics.renewal_failed()
+        metrics.renewal_done("blocked")
         if domain.cert_message != message:
             update(domain, cert_code=domain.check_code, cert_message=message)
             record_event(
@@ -173,7 +173,7 @@ class _Renewal:
 
     def refused(self, domain: Domain, code: str, message: str) -> None:
         """The current certificate stays; the reason the next one could not be issued is kept."""
-        metrics.renewal_failed()
+        metrics.renewal_done("refused" if code == CertCode.CA_REFUSED else "blocked")
         update(domain, cert_code=code, cert_message=f"Renewal blocked: {message}")
         record_event(
             domain=domain,
@@ -183,6 +183,7 @@ class _Renewal:
 
     def done(self, domain: Domain) -> None:
         update(domain, cert_code="", cert_message="")
+        metrics.renewal_done("renewed")
 
     def found_done(self, domain: Domain) -> Certificate | None:
         return None

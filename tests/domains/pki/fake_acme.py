@@ -9,7 +9,9 @@ verifying them. Its `misbehaviour` says how it betrays the client:
 - `redirect-directory` / `redirect-certificate`: a 302 to `redirect_to` instead of the
   directory / the certificate;
 - `other-name`, `other-key`, `expired`: a certificate for other-name.example, for the
-  ordered name with another key, or for the ordered name and key but expired.
+  ordered name with another key, or for the ordered name and key but expired;
+- `rate-limited`: no betrayal, a limit: newOrder answers 429 with RFC 8555's `rateLimited`
+  problem and a Retry-After of RATE_LIMIT_RETRY_AFTER seconds.
 
 `Recorder` stands for what a redirect must never reach (the edge's loopback key
 endpoint): it answers every request and keeps its path.
@@ -38,7 +40,9 @@ MISBEHAVIOURS = (
     "other-name",
     "other-key",
     "expired",
+    "rate-limited",
 )
+RATE_LIMIT_RETRY_AFTER = 120
 
 
 def _b64(data: bytes) -> str:
@@ -198,6 +202,17 @@ class _Acme(_Quiet):
         with self.server.lock:
             if route == "account":
                 self._json(201, {"status": "valid"}, Location=f"{base}/account/1")
+            elif route == "order" and not number and self.server.misbehaviour == "rate-limited":
+                problem = {
+                    "type": "urn:ietf:params:acme:error:rateLimited",
+                    "detail": "too many new orders recently",
+                }
+                self._send(
+                    429,
+                    json.dumps(problem).encode(),
+                    "application/problem+json",
+                    Retry_After=str(RATE_LIMIT_RETRY_AFTER),
+                )
             elif route == "order" and not number:
                 number = str(len(orders) + 1)
                 orders[number] = {

@@ -1,5 +1,6 @@
 """A hostile ACME CA (tests/domains/pki/fake_acme.py, a real HTTP server on loopback): the
-worker follows none of its redirects, and stores no certificate but the one it ordered."""
+worker follows none of its redirects, and stores no certificate but the one it ordered; a
+CA that limits our rate is waited for, and counted by its RFC 8555 error type."""
 
 from __future__ import annotations
 
@@ -8,13 +9,15 @@ from collections.abc import Iterator
 import pytest
 from cryptography import x509
 
+from domains import pki
 from domains.choices import CertCode, CertState, State
 from domains.models import AcmeChallenge, AcmeOrder, Certificate, Domain
 from domains.services import certificates
 from domains.services.custom_domains import domain_add
 from domains.services.verification import domain_check
-from tests.domains.pki.fake_acme import OTHER_NAME, FakeAcme, Recorder
+from tests.domains.pki.fake_acme import OTHER_NAME, RATE_LIMIT_RETRY_AFTER, FakeAcme, Recorder
 from tests.fixtures.domains import TARGET
+from tests.petstore.metrics.scrape import TOKEN, Scrape
 
 pytestmark = pytest.mark.django_db
 
@@ -119,3 +122,28 @@ def test_an_expired_certificate_is_refused(issuing, fake_acme):
     message = refused_with(issuing)
     assert message.startswith(f"The CA returned a certificate for {HOST} that expired on ")
     assert message.endswith(" UTC; refused.")
+
+
+def test_a_rate_limit_waits_for_the_cas_retry_after_and_counts_as_rate_limited(
+    issuing, fake_acme, client, settings
+):
+    settings.METRICS_TOKEN = TOKEN
+
+    def rate_limited() -> float:
+        response = client.get(
+            "/metrics", HTTP_HOST="10.0.0.7", HTTP_AUTHORIZATION=f"Bearer {TOKEN}"
+        )
+        return Scrape(response.content.decode()).value(
+            "petstore_acme_errors_total", type="rateLimited"
+        )
+
+    before = rate_limited()
+    fake_acme.misbehaviour = "rate-limited"
+
+    with pytest.raises(pki.Pending) as waiting:
+        certificates.certificate_issue(domain_id=issuing.pk)
+
+    assert RATE_LIMIT_RETRY_AFTER - 5 < waiting.value.retry_after <= RATE_LIMIT_RETRY_AFTER
+    assert Domain.objects.get(pk=issuing.pk).state == State.ISSUING
+    # The series PetstoreAcmeRateLimited watches, there at 0 before the first one.
+    assert rate_limited() == before + 1

@@ -12,7 +12,7 @@ FAMILIES = {
     "petstore_domain_checks",
     "petstore_verify_to_active_seconds",
     "petstore_certificates_expiring",
-    "petstore_certificate_renewals_failed",
+    "petstore_certificate_renewals",
     "petstore_acme_errors",
     "petstore_queue_depth",
     "petstore_task_failures",
@@ -20,6 +20,8 @@ FAMILIES = {
     "petstore_edge_certificate_lookups",
     "petstore_edge_certificate_lookup_seconds",
     "petstore_http_requests",
+    "petstore_http_request_duration_seconds",
+    "petstore_sweep_last_success_timestamp_seconds",
 }
 
 

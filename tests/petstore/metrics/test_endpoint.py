@@ -3,13 +3,15 @@ uses), every family there after real activity, the gauges equal to the database.
 
 from __future__ import annotations
 
+import time
 from datetime import timedelta
 
 import pytest
+from django.core.cache import cache
 from django.test import Client
 from django.utils import timezone
 
-from domains import pki, tasks
+from domains import metrics, pki, tasks
 from domains.choices import State
 from domains.edge import wsgi as edge_wsgi
 from domains.models import Certificate, Domain
@@ -96,6 +98,7 @@ def test_every_family_is_there_after_real_activity(client, token, dns_server, sh
     assert grew("petstore_verify_to_active_seconds_count") == 1
     assert grew("petstore_task_failures_total", task="domains.tasks.check_domain") == 1
     assert grew("petstore_http_requests_total", route="healthz", status="200") == 1
+    assert grew("petstore_http_request_duration_seconds_count", route="healthz") == 1
     assert grew("petstore_edge_certificate_lookups_total", result="refused") == 1
     assert grew("petstore_edge_certificate_lookup_seconds_count") == 1
     assert after.value("petstore_domains", state="active") == 1
@@ -123,8 +126,8 @@ def test_a_ca_that_cannot_be_reached_and_a_renewal_not_done_are_counted(
     assert after.value("petstore_acme_errors_total", type="unreachable") == (
         before.value("petstore_acme_errors_total", type="unreachable") + 1
     )
-    assert after.value("petstore_certificate_renewals_failed_total") == (
-        before.value("petstore_certificate_renewals_failed_total") + 1
+    assert after.value("petstore_certificate_renewals_total", outcome="blocked") == (
+        before.value("petstore_certificate_renewals_total", outcome="blocked") + 1
     )
 
 
@@ -147,6 +150,69 @@ def test_a_routed_request_is_counted_by_its_url_pattern_not_its_path(client, tok
         if route.startswith("v1/pets")
     )
     assert counted == 3
+    timed = sum(
+        after.value("petstore_http_request_duration_seconds_count", route=route)
+        - before.value("petstore_http_request_duration_seconds_count", route=route)
+        for route in routes
+        if route.startswith("v1/pets")
+    )
+    assert timed == 3
+
+
+@pytest.mark.django_db
+def test_paths_no_pattern_matches_are_timed_as_one_route(client, token):
+    before = scrape(client)
+    for path in ("/no/such/page", "/another/missing/one", "/nothing/at/all"):
+        assert client.get(path, HTTP_HOST="localhost").status_code == 404
+    after = scrape(client)
+    samples = after.families["petstore_http_request_duration_seconds"].samples
+    assert not any("missing" in sample.labels.get("route", "") for sample in samples)
+    other = "petstore_http_request_duration_seconds_count"
+    assert after.value(other, route="other") == before.value(other, route="other") + 3
+
+
+@pytest.mark.django_db
+def test_the_series_an_alert_watches_are_there_before_the_first_count(client, token):
+    seen = scrape(client)
+    renewals = seen.families["petstore_certificate_renewals"].samples
+    for outcome in metrics.RENEWAL_OUTCOMES:
+        assert {"outcome": outcome} in [
+            sample.labels for sample in renewals if sample.name.endswith("_total")
+        ]
+    assert {"type": "rateLimited"} in [
+        sample.labels for sample in seen.families["petstore_acme_errors"].samples
+    ]
+
+
+# Transactional: the count of a renewal waits for its commit.
+@pytest.mark.django_db(transaction=True)
+def test_a_renewal_done_is_counted_as_renewed(client, token, dns_server, shop, alice):
+    dns_server.add("www.example.test", "CNAME", TARGET + ".")
+    # Active without a certificate: due for renewal at once.
+    www = go_live(domain_add(project=shop, hostname="www.example.test", actor=alice))
+    before = scrape(client)
+
+    assert certificates.certificate_renew(domain_id=www.pk) is not None
+
+    after = scrape(client)
+    renewals = "petstore_certificate_renewals_total"
+    assert after.value(renewals, outcome="renewed") == before.value(renewals, outcome="renewed") + 1
+    assert after.value(renewals, outcome="refused") == before.value(renewals, outcome="refused")
+
+
+@pytest.mark.django_db
+def test_the_sweeps_last_success_is_the_same_for_every_process_and_0_before_any(client, token):
+    cache.delete(metrics.SWEEP_LAST_SUCCESS_KEY)
+    assert scrape(client).value("petstore_sweep_last_success_timestamp_seconds") == 0
+
+    started = time.time()
+    tasks.sweep()  # the beat's task, run here
+    finished = time.time()
+
+    seen = scrape(client).value("petstore_sweep_last_success_timestamp_seconds")
+    assert started <= seen <= finished
+    # Kept in Redis, not in this process: another process reads the same time.
+    assert cache.get(metrics.SWEEP_LAST_SUCCESS_KEY) == seen
 
 
 @pytest.mark.django_db
@@ -174,6 +240,7 @@ def test_the_gauges_are_the_databases_counts(client, token, shop, alice):
     assert seen.value("petstore_domains", state="active") == 3
     assert seen.value("petstore_certificates_expiring", within_days="7") == 1
     assert seen.value("petstore_certificates_expiring", within_days="14") == 2
+    assert seen.value("petstore_certificates_expiring", within_days="21") == 2
 
 
 @pytest.mark.django_db

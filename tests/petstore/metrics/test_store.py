@@ -33,15 +33,15 @@ def test_counts_kept_while_redis_is_down_are_pushed_when_it_is_back(own_redis):
     pusher = store.RedisStore(own_redis.url(0), interval=3600)
     pusher.flush()  # what this process counted before: not this test's
     start = pushed(own_redis)
-    observe("store-test", 200)
-    observe("store-test", 200)
+    observe("store-test", 200, 0.01)
+    observe("store-test", 200, 0.01)
     pusher.flush()
     assert pushed(own_redis) == start + 2
     pusher.flush()  # nothing changed: nothing added
     assert pushed(own_redis) == start + 2
 
     own_redis.kill()
-    observe("store-test", 200)
+    observe("store-test", 200, 0.01)
     pusher.flush()  # fails, kept
     with pytest.raises(store.StoreUnavailable):
         pusher.totals()
