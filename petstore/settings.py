@@ -107,6 +107,8 @@ MIDDLEWARE = [
     # Next: answers platform subdomains and custom domains by their raw Host header.
     "domains.routing.middleware.HostRoutingMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    # RateLimit-Policy and RateLimit on every /v1 answer, errors included (the API's own host).
+    "petstore.api.ratelimitheaders.RateLimitHeadersMiddleware",
     # Content-Security-Policy on HTML pages (dashboard, sign-in, admin, Swagger UI).
     "petstore.http.csp.ContentSecurityPolicyMiddleware",
     # Static files (admin, dashboard, the offline Swagger UI) from the app itself.
@@ -308,6 +310,7 @@ SPECTACULAR_SETTINGS = {
         "drf_spectacular.hooks.postprocess_schema_enums",
         "pets.api.openapi.name_pets_array",
         "petstore.api.openapi.servers_from_settings",  # API_BASE_URL, API_STAGING_BASE_URL
+        "petstore.api.openapi.rate_limit_headers",  # on every response
     ],
     "ENUM_GENERATE_CHOICE_DESCRIPTION": False,
     "ENUM_NAME_OVERRIDES": {

@@ -124,13 +124,14 @@ def serve(view: GenericAPIView, request: HttpRequest) -> HttpResponseBase | None
 
 
 def _check_throttles(view: GenericAPIView, request: HttpRequest) -> None:
-    """DRF's `check_throttles`: every limit is asked (and counts the request if it
-    allows it); over any of them, Throttled with the longest wait."""
+    """DRF's `check_throttles`: every limit is asked (each counts the request once and
+    records its count for the RateLimit field); over any of them, Throttled with the
+    longest wait."""
     # Our throttles read only `auth` and META, which the Django request carries (set above).
     waits = [
         throttle.wait()
         for throttle in (throttle_class() for throttle_class in _THROTTLES)
-        if not throttle.allow_request(request, view)  # type: ignore[arg-type]
+        if not throttle.allow_request(request, view)
     ]
     if waits:
         raise Throttled(max(waits))

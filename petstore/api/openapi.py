@@ -73,7 +73,10 @@ UNAUTHORIZED = error(
     "unauthorized: the API key is missing, malformed, unknown or revoked "
     "(with a `WWW-Authenticate: Bearer` header)."
 )
-RATE_LIMITED = error("rate_limited: too many requests for this API key (see `Retry-After`).")
+RATE_LIMITED = error(
+    "rate_limited: too many requests for this API key or from this address (see "
+    "`Retry-After` and `RateLimit`)."
+)
 # Response headers every operation may send with its errors.
 ERROR_HEADERS = [
     OpenApiParameter(
@@ -90,7 +93,10 @@ ERROR_HEADERS = [
         OpenApiParameter.HEADER,
         response=[429],
         required=True,
-        description="Seconds until this API key may send requests again.",
+        description=(
+            "Seconds until this API key (or address) may send requests again: the end of "
+            "the window that refused the request."
+        ),
     ),
 ]
 NOT_ACCEPTABLE = error("not_acceptable: the `Accept` header excludes application/json.")
@@ -115,6 +121,44 @@ def server_description(url: str) -> str:
     if host in LOOPBACK_HOSTS or host.endswith(".localhost"):
         return "Local development"
     return "Production"
+
+
+# The rate-limit fields of every answer (petstore/api/ratelimitheaders.py), in the
+# structured-field form of draft-ietf-httpapi-ratelimit-headers-10.
+RATE_LIMIT_HEADERS = {
+    "RateLimit-Policy": {
+        "schema": {"type": "string"},
+        "example": '"key";q=600;w=60, "address";q=3000;w=60',
+        "description": (
+            "The rate limits in force (draft-ietf-httpapi-ratelimit-headers-10): `key`, "
+            "requests per API key, and `address`, requests per client address; `q` requests "
+            "per `w` seconds. A disabled limit is absent; with both off, so is the field."
+        ),
+    },
+    "RateLimit": {
+        "schema": {"type": "string"},
+        "example": '"key";r=597;t=42, "address";r=2990;t=42',
+        "description": (
+            "Where this client stands in each limit (draft-ietf-httpapi-ratelimit-headers-10): "
+            "`r` requests left in the current window, `t` seconds until it closes. A request "
+            "that was not counted (a 401) reports the address's window only."
+        ),
+    },
+}
+
+
+def rate_limit_headers(result: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+    """Postprocessing hook: RateLimit-Policy and RateLimit on every response of every
+    operation, as the middleware sends them on every /v1 answer."""
+    for item in result.get("paths", {}).values():
+        for operation in item.values():
+            if not isinstance(operation, dict):
+                continue
+            for response in operation.get("responses", {}).values():
+                headers = response.setdefault("headers", {})
+                for name, header in RATE_LIMIT_HEADERS.items():
+                    headers.setdefault(name, dict(header))
+    return result
 
 
 def servers_from_settings(result: dict[str, Any], **kwargs: Any) -> dict[str, Any]:

@@ -1,23 +1,44 @@
-"""Rate limits on /v1: per API key and per client address, counted in the shared cache.
+"""Rate limits on /v1: per API key and per client address, counted in Redis.
 
 Both rates are settings read at each request (DRF rate syntax, e.g. "600/min";
 empty turns a limit off): API_RATE_LIMIT per key, API_ADDRESS_RATE_LIMIT per
 client address (petstore.http.clientaddress.client_address, so NUM_PROXIES decides which
 hop of X-Forwarded-For is the client). Over a limit DRF raises Throttled, which
-petstore.api.errors answers with 429, the Error body and Retry-After.
+petstore.api.errors answers with 429, the Error body and Retry-After; every /v1
+answer says where its client stands (petstore.api.ratelimitheaders).
 
-The counters live in the cache (Redis in production). When the cache cannot be
-reached the limits fail open: the API keeps answering and a warning is logged,
-because refusing every request while Redis is down would turn a cache outage
-into an API outage.
+Counting: a fixed window per client that opens at its first request. One Lua
+script per limit and request increments the counter and, when the counter has no
+expiry yet (its first request), gives it one of the window's length; it returns the
+count and the milliseconds left. One round trip, and atomic: Redis runs a script
+alone, so fifty concurrent requests against a limit of ten see 1..50 and exactly ten
+pass. (DRF's own throttles read a list of timestamps, append and write it back: two
+round trips with a gap between them in which concurrent requests overwrote each
+other's updates, and 23-31 of 50 passed a limit of 10.) The window's end is Redis's
+clock, never a web process's, so every process agrees on it. A refused request is
+counted too: it changes nothing, the window closes when it would have. What fixed
+windows give up: a client may spend its quota at the end of one window and again at
+the start of the next (twice the rate across the boundary, at most once per window).
+
+The counters live in Redis (the default cache's server). When it cannot be reached
+the limits fail open: the API keeps answering and a warning is logged, because
+refusing every request while Redis is down would turn a cache outage into an API
+outage.
 """
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import logging
-from typing import TYPE_CHECKING
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
+from django.core.cache import cache as default_cache
+from django.core.exceptions import ImproperlyConfigured
+from django.http import HttpRequest
 from rest_framework import throttling
 from rest_framework.request import Request
 
@@ -29,13 +50,128 @@ if TYPE_CHECKING:  # DRF imports these classes while it defines APIView
 
 log = logging.getLogger(__name__)
 
+# The rate syntax's periods, as DRF reads them (the first letter: "min", "m" and "minute").
+_PERIODS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
-class _FailOpen(throttling.BaseThrottle):
-    """Allow the request when the cache backend raises (connection refused, timeout)."""
+# KEYS[1] the counter, ARGV[1] the window in ms. A counter without an expiry is one this
+# request opened (or one that lost it): it gets the whole window.
+_HIT = b"""
+local used = redis.call('INCR', KEYS[1])
+local left = redis.call('PTTL', KEYS[1])
+if left < 0 then
+  redis.call('PEXPIRE', KEYS[1], ARGV[1])
+  left = tonumber(ARGV[1])
+end
+return {used, left}
+"""
+# The same answer without counting: for a request that is not counted (a 401).
+_PEEK = b"""
+local used = tonumber(redis.call('GET', KEYS[1]) or '0')
+local left = redis.call('PTTL', KEYS[1])
+if left < 0 then left = tonumber(ARGV[1]) end
+return {used, left}
+"""
+_SHA = {script: hashlib.sha1(script).hexdigest() for script in (_HIT, _PEEK)}  # noqa: S324 - Redis names scripts by SHA-1
 
-    def allow_request(self, request: Request, view: APIView) -> bool:
+# Where the counts of a request are kept, on Django's request (DRF's wraps it).
+COUNTS_ATTRIBUTE = "ratelimit_counts"
+
+
+@dataclass(frozen=True, slots=True)
+class Policy:
+    """A limit in force: `quota` requests per `window` seconds, named as the
+    RateLimit-Policy field names it ("key", "address")."""
+
+    name: str
+    quota: int
+    window: int
+
+
+@dataclass(frozen=True, slots=True)
+class Count:
+    """Where one client stands in its current window of a policy."""
+
+    policy: Policy
+    used: int  # requests counted in this window, the current one included when counted
+    reset: int  # seconds until the window closes and the quota is whole again
+
+    @property
+    def remaining(self) -> int:
+        return max(0, self.policy.quota - self.used)
+
+    @property
+    def allowed(self) -> bool:
+        return self.used <= self.policy.quota
+
+
+@functools.lru_cache(maxsize=32)
+def parse_rate(name: str, rate: str) -> Policy | None:
+    """`rate` in DRF's syntax ("600/min", "10/s"), None when empty (the limit is off)."""
+    if not rate:
+        return None
+    number, _, period = rate.partition("/")
+    seconds = _PERIODS.get(period[:1])
+    if not number.isdigit() or seconds is None:
+        raise ImproperlyConfigured(f"A rate limit is '<number>/<s|min|h|d>', not {rate!r}")
+    return Policy(name, int(number), seconds)
+
+
+def _seconds(milliseconds: int) -> int:
+    return max(1, math.ceil(milliseconds / 1000))
+
+
+def _run(cache: Any, script: bytes, key: str, window: int) -> tuple[int, int]:
+    """The script's (count, milliseconds left) for the counter `key`: one round trip to
+    the cache's Redis while the script is loaded (EVALSHA), two the first time."""
+    import redis  # the cache backend's client library
+
+    full_key = cache.make_and_validate_key(key)
+    client = cache._cache.get_client(full_key, write=True)  # Django's RedisCache only
+    try:
+        used, left = client.evalsha(_SHA[script], 1, full_key, window * 1000)
+    except redis.exceptions.NoScriptError:  # a restarted or flushed Redis
+        used, left = client.eval(script, 1, full_key, window * 1000)
+    return int(used), int(left)
+
+
+def counter_key(policy: Policy, ident: str) -> str:
+    """The counter of `ident` (a key's prefix, an address) under `policy`. The window is
+    part of the name, so a changed window starts a fresh count."""
+    return f"ratelimit:{policy.name}:{policy.window}:{ident}"
+
+
+def counts(request: HttpRequest | Request) -> list[Count] | None:
+    """The counts this request was given by the throttles, None when none ran."""
+    return getattr(getattr(request, "_request", request), COUNTS_ATTRIBUTE, None)
+
+
+class _Limit(throttling.BaseThrottle):
+    """One policy: its rate from a setting at each request, so deployments and tests can
+    change it without a restart; its counter by `ident`."""
+
+    policy_name: str
+    rate_setting: str
+    cache = default_cache
+    count: Count | None = None
+
+    def policy(self) -> Policy | None:
+        return parse_rate(self.policy_name, getattr(settings, self.rate_setting))
+
+    def ident(self, request: HttpRequest | Request) -> str | None:
+        raise NotImplementedError
+
+    def allow_request(self, request: HttpRequest | Request, view: APIView | None) -> bool:
+        django_request = getattr(request, "_request", request)
+        recorded = getattr(django_request, COUNTS_ATTRIBUTE, None)
+        if recorded is None:  # each limit of this request adds its count to one list
+            recorded = []
+            setattr(django_request, COUNTS_ATTRIBUTE, recorded)
+        policy = self.policy()
+        ident = self.ident(request) if policy else None
+        if policy is None or ident is None:
+            return True
         try:
-            return super().allow_request(request, view)
+            used, left = _run(self.cache, _HIT, counter_key(policy, ident), policy.window)
         except Exception as exc:  # noqa: BLE001 - any cache error: do not block the API
             log.warning(
                 "Rate limit %s not applied, cache unavailable: %s",
@@ -43,61 +179,49 @@ class _FailOpen(throttling.BaseThrottle):
                 type(exc).__name__,
             )
             return True
+        self.count = Count(policy, used, _seconds(left))
+        recorded.append(self.count)
+        return self.count.allowed
 
-
-class _SettingsRate(throttling.SimpleRateThrottle):
-    """A rate read from a setting at each request (DRF syntax; empty turns it off),
-    so deployments and tests can change it without a restart of the class."""
-
-    rate_setting: str
-    num_requests: int
-    duration: int
-
-    def __init__(self) -> None:  # the base class reads THROTTLE_RATES here; we read settings
-        pass
-
-    def allow_request(self, request: Request, view: APIView) -> bool:
-        self.rate = getattr(settings, self.rate_setting) or None
-        num_requests, duration = self.parse_rate(self.rate)
-        if num_requests is None or duration is None:  # no rate: the limit is off
-            return True
-        self.num_requests, self.duration = num_requests, duration
-        return super().allow_request(request, view)
+    def peek(self, request: HttpRequest) -> Count | None:
+        """Where this request's client stands, without counting it; None when the limit
+        is off, the client unknown, or the cache unavailable."""
+        policy = self.policy()
+        ident = self.ident(request) if policy else None
+        if policy is None or ident is None:
+            return None
+        try:
+            used, left = _run(self.cache, _PEEK, counter_key(policy, ident), policy.window)
+        except Exception:  # noqa: BLE001 - the answer goes out without the field
+            return None
+        return Count(policy, used, _seconds(left))
 
     def wait(self) -> float:
-        # DRF gives up (None) when the history is longer than the current rate
-        # allows, e.g. after the rate was lowered; the answer is still known: when
-        # the num_requests-th newest request leaves the window.
-        if len(self.history) >= self.num_requests:
-            return max(1.0, self.history[self.num_requests - 1] + self.duration - self.now)
-        return 1.0
+        # The window's end, which Retry-After names (never before RateLimit's reset).
+        return float(self.count.reset) if self.count else 1.0
 
 
-class KeyThrottle(_FailOpen, _SettingsRate):
+class KeyThrottle(_Limit):
     """API_RATE_LIMIT requests per API key."""
 
-    scope = "api_key"
+    policy_name = "key"
     rate_setting = "API_RATE_LIMIT"
 
-    def get_cache_key(self, request: Request, view: APIView) -> str | None:
-        if not isinstance(request.auth, ApiKey):
-            return None
+    def ident(self, request: HttpRequest | Request) -> str | None:
+        auth = getattr(request, "auth", None)
         # The random prefix, not the row id: ids are reused across test databases.
-        return self.cache_format % {"scope": self.scope, "ident": request.auth.prefix}
+        return auth.prefix if isinstance(auth, ApiKey) else None
 
 
-class AddressThrottle(_FailOpen, _SettingsRate):
+class AddressThrottle(_Limit):
     """API_ADDRESS_RATE_LIMIT requests per client address, whichever key they carry.
 
     An address may hold several keys (an office, a CI fleet), so its default is a
     multiple of the per-key rate; it caps what one machine can send with many keys.
     """
 
-    scope = "api_address"
+    policy_name = "address"
     rate_setting = "API_ADDRESS_RATE_LIMIT"
 
-    def get_cache_key(self, request: Request, view: APIView) -> str | None:
-        address = client_address(request)
-        if not address:
-            return None
-        return self.cache_format % {"scope": self.scope, "ident": address}
+    def ident(self, request: HttpRequest | Request) -> str | None:
+        return client_address(getattr(request, "_request", request)) or None

@@ -23,3 +23,20 @@ def assert_error(response, status: int, code: str) -> dict:
     assert body["status"] == status
     assert isinstance(body["message"], str) and body["message"]
     return body
+
+
+def clear_rate_limits(*idents: str) -> None:
+    """Forget the rate-limit counters of these API key prefixes and client addresses,
+    whatever the window (petstore.api.throttles.counter_key)."""
+    from django.core.cache import cache
+
+    from petstore.api.throttles import Policy, counter_key
+
+    cache.delete_many(
+        [
+            counter_key(Policy(name, 0, window), ident)
+            for ident in idents
+            for name in ("key", "address")
+            for window in (1, 60, 3600, 86400)
+        ]
+    )

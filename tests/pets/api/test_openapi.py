@@ -94,6 +94,22 @@ def test_every_operation_requires_the_bearer_scheme_and_documents_401(doc):
         }
 
 
+def test_every_response_of_every_operation_documents_the_rate_limit_fields(doc):
+    operations = [
+        (path, method, op)
+        for path, item in doc["paths"].items()
+        for method, op in item.items()
+        if isinstance(op, dict) and "responses" in op
+    ]
+    assert len(operations) > len(OPERATIONS)  # the domains API's too
+    for path, method, op in operations:
+        for status, response in op["responses"].items():
+            headers = response["headers"]
+            assert {"RateLimit-Policy", "RateLimit"} <= set(headers), (path, method, status)
+            assert "ratelimit-headers-10" in headers["RateLimit"]["description"]
+            assert not headers["RateLimit"].get("required")  # absent when limits are off
+
+
 def test_the_error_component_has_code_message_and_status(doc):
     error = doc["components"]["schemas"]["Error"]
     assert set(error["required"]) == {"code", "message", "status"}

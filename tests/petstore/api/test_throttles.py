@@ -7,10 +7,9 @@ import ipaddress
 from typing import Any
 
 import pytest
-from django.core.cache import cache
 from rest_framework.test import APIClient
 
-from tests.pets.helpers import assert_error, bearer
+from tests.pets.helpers import assert_error, bearer, clear_rate_limits
 
 pytestmark = pytest.mark.django_db
 
@@ -18,9 +17,11 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture(autouse=True)
 def _own_address_budget(settings):
     # Addresses from TEST-NET-2, unique to this module, so counters of other tests
-    # (and of other runs sharing the cache) never meet ours; cleared afterwards.
+    # (and of other runs sharing the cache) never meet ours; cleared before and after.
+    addresses = [f"198.51.100.{n}" for n in range(1, 5)]
+    clear_rate_limits(*addresses)
     yield
-    cache.delete_many([f"throttle_api_address_198.51.100.{n}" for n in range(1, 5)])
+    clear_rate_limits(*addresses)
 
 
 def _client(key, address: str) -> APIClient:
@@ -137,3 +138,31 @@ def test_a_cache_outage_lets_requests_through(settings, api, monkeypatch, caplog
     with caplog.at_level("WARNING", logger="petstore.api.throttles"):
         assert [api.get("/v1/pets").status_code for _ in range(3)] == [200, 200, 200]
     assert "cache unavailable" in caplog.text
+
+
+def test_concurrent_requests_are_counted_exactly(transactional_db, settings, alice, tmp_path):
+    """50 requests at once against a limit of 10, through a real web server with several
+    workers: each is counted by one atomic Redis script, so exactly 10 pass (before, a
+    read-then-write of the history let 23-31 through)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    import requests
+
+    from petstore.apikeys.services import api_key_issue
+    from tests.processes import service_env, web_server_process
+
+    key = api_key_issue(user=alice).plaintext
+    env = service_env(settings, API_RATE_LIMIT="10/min", API_ADDRESS_RATE_LIMIT="")
+    with web_server_process(env, tmp_path, workers=4) as (base, _):
+        with requests.Session() as warm:  # every worker loads the app before the burst
+            for _ in range(8):
+                warm.get(base + "/healthz", timeout=10)
+
+        def get(_: int) -> int:
+            headers = {"Authorization": f"Bearer {key}"}
+            return requests.get(base + "/v1/pets", headers=headers, timeout=30).status_code
+
+        with ThreadPoolExecutor(max_workers=50) as pool:
+            statuses = list(pool.map(get, range(50)))
+    assert sorted(statuses).count(200) == 10, statuses
+    assert statuses.count(429) == 40

@@ -1,0 +1,175 @@
+"""`manage.py backup`: a pg_dump of the platform that restores into a new database with
+nothing lost, as README's "Backups" tells an operator to check one.
+
+The platform under test is this test's database, committed (a pg_dump sees only committed
+rows); the restore goes to a private PostgreSQL 18 from the wheel (devtools.embedded),
+whose pg_dump and pg_restore the commands run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import psycopg
+import pytest
+import requests
+from django.core.management import call_command
+from django.core.management.base import CommandError
+from django.db import connections
+
+from devtools import embedded
+from domains.models import Certificate
+from domains.services import certificates
+from domains.services.custom_domains import domain_add
+from domains.services.projects import deploy_record, project_create
+from domains.services.verification import domain_check
+from domains.services.webhooks import endpoint_create
+from pets.models import Category
+from pets.services import pet_create
+from petstore.apikeys.services import api_key_issue
+from tests.fixtures.domains import TARGET
+from tests.fixtures.people import make_user
+from tests.processes import ROOT, service_env, web_server
+
+PG_DUMP = str(embedded.postgres_bin() / "pg_dump")
+PG_RESTORE = str(embedded.postgres_bin() / "pg_restore")
+
+
+def test_an_existing_target_is_refused_in_one_line(db, tmp_path):
+    target = tmp_path / "platform.dump"
+    target.write_text("an older backup")
+    with pytest.raises(CommandError, match=r"^\S+platform.dump exists: .*never overwrites"):
+        call_command("backup", str(target), pg_dump=PG_DUMP)
+    assert target.read_text() == "an older backup"
+
+
+def test_a_missing_pg_dump_is_refused_in_one_line(db, tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path))  # no pg_dump there
+    with pytest.raises(CommandError, match=r"^No pg_dump on PATH: .*--pg-dump PATH\.$"):
+        call_command("backup", str(tmp_path / "platform.dump"))
+    with pytest.raises(CommandError, match=r"^No pg_dump at /nowhere/pg_dump: "):
+        call_command("backup", str(tmp_path / "platform.dump"), pg_dump="/nowhere/pg_dump")
+    assert not list(tmp_path.iterdir())
+
+
+@pytest.fixture
+def private_postgres(tmp_path_factory):
+    # A short path: the socket's name must fit in 107 bytes.
+    root = Path(tmp_path_factory.mktemp("pg"))
+    server = embedded.Postgres(root / "data", root / "s").start()
+    yield server
+    server.stop()
+
+
+def restore(server: embedded.Postgres, backup: Path, database: str) -> str:
+    """README's restore: a new database, pg_restore into it; its URL."""
+    server.create_database(database)
+    done = subprocess.run(
+        [PG_RESTORE, "--no-owner", "--exit-on-error", f"--dbname={server.url(database)}",
+         str(backup)],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return server.url(database)
+
+
+def manage(env: dict[str, str], *args: str) -> str:
+    done = subprocess.run(
+        [sys.executable, "manage.py", *args], cwd=ROOT, env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout
+
+
+@contextlib.contextmanager
+def connected_to(server: embedded.Postgres, database: str):
+    """This process's database connection on `database` of `server`, migrated; the test
+    database again afterwards (its teardown flushes that one)."""
+    conn = connections["default"]
+    saved = dict(conn.settings_dict)
+    server.create_database(database)
+    conn.close()
+    conn.settings_dict.update(HOST=str(server.sockets), PORT="", NAME=database, PASSWORD="")
+    conn.settings_dict["USER"] = "postgres"
+    try:
+        call_command("migrate", verbosity=0)
+        yield
+    finally:
+        conn.close()
+        conn.settings_dict.clear()
+        conn.settings_dict.update(saved)
+
+
+def populate(dns_server, webhook_receiver) -> dict:
+    """A platform as its services make one: a user with an API key, a Pro project with a
+    deploy, two Active domains with their certificates, a webhook endpoint, pets."""
+    alice = make_user("alice")
+    shop = project_create(slug="shop", owner=alice, plan="pro", name="Shop")
+    deploy_record(project=shop, html="<h1>Alice's shop</h1>")
+    hostnames = ["www.example.test", "shop.example.test"]
+    for hostname in hostnames:
+        dns_server.add(hostname, "CNAME", TARGET + ".")
+        domain = domain_add(project=shop, hostname=hostname, actor=alice)
+        domain_check(domain_id=domain.pk)
+        certificates.certificate_issue(domain_id=domain.pk)
+    endpoint = endpoint_create(project=shop, url=webhook_receiver.url, events=["domain.active"])
+    dogs = Category.objects.create(name="Dogs")
+    pets = [pet_create(name=f"Pet {n}", category=dogs) for n in range(7)]
+    return {
+        "key": api_key_issue(user=alice).plaintext,
+        "pets": [pet.pk for pet in pets],
+        "serials": {
+            hostname: Certificate.objects.get(domain__hostname=hostname).serial
+            for hostname in hostnames
+        },
+        "endpoint": (endpoint.endpoint.pk, endpoint.endpoint.url, endpoint.secret),
+    }
+
+
+def test_a_backup_restores_into_a_new_database_with_nothing_lost(
+    transactional_db, settings, tmp_path, private_postgres, dns_server, webhook_receiver
+):
+    backup = tmp_path / "platform.dump"
+    with connected_to(private_postgres, "platform"):
+        made = populate(dns_server, webhook_receiver)
+        call_command("backup", str(backup), pg_dump=PG_DUMP)
+    assert backup.read_bytes()[:5] == b"PGDMP"  # pg_dump's custom format
+
+    restored = restore(private_postgres, backup, "restored")
+    env = service_env(settings, API_RATE_LIMIT="", API_ADDRESS_RATE_LIMIT="")
+    env["DATABASE_URL"] = restored
+    # The operator's check: Django's, then each domain's status from the restored rows.
+    manage(env, "check")
+    for hostname, serial in made["serials"].items():
+        status = json.loads(manage(env, "domainstatus", hostname))
+        assert (status["state"], status["certificate"]["serial"]) == ("active", serial)
+        # The edge's certificate endpoint opens the private key with DOMAINS_KEY_ENCRYPTION_KEY.
+        served = manage(
+            env, "shell", "-c",
+            "from domains.edge.certificates import look_up; "
+            f"print(look_up({hostname!r}).bundle.decode())",
+        )  # fmt: skip
+        assert "BEGIN CERTIFICATE" in served and "PRIVATE KEY" in served
+    # The API knows the key and lists every pet.
+    with web_server(env, tmp_path) as base:
+        listed = requests.get(
+            base + "/v1/pets?limit=100",
+            headers={"Authorization": f"Bearer {made['key']}"},
+            timeout=10,
+        )
+    assert listed.status_code == 200
+    assert [pet["id"] for pet in listed.json()] == made["pets"]
+    # A renewal is issued on the restored database (the renewal service, through its command).
+    assert "Renewed www.example.test" in manage(env, "renewcertificate", "www.example.test")
+    with psycopg.connect(restored) as conn:
+        endpoint = conn.execute("SELECT id, url, secret FROM domains_webhookendpoint").fetchall()
+        renewed = conn.execute(
+            "SELECT count(*) FROM domains_certificate c JOIN domains_domain d"
+            " ON d.id = c.domain_id WHERE d.hostname = 'www.example.test'"
+        ).fetchone()
+    assert endpoint == [made["endpoint"]]
+    assert renewed == (2,)  # the restored certificate and its renewal
