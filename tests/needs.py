@@ -1,7 +1,8 @@
 """What a test may need from the machine that no wheel brings, and whether it is there:
-Chromium and Pebble (Debian's packages). PostgreSQL and Redis are always there: the run
-starts its own where the environment names none (tests/settings.py). The markers (`browser`,
-`acme`) and the fixtures that start real processes ask the same questions here.
+Chromium, Pebble and systemd-analyze (Debian's packages). PostgreSQL and Redis are always
+there: the run starts its own where the environment names none (tests/settings.py). The
+markers (`browser`, `acme`) and the fixtures that start real processes ask the same questions
+here.
 
 On a bare machine a test whose program is missing is skipped with the reason; with
 REQUIRE_SERVICES=1 (set by .ci/run) it fails instead, so CI can never go green by skipping.
@@ -15,6 +16,7 @@ from collections.abc import Callable
 import pytest
 
 from devtools.pebble import PEBBLE
+from devtools.units import systemd_analyze
 
 REQUIRE_SERVICES = os.environ.get("REQUIRE_SERVICES", "").lower() in {"1", "true", "yes"}
 CHROMIUM = "/usr/bin/chromium"
@@ -31,6 +33,13 @@ def pebble_missing() -> str | None:
     # Debian's `pebble` package (Let's Encrypt's test CA); .ci/run installs it when missing.
     if not os.access(PEBBLE, os.X_OK):
         return f"needs Pebble at {PEBBLE}: apt-get install -y pebble"
+    return None
+
+
+def systemd_analyze_missing() -> str | None:
+    # Debian's `systemd` package (no running systemd needed); .ci/run installs it when missing.
+    if systemd_analyze() is None:
+        return "needs systemd-analyze: apt-get install -y systemd"
     return None
 
 
