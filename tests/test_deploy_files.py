@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ipaddress
 import json
+import re
 import shlex
 
 import pytest
@@ -144,22 +145,31 @@ def dockerfile_stages() -> list[list[str]]:
     return stages
 
 
+# The base image, by tag or (once Renovate has pinned it) by digest.
+BASE_IMAGE = re.compile(r"python:3\.11-slim(@sha256:[0-9a-f]{64})?")
+
+
 def test_the_image_installs_the_production_lock_in_a_layer_of_its_own_before_the_code():
     dependencies, image = dockerfile_stages()
-    assert dependencies[0] == "FROM python:3.11-slim AS dependencies"
-    assert "COPY requirements/production.txt /tmp/production.txt" in dependencies
-    assert "RUN /venv/bin/pip install --require-hashes -r /tmp/production.txt" in dependencies
-    # Nothing of the code in the dependencies' stage: the layer changes with the lock only.
+    base, alias = dependencies[0].removeprefix("FROM ").split(" AS ")
+    assert BASE_IMAGE.fullmatch(base) and alias == "dependencies"
+    # The runtime lock and the build backend's, every package with its hashes.
+    assert (
+        "RUN /venv/bin/pip install --require-hashes -r /tmp/build.txt -r /tmp/production.txt"
+        in dependencies
+    )
+    # Nothing of the code in the dependencies' stage: the layer changes with the locks only.
     assert [line for line in dependencies if line.startswith("COPY")] == [
-        "COPY requirements/production.txt /tmp/production.txt"
+        "COPY requirements/build.txt requirements/production.txt /tmp/"
     ]
-    assert image[0] == "FROM python:3.11-slim"
+    assert BASE_IMAGE.fullmatch(image[0].removeprefix("FROM "))
     copied = image.index("COPY --from=dependencies /venv /venv")
     code = [i for i, line in enumerate(image) if line.startswith("COPY ") and i != copied]
     assert code and copied < min(code)
-    # Then the project, not editable, without a dependency of its own choosing.
+    # Then the project, not editable, without a dependency of its own choosing, built by the
+    # locked backend: build isolation would download setuptools without a hash.
     (install,) = [line for line in image if " pip install" in line or "RUN pip" in line]
-    assert install.startswith("RUN pip install --no-deps . ")
+    assert install.startswith("RUN pip install --no-deps --no-build-isolation . ")
     assert " -e " not in install
     assert any("collectstatic --noinput" in line for line in image)
 
