@@ -79,8 +79,35 @@ def test_only_the_edge_reaches_web_on_an_internal_network_whose_subnet_is_truste
     # Every address of the container, so the edge's on `upstream`, on the port it names.
     assert environment["WEB_BIND"] == "0.0.0.0"
     assert environment["PORT"] == environment["EDGE_UPSTREAMS"].rpartition(":")[2]
+
+
+def test_compose_starts_on_any_kernel_and_zero_reset_restarts_are_an_override(compose):
+    """net.ipv4.tcp_migrate_req (Linux 5.14+) in compose.yaml would stop web from starting on
+    an older kernel: it is in compose.zero-reset.yaml, which sets it for web alone."""
+    override = yaml.safe_load((ROOT / "compose.zero-reset.yaml").read_text())
+    assert set(override["services"]) == {"web"}
     # Connections queued at a replaced worker's socket move to another (Linux's SO_REUSEPORT).
-    assert "net.ipv4.tcp_migrate_req=1" in services["web"]["sysctls"]
+    assert override["services"]["web"] == {"sysctls": ["net.ipv4.tcp_migrate_req=1"]}
+    # compose.yaml sets no sysctl a kernel may lack (the edge's is Linux 4.11's).
+    sysctls = {name: s["sysctls"] for name, s in compose["services"].items() if "sysctls" in s}
+    assert sysctls == {"edge": ["net.ipv4.ip_unprivileged_port_start=0"]}
+
+
+def _seconds(duration: str) -> int:
+    assert duration.endswith("s") and duration[:-1].isdigit(), duration
+    return int(duration[:-1])
+
+
+def test_the_edge_waits_for_web_a_bounded_time(compose):
+    """The edge starts once web is healthy; web's health check turns it unhealthy within its
+    start period and a few failed checks, so `up` fails instead of waiting forever."""
+    assert compose["services"]["edge"]["depends_on"]["web"] == {"condition": "service_healthy"}
+    check = compose["services"]["web"]["healthcheck"]
+    bound = _seconds(check["start_period"]) + check["retries"] * (
+        _seconds(check["interval"]) + _seconds(check["timeout"])
+    )
+    assert _seconds(check["start_period"]) >= 30  # a slow start is not a failure
+    assert bound <= 180
 
 
 def test_only_web_has_a_health_check_among_the_services_of_the_image(compose):
