@@ -176,7 +176,7 @@ def python_prose(path: Path) -> Iterator[tuple[str, int]]:
 
 
 def all_mentions() -> list[Mention]:
-    mentions = []
+    mentions: list[Mention] = []
     for path in markdown_files():
         mentions += mentions_in(path.read_text(), source=path, first_line=1)
     for path in python_files():
