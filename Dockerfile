@@ -1,6 +1,9 @@
 # The Petstore service: one image for the web processes, the TLS edge, the Celery workers and beat
 # (compose.yaml, README "Deploying with containers").
 
+# The base image by tag until Renovate pins it by digest (renovate.json, `pinDigests`) and then
+# keeps the digest current: a rebuild then starts from the very image the last one did.
+
 # --- The dependencies: exactly the production lock, in a virtual environment of their own ---
 FROM python:3.11-slim AS dependencies
 
@@ -8,11 +11,13 @@ ENV PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1
 
 # Every package and its hashes from requirements/production.txt (the runtime dependencies,
-# no development extras), nothing resolved here. psycopg's binary wheel bundles libpq, so the
-# image needs neither a compiler nor a system library. This layer changes with the lock only.
+# no development extras), nothing resolved here, and the build backend from
+# requirements/build.txt, hashed too, which builds the project below. psycopg's binary wheel
+# bundles libpq, so the image needs neither a compiler nor a system library. This layer
+# changes with the locks only.
 RUN python -m venv /venv
-COPY requirements/production.txt /tmp/production.txt
-RUN /venv/bin/pip install --require-hashes -r /tmp/production.txt
+COPY requirements/build.txt requirements/production.txt /tmp/
+RUN /venv/bin/pip install --require-hashes -r /tmp/build.txt -r /tmp/production.txt
 
 # --- The image: that environment, then the code ----------------------------------------------
 FROM python:3.11-slim
@@ -34,9 +39,10 @@ COPY petstore ./petstore
 COPY pets ./pets
 COPY domains ./domains
 COPY templates ./templates
-# The project itself, not editable, and no dependency of its own choosing. The processes run
+# The project itself, not editable, and no dependency of its own choosing, built by the locked
+# backend (no build isolation: it would download setuptools without a hash). The processes run
 # from /app (the working directory comes first on the path), as from a checkout.
-RUN pip install --no-deps . && rm -rf build ./*.egg-info
+RUN pip install --no-deps --no-build-isolation . && rm -rf build ./*.egg-info
 
 # Static files collected into the image; importing the settings needs a secret, never used.
 RUN SECRET_KEY=collectstatic-only \

@@ -83,8 +83,10 @@ lint: $(call stamp,lint) $(call stamp,test)
 	$(LINT_ENV) $(BIN)/python manage.py makemigrations --check --dry-run
 
 # Rewrite the locks after a change to pyproject.toml: the full set first, then each
-# install set within it, so that every set pins the same versions; last production's, the
-# runtime dependencies alone (README, "Production layout"; the Dockerfile).
+# install set within it, so that every set pins the same versions; then production's, the
+# runtime dependencies alone (README, "Production layout"; the Dockerfile), and last the
+# build backend production builds the project with (requirements/build.in: pyproject's
+# [build-system] requires), so that `pip install --no-build-isolation .` downloads nothing.
 UV_COMPILE = $(BIN)/uv pip compile --quiet --universal --python-version 3.11 --generate-hashes
 
 lock:
@@ -95,6 +97,7 @@ lock:
 	  $(UV_COMPILE) --extra $$set -c requirements/dev.txt -o requirements/$$set.txt pyproject.toml || exit 1; \
 	done
 	$(UV_COMPILE) -c requirements/dev.txt -o requirements/production.txt pyproject.toml
+	$(UV_COMPILE) -c requirements/dev.txt -o requirements/build.txt requirements/build.in
 
 clean:
 	rm -rf $(VENV) var

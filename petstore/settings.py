@@ -69,6 +69,9 @@ if not SECRET_KEY:
             "then export PETSTORE_ENV_FILE=var/local.env; see README, First steps)"
         )
     SECRET_KEY = "dev-only-insecure-key-do-not-use-in-production"  # noqa: S105
+# Rotation: the replaced keys, comma-separated; what they signed (sessions, paging cursors)
+# stays valid until they are dropped (README, "Rotating the keys").
+SECRET_KEY_FALLBACKS = env_list("SECRET_KEY_FALLBACKS")
 
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "*" if DEBUG else "")
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS")

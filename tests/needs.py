@@ -1,7 +1,8 @@
 """What a test may need from the machine that no wheel brings, and whether it is there:
-Chromium, Pebble and promtool (Debian's packages). PostgreSQL and Redis are always there:
-the run starts its own where the environment names none (tests/settings.py). The markers
-(`browser`, `acme`) and the fixtures that start real processes ask the same questions here.
+Chromium, Pebble, promtool and systemd-analyze (Debian's packages). PostgreSQL and Redis are
+always there: the run starts its own where the environment names none (tests/settings.py).
+The markers (`browser`, `acme`) and the fixtures that start real processes ask the same
+questions here.
 
 On a bare machine a test whose program is missing is skipped with the reason; with
 REQUIRE_SERVICES=1 (set by .ci/run) it fails instead, so CI can never go green by skipping.
@@ -16,6 +17,7 @@ from collections.abc import Callable
 import pytest
 
 from devtools.pebble import PEBBLE
+from devtools.units import systemd_analyze
 
 REQUIRE_SERVICES = os.environ.get("REQUIRE_SERVICES", "").lower() in {"1", "true", "yes"}
 CHROMIUM = "/usr/bin/chromium"
@@ -39,6 +41,13 @@ def promtool_missing() -> str | None:
     # Debian's `prometheus` package brings it; .ci/run installs it when it is missing.
     if shutil.which("promtool") is None:
         return "needs promtool: apt-get install -y --no-install-recommends prometheus"
+    return None
+
+
+def systemd_analyze_missing() -> str | None:
+    # Debian's `systemd` package (no running systemd needed); .ci/run installs it when missing.
+    if systemd_analyze() is None:
+        return "needs systemd-analyze: apt-get install -y systemd"
     return None
 
 

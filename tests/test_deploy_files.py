@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ipaddress
 import json
+import re
 import shlex
 
 import pytest
@@ -78,8 +79,35 @@ def test_only_the_edge_reaches_web_on_an_internal_network_whose_subnet_is_truste
     # Every address of the container, so the edge's on `upstream`, on the port it names.
     assert environment["WEB_BIND"] == "0.0.0.0"
     assert environment["PORT"] == environment["EDGE_UPSTREAMS"].rpartition(":")[2]
+
+
+def test_compose_starts_on_any_kernel_and_zero_reset_restarts_are_an_override(compose):
+    """net.ipv4.tcp_migrate_req (Linux 5.14+) in compose.yaml would stop web from starting on
+    an older kernel: it is in compose.zero-reset.yaml, which sets it for web alone."""
+    override = yaml.safe_load((ROOT / "compose.zero-reset.yaml").read_text())
+    assert set(override["services"]) == {"web"}
     # Connections queued at a replaced worker's socket move to another (Linux's SO_REUSEPORT).
-    assert "net.ipv4.tcp_migrate_req=1" in services["web"]["sysctls"]
+    assert override["services"]["web"] == {"sysctls": ["net.ipv4.tcp_migrate_req=1"]}
+    # compose.yaml sets no sysctl a kernel may lack (the edge's is Linux 4.11's).
+    sysctls = {name: s["sysctls"] for name, s in compose["services"].items() if "sysctls" in s}
+    assert sysctls == {"edge": ["net.ipv4.ip_unprivileged_port_start=0"]}
+
+
+def _seconds(duration: str) -> int:
+    assert duration.endswith("s") and duration[:-1].isdigit(), duration
+    return int(duration[:-1])
+
+
+def test_the_edge_waits_for_web_a_bounded_time(compose):
+    """The edge starts once web is healthy; web's health check turns it unhealthy within its
+    start period and a few failed checks, so `up` fails instead of waiting forever."""
+    assert compose["services"]["edge"]["depends_on"]["web"] == {"condition": "service_healthy"}
+    check = compose["services"]["web"]["healthcheck"]
+    bound = _seconds(check["start_period"]) + check["retries"] * (
+        _seconds(check["interval"]) + _seconds(check["timeout"])
+    )
+    assert _seconds(check["start_period"]) >= 30  # a slow start is not a failure
+    assert bound <= 180
 
 
 def test_only_web_has_a_health_check_among_the_services_of_the_image(compose):
@@ -144,22 +172,31 @@ def dockerfile_stages() -> list[list[str]]:
     return stages
 
 
+# The base image, by tag or (once Renovate has pinned it) by digest.
+BASE_IMAGE = re.compile(r"python:3\.11-slim(@sha256:[0-9a-f]{64})?")
+
+
 def test_the_image_installs_the_production_lock_in_a_layer_of_its_own_before_the_code():
     dependencies, image = dockerfile_stages()
-    assert dependencies[0] == "FROM python:3.11-slim AS dependencies"
-    assert "COPY requirements/production.txt /tmp/production.txt" in dependencies
-    assert "RUN /venv/bin/pip install --require-hashes -r /tmp/production.txt" in dependencies
-    # Nothing of the code in the dependencies' stage: the layer changes with the lock only.
+    base, alias = dependencies[0].removeprefix("FROM ").split(" AS ")
+    assert BASE_IMAGE.fullmatch(base) and alias == "dependencies"
+    # The runtime lock and the build backend's, every package with its hashes.
+    assert (
+        "RUN /venv/bin/pip install --require-hashes -r /tmp/build.txt -r /tmp/production.txt"
+        in dependencies
+    )
+    # Nothing of the code in the dependencies' stage: the layer changes with the locks only.
     assert [line for line in dependencies if line.startswith("COPY")] == [
-        "COPY requirements/production.txt /tmp/production.txt"
+        "COPY requirements/build.txt requirements/production.txt /tmp/"
     ]
-    assert image[0] == "FROM python:3.11-slim"
+    assert BASE_IMAGE.fullmatch(image[0].removeprefix("FROM "))
     copied = image.index("COPY --from=dependencies /venv /venv")
     code = [i for i, line in enumerate(image) if line.startswith("COPY ") and i != copied]
     assert code and copied < min(code)
-    # Then the project, not editable, without a dependency of its own choosing.
+    # Then the project, not editable, without a dependency of its own choosing, built by the
+    # locked backend: build isolation would download setuptools without a hash.
     (install,) = [line for line in image if " pip install" in line or "RUN pip" in line]
-    assert install.startswith("RUN pip install --no-deps . ")
+    assert install.startswith("RUN pip install --no-deps --no-build-isolation . ")
     assert " -e " not in install
     assert any("collectstatic --noinput" in line for line in image)
 

@@ -71,3 +71,18 @@ def test_make_lock_writes_the_production_lock_and_renovate_updates_every_lock():
     # Renovate compiles with the uv `make lock` uses.
     (uv,) = re.findall(r"^UV\s*:= uv==(\S+)", makefile, re.M)
     assert renovate["constraints"]["uv"] == f"=={uv}"
+
+
+def test_the_build_lock_pins_pyprojects_build_backend_with_hashes():
+    """Production builds the project without build isolation (README, the Dockerfile), with
+    the backend of requirements/build.txt: pyproject's [build-system] requires, hashed."""
+    source = (ROOT / "requirements" / "build.in").read_text().splitlines()
+    wanted = [line for line in source if line.strip() and not line.startswith("#")]
+    assert wanted == PYPROJECT["build-system"]["requires"], "keep build.in in step"
+    build = _locked("build")
+    assert {pin.partition("==")[0] for pin in build} == {"setuptools"}
+    assert build <= _locked("dev"), "run `make lock`"  # the version the tests ran on
+    text = (ROOT / "requirements" / "build.txt").read_text()
+    assert all(line.endswith("\\") for line in re.findall(r"^[A-Za-z0-9].*$", text, re.M))
+    recipe = (ROOT / "Makefile").read_text().split("\nlock:\n", 1)[1].split("\n\n", 1)[0]
+    assert "-o requirements/build.txt requirements/build.in" in recipe

@@ -80,9 +80,12 @@ def test_the_readme_binds_the_web_processes_where_only_the_edge_reaches_them():
 
 
 def test_the_readme_installs_the_production_lock_then_the_project_alone():
+    """Every package with its hashes, the build backend included: building the project
+    downloads nothing (no build isolation, which would fetch setuptools unhashed)."""
     commands = "\n".join(production_blocks((ROOT / "README.md").read_text()))
     installs = [line.split("#")[0].split() for line in commands.splitlines() if " install " in line]
     assert installs == [
+        [".venv/bin/pip", "install", "--quiet", "--require-hashes", "-r", "requirements/build.txt"],
         [
             ".venv/bin/pip",
             "install",
@@ -91,7 +94,7 @@ def test_the_readme_installs_the_production_lock_then_the_project_alone():
             "-r",
             "requirements/production.txt",
         ],
-        [".venv/bin/pip", "install", "--quiet", "--no-deps", "."],
+        [".venv/bin/pip", "install", "--quiet", "--no-deps", "--no-build-isolation", "."],
     ]
 
 
@@ -107,14 +110,15 @@ def locked(lock: str) -> set[str]:
 
 
 def frozen(venv: Path) -> set[str]:
-    """`name==version` of every package `pip freeze` lists in `venv`, the project aside."""
+    """`name==version` of every package installed in `venv` (`pip freeze --all`: setuptools
+    too), the project and pip itself (the venv's own, from ensurepip) aside."""
     result = subprocess.run(
-        [str(venv / "bin" / "pip"), "freeze"], capture_output=True, text=True, check=True
+        [str(venv / "bin" / "pip"), "freeze", "--all"], capture_output=True, text=True, check=True
     )
     pins = set()
     for line in result.stdout.splitlines():
         name, _, version = line.partition("==")
-        if canonicalize_name(name.split(" @ ")[0]) != "petstore":
+        if canonicalize_name(name.split(" @ ")[0]) not in {"petstore", "pip"}:
             pins.add(f"{canonicalize_name(name)}=={version}")
     return pins
 
@@ -231,10 +235,11 @@ def test_the_readme_production_block_serves_with_debug_off(tmp_path, fresh_datab
         assert plain.status_code == 301  # production's HTTPS redirect
         assert plain.headers["Location"] == "https://app.petstore.example/v1/pets"
 
-        # Installed: exactly the production lock, names and versions, and the project (not
-        # editable) beside it.
+        # Installed: exactly the production lock, names and versions, the build lock's
+        # backend, and the project (not editable) beside them.
         lock = (checkout / "requirements" / "production.txt").read_text()
-        assert frozen(checkout / ".venv") == locked(lock)
+        build = (checkout / "requirements" / "build.txt").read_text()
+        assert frozen(checkout / ".venv") == locked(lock) | locked(build)
         project = subprocess.run(
             [str(checkout / ".venv/bin/pip"), "show", "--files", "petstore"],
             capture_output=True, text=True, check=True,
