@@ -35,6 +35,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import redis
 from django.conf import settings
 from django.core.cache import cache as default_cache
 from django.core.exceptions import ImproperlyConfigured
@@ -55,7 +56,7 @@ _PERIODS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 # KEYS[1] the counter, ARGV[1] the window in ms. A counter without an expiry is one this
 # request opened (or one that lost it): it gets the whole window.
-_HIT = b"""
+_HIT = """
 local used = redis.call('INCR', KEYS[1])
 local left = redis.call('PTTL', KEYS[1])
 if left < 0 then
@@ -65,16 +66,17 @@ end
 return {used, left}
 """
 # The same answer without counting: for a request that is not counted (a 401).
-_PEEK = b"""
+_PEEK = """
 local used = tonumber(redis.call('GET', KEYS[1]) or '0')
 local left = redis.call('PTTL', KEYS[1])
 if left < 0 then left = tonumber(ARGV[1]) end
 return {used, left}
 """
-_SHA = {script: hashlib.sha1(script).hexdigest() for script in (_HIT, _PEEK)}  # noqa: S324 - Redis names scripts by SHA-1
+_SHA = {script: hashlib.sha1(script.encode()).hexdigest() for script in (_HIT, _PEEK)}  # noqa: S324 - Redis names scripts by SHA-1
 
-# Where the counts of a request are kept, on Django's request (DRF's wraps it).
-COUNTS_ATTRIBUTE = "ratelimit_counts"
+# Where the counts of a request are kept: its WSGI environ (`request.META`), the one object
+# Django's request and DRF's (which hands META through) share.
+COUNTS_KEY = "petstore.ratelimit_counts"
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,13 +122,19 @@ def _seconds(milliseconds: int) -> int:
     return max(1, math.ceil(milliseconds / 1000))
 
 
-def _run(cache: Any, script: bytes, key: str, window: int) -> tuple[int, int]:
-    """The script's (count, milliseconds left) for the counter `key`: one round trip to
-    the cache's Redis while the script is loaded (EVALSHA), two the first time."""
-    import redis  # the cache backend's client library
+@functools.lru_cache(maxsize=4)
+def _client(url: str) -> redis.Redis:
+    """A client of the cache's Redis (CACHES names REDIS_URL), with a pool of its own; the
+    timeouts bound what a hung Redis costs a request before the limits fail open."""
+    return redis.Redis.from_url(url, socket_connect_timeout=1, socket_timeout=1)
 
+
+def _run(cache: Any, script: str, key: str, window: int) -> tuple[int, int]:
+    """The script's (count, milliseconds left) for the counter `key`, named as the cache
+    names its keys (so `cache.get` reads it): one round trip to Redis while the script is
+    loaded (EVALSHA), two the first time."""
     full_key = cache.make_and_validate_key(key)
-    client = cache._cache.get_client(full_key, write=True)  # Django's RedisCache only
+    client = _client(settings.REDIS_URL)
     try:
         used, left = client.evalsha(_SHA[script], 1, full_key, window * 1000)
     except redis.exceptions.NoScriptError:  # a restarted or flushed Redis
@@ -142,7 +150,8 @@ def counter_key(policy: Policy, ident: str) -> str:
 
 def counts(request: HttpRequest | Request) -> list[Count] | None:
     """The counts this request was given by the throttles, None when none ran."""
-    return getattr(getattr(request, "_request", request), COUNTS_ATTRIBUTE, None)
+    counted: list[Count] | None = request.META.get(COUNTS_KEY)
+    return counted
 
 
 class _Limit(throttling.BaseThrottle):
@@ -161,11 +170,8 @@ class _Limit(throttling.BaseThrottle):
         raise NotImplementedError
 
     def allow_request(self, request: HttpRequest | Request, view: APIView | None) -> bool:
-        django_request = getattr(request, "_request", request)
-        recorded = getattr(django_request, COUNTS_ATTRIBUTE, None)
-        if recorded is None:  # each limit of this request adds its count to one list
-            recorded = []
-            setattr(django_request, COUNTS_ATTRIBUTE, recorded)
+        # Each limit of this request adds its count to one list.
+        recorded = request.META.setdefault(COUNTS_KEY, [])
         policy = self.policy()
         ident = self.ident(request) if policy else None
         if policy is None or ident is None:
@@ -224,4 +230,4 @@ class AddressThrottle(_Limit):
     rate_setting = "API_ADDRESS_RATE_LIMIT"
 
     def ident(self, request: HttpRequest | Request) -> str | None:
-        return client_address(getattr(request, "_request", request)) or None
+        return client_address(request) or None
