@@ -14,12 +14,17 @@ import contextlib
 import time
 from collections.abc import Iterator
 
-from django.db import OperationalError, connection
+import psycopg
+from django.db import connection
+
+from tests.processes import database_url
 
 
 def _admin(statement: str) -> None:
-    with connection._nodb_cursor() as cursor:  # the "postgres" database, as Django's own tests
-        cursor.execute(statement)
+    """`statement` on the server's "postgres" database, outside any transaction."""
+    url = database_url().rsplit("/", 1)[0] + "/postgres"
+    with psycopg.connect(url, autocommit=True) as admin:
+        admin.execute(statement.encode())
 
 
 @contextlib.contextmanager
@@ -35,7 +40,7 @@ def older_copy() -> Iterator[str]:
         try:
             _admin(f'CREATE DATABASE "{copy}" TEMPLATE "{source}"')
             break
-        except OperationalError:  # "source database is being accessed by other users"
+        except psycopg.OperationalError:  # "source database is being accessed by other users"
             if attempt == 49:
                 raise
             time.sleep(0.1)
