@@ -1,7 +1,8 @@
 """What every certificate authority offers the platform, whichever it is.
 
 `prepare` does what comes before signing and may take a while (an ACME order's
-challenges); it runs outside any row lock and is safe to repeat. `issue` signs
+challenges); the caller holds no lock (ACME takes the row's only to place its order) and it
+is safe to repeat. `issue` signs
 or collects the certificate; the caller holds the domain's row lock, so two
 runs never both store one. Both raise `Pending` when the CA is not done yet
 (retry after `retry_after` seconds) and `Refused` when it will not issue.

@@ -190,9 +190,9 @@ class _Renewal:
 
 
 def _obtain(domain: Domain, way: _Way) -> Certificate | None:
-    """The one path to a certificate: CAA, then the CA's `prepare` outside any lock (it may
-    take a while), then its `issue` and the store under the domain's row lock, so two runs
-    never both store one."""
+    """The one path to a certificate: CAA, then the CA's `prepare` outside this transaction
+    (it may take a while; ACME locks the row only to place its order), then its `issue` and
+    the store under the domain's row lock, so two runs never both store one."""
     result = _caa(domain)
     if not result.ok:
         way.refused(domain, result.code, result.message)
