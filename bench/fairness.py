@@ -17,7 +17,7 @@ written; PostgreSQL and Redis on loopback, production settings with the hourly l
 `.venv/bin/python bench/fairness.py` runs it alone and rewrites its section of
 bench/results.md; `bench/run.py --fairness` runs it with the rest.
 
-`bench/fairness.py --webhooks` is the webhooks' case (printed, not written): one project's
+`python -m bench.fairness_webhooks` is the webhooks' case (printed, not written): one project's
 10 endpoints accept the connection and never answer, and a burst of its events is queued
 as beat queues them, every second; another project's deliveries to a receiver that
 answers at once are timed from queueing to arrival, with no attacker, then with it, on
@@ -113,7 +113,7 @@ class Platform:
         self.dns.stop()
 
 
-def _project(slug: str, plan: str):
+def make_project(slug: str, plan: str):
     Project.objects.filter(slug=slug).delete()
     ProvenHostname.objects.filter(registrable_domain=f"{slug}.test").delete()
     owner, _ = get_user_model().objects.get_or_create(username=slug)
@@ -201,8 +201,8 @@ class Run:
 def _run(platform: Platform, label: str, lines: dict[str, str]) -> Run:
     """Both sides on these workers: the victim alone, then with the attacker pressing."""
     workers = platform.start_workers(lines)
-    victim, victim_owner = _project("fair-victim", Plan.ENTERPRISE)
-    attacker, attacker_owner = _project("fair-attacker", Plan.PRO)
+    victim, victim_owner = make_project("fair-victim", Plan.ENTERPRISE)
+    attacker, attacker_owner = make_project("fair-attacker", Plan.PRO)
     silent = []
     for i in range(SILENT):
         hostname = f"silent-{i}.fair-attacker.test"
@@ -323,159 +323,5 @@ def write_section(lines: list[str]) -> None:
     print("\n".join(lines))
 
 
-class _Receiver:
-    """A victim's HTTPS receiver on loopback that answers 200 at once; arrival times by id."""
-
-    def __init__(self, cert: Path, key: Path) -> None:
-        import ssl
-        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
-        arrived = self.arrived = {}
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                self.rfile.read(int(self.headers.get("Content-Length", "0")))
-                arrived[self.headers["webhook-id"]] = time.perf_counter()
-                self.send_response(200)
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-
-            def log_message(self, format: str, *args: object) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        context.load_cert_chain(cert, key)
-        self.server.socket = context.wrap_socket(self.server.socket, server_side=True)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-
-def _webhook_latency(receiver: _Receiver, project) -> float:
-    """One event of the victim's: seconds from its attempt queued to its arrival."""
-    from domains.choices import EventType
-    from domains.models import OwnerEvent, WebhookDelivery
-    from domains.webhooks import delivery
-
-    made = OwnerEvent.objects.create(
-        project=project, hostname="x.fair-victim.test", type=EventType.DOMAIN_FAILING
-    )
-    delivery.dispatch()
-    [pk] = WebhookDelivery.objects.filter(event=made).values_list("pk", flat=True)
-    started = time.perf_counter()
-    tasks.deliver_webhook.delay(pk)
-    while f"evt_{made.pk}" not in receiver.arrived:
-        if time.perf_counter() - started > DOMAIN_LIMIT:  # recorded as the limit: a floor
-            print(f"fairness: a webhook not delivered in {DOMAIN_LIMIT:.0f} s", flush=True)
-            return DOMAIN_LIMIT
-        time.sleep(0.005)
-    time.sleep(SPACING)
-    return receiver.arrived[f"evt_{made.pk}"] - started
-
-
-class _Beat(threading.Thread):
-    """Beat's queueing of the attacker's due attempts, every second."""
-
-    def __init__(self, project) -> None:
-        super().__init__(daemon=True)
-        self.project, self.stopping = project, threading.Event()
-
-    def run(self) -> None:
-        from domains.models import WebhookDelivery
-        from domains.webhooks import delivery
-
-        try:
-            while not self.stopping.wait(1.0):
-                mine = WebhookDelivery.objects.filter(endpoint__project=self.project)
-                for pk in mine.filter(pk__in=delivery.due()).values_list("pk", flat=True):
-                    tasks.deliver_webhook.delay(pk)
-        finally:
-            connection.close()
-
-
-def _webhook_run(platform: Platform, receiver: _Receiver, silent: list, events: int) -> tuple:
-    from domains.choices import EventType
-    from domains.models import OwnerEvent
-    from domains.services.webhooks import endpoint_create
-    from domains.webhooks import delivery
-
-    platform.start_workers({"webhooks": procfile_lines()["webhooks"]})
-    victim, _ = _project("fair-victim", Plan.ENTERPRISE)
-    attacker, _ = _project("fair-attacker", Plan.PRO)
-    failing = [EventType.DOMAIN_FAILING]
-    port = receiver.server.server_address[1]
-    endpoint_create(project=victim, url=f"https://hooks.fair-victim.test:{port}/", events=failing)
-    for i, sock in enumerate(silent):
-        platform.dns.add(f"silent-{i}.fair-attacker.test", "A", "127.0.0.1")
-        url = f"https://silent-{i}.fair-attacker.test:{sock.getsockname()[1]}/"
-        endpoint_create(project=attacker, url=url, events=failing)
-    quiet = [_webhook_latency(receiver, victim) for _ in range(DOMAINS)]
-    OwnerEvent.objects.bulk_create(
-        OwnerEvent(project=attacker, hostname=f"{i}.fair-attacker.test", type=failing[0])
-        for i in range(events)
-    )
-    delivery.dispatch()
-    beat = _Beat(attacker)
-    beat.start()
-    time.sleep(3)  # the attacker's attempts fill the worker's threads first
-    try:
-        attacked = [_webhook_latency(receiver, victim) for _ in range(DOMAINS)]
-    finally:
-        beat.stopping.set()
-        beat.join()
-        platform.stop_workers()
-    print(f"webhooks: quiet {quiet} attacked {attacked}", flush=True)
-    return quiet, attacked
-
-
-def measure_webhooks() -> list[str]:
-    import socket
-
-    from devtools.tlsfiles import throwaway_ca_files
-
-    create_database()
-    migrate(ENV)
-    events = int(os.environ.get("BENCH_WEBHOOK_EVENTS", "20"))
-    workdir = Path(tempfile.mkdtemp(prefix="fairness-webhooks-"))
-    platform = Platform(workdir)
-    settings.WEBHOOKS_ALLOW_LOOPBACK = True  # this process creates the endpoints
-    settings.DOMAINS_DNS_NAMESERVERS = [platform.dns.address]
-    ca, cert, key = throwaway_ca_files(workdir, ["hooks.fair-victim.test"], ca_name="Bench CA")
-    receiver = _Receiver(cert, key)
-    platform.dns.add("hooks.fair-victim.test", "A", "127.0.0.1")
-    silent = [socket.create_server(("127.0.0.1", 0), backlog=512) for _ in range(10)]
-    FAIR_ENV.update(WEBHOOKS_ALLOW_LOOPBACK="1", WEBHOOKS_CA_BUNDLE=str(ca))
-    rows = []
-    try:
-        for label, cap in (("on (as set)", None), ("off", "9999")):
-            for name in ("WEBHOOKS_IN_FLIGHT_PER_HOST", "WEBHOOKS_IN_FLIGHT_PER_PROJECT"):
-                if cap is None:
-                    FAIR_ENV.pop(name, None)
-                else:
-                    FAIR_ENV[name] = cap
-            quiet, attacked = _webhook_run(platform, receiver, silent, events)
-            quiet_median, attacked_median = statistics.median(quiet), statistics.median(attacked)
-            ratio = attacked_median / quiet_median
-            rows.append(
-                f"| {label} | {quiet_median:.3f} s | {attacked_median:.3f} s | "
-                f"{max(attacked):.3f} s | {ratio:.2f} | {'met' if ratio <= TARGET else 'MISSED'} |"
-            )
-    finally:
-        platform.stop()
-        receiver.server.shutdown()
-        for sock in silent:
-            sock.close()
-    return [
-        f"Webhooks: {DOMAINS} deliveries of the victim's, {events} events to each of 10 silent "
-        f"endpoints of the attacker's, WEBHOOKS_TIMEOUT {settings.WEBHOOKS_TIMEOUT:g} s.",
-        "",
-        "| In-flight caps | Median, quiet | Median, attacked | Max, attacked | Ratio | ≤ 1.5x |",
-        "|---|---|---|---|---|---|",
-        *rows,
-    ]
-
-
 if __name__ == "__main__":
-    if "--webhooks" in sys.argv:
-        print("\n".join(measure_webhooks()))
-    else:
-        write_section(measure())
+    write_section(measure())
