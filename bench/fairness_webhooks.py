@@ -1,7 +1,7 @@
-"""The fairness benchmark's webhook case (`python -m bench.fairness_webhooks`, from the checkout): another
-tenant's delivery latency with and without a tenant whose endpoints never answer, through
-the production `webhooks` worker, with the in-flight caps as set and off. Target: the
-attacked median within 1.5x of the quiet one (bench/fairness.py's TARGET)."""
+"""The fairness benchmark's webhook case (`python -m bench.fairness_webhooks`, from the
+checkout): another tenant's delivery latency with and without a tenant whose endpoints never
+answer, through the production `webhooks` worker, with the in-flight caps as set and off.
+Target: the attacked median within 1.5x of the quiet one (bench/fairness.py's TARGET)."""
 
 from __future__ import annotations
 
