@@ -1,14 +1,17 @@
-"""Every enumerated fact of the custom-domains feature, written once: value, label, help.
+"""Every enumeration of the custom-domains feature, written once: each value with its
+label, and the sets made of them beside the values they are made of.
 
 Models, forms, services, the dashboard and the staff commands read them from here;
-nothing else spells a state, a code or a status as a raw string.
+nothing else spells a state, a code or a status as a raw string. How much and how long
+(quotas, windows, leases, backoffs) is domains/policy.py's; the sentences that tell an
+owner what a state means or what to do are templates (templates/domains/copy/). This
+module imports nothing of ours (tests/test_architecture.py).
 """
 
 from __future__ import annotations
 
 from datetime import timedelta
 
-from django.conf import settings
 from django.db import models
 
 
@@ -21,26 +24,6 @@ class Plan(models.TextChoices):
 
 # Plans that may attach custom domains (the spec: "Pro or above").
 PAID_PLANS = frozenset({Plan.PRO, Plan.BUSINESS, Plan.ENTERPRISE})
-# Custom domains (claims, whatever their state) one project of each plan may hold.
-PLAN_DOMAIN_QUOTA: dict[str, int] = {
-    Plan.FREE: 0,
-    Plan.PRO: 10,
-    Plan.BUSINESS: 50,
-    Plan.ENTERPRISE: 250,
-}
-
-# Project slugs that can never name a project: <slug>.PLATFORM_DOMAIN is public, and
-# these are names people trust to be the platform's own.
-RESERVED_PROJECT_SLUGS = frozenset(
-    {
-        "www", "api", "admin", "dashboard", "domains", "mail", "email", "smtp", "imap",
-        "pop", "ftp", "ns", "ns1", "ns2", "dns", "mx", "cdn", "static", "assets", "media",
-        "status", "help", "support", "docs", "blog", "billing", "account", "accounts",
-        "login", "auth", "sso", "oauth", "app", "apps", "staging", "dev", "test", "beta",
-        "internal", "ca", "acme", "security", "abuse", "postmaster", "hostmaster",
-        "webmaster", "root", "localhost",
-    }
-)  # fmt: skip
 
 
 class State(models.TextChoices):
@@ -54,23 +37,6 @@ class State(models.TextChoices):
     MISCONFIGURED = "misconfigured", "Stopped serving"
     LOST = "lost", "Taken by another project"
 
-
-# One line per state saying what it means for the owner (badges, the status line).
-STATE_HELP: dict[str, str] = {
-    State.PENDING: "Waiting for the DNS record. Create it, then choose Verify.",
-    State.VERIFIED: "The DNS record is right and the domain is live. A certificate is on its way.",
-    State.ISSUING: "The domain is live. The certificate authority is issuing its certificate.",
-    State.ACTIVE: "Live with a certificate.",
-    State.FAILED: "Verification failed. Fix the DNS record as described, then choose Re-verify.",
-    State.MISCONFIGURED: (
-        "Not served: its DNS record stopped pointing here and was not fixed in time. "
-        "Fix the record, then choose Re-verify."
-    ),
-    State.LOST: (
-        "Not served here: another project proved control of this name with a TXT record. "
-        "If the name is yours, add this project's TXT record, then choose Re-verify."
-    ),
-}
 
 # States in which the platform serves the domain: the spec says the domain is
 # live once verification completes; HTTPS follows when the certificate lands.
@@ -105,16 +71,6 @@ CERT_STATES: dict[str, frozenset[str]] = {
     State.MISCONFIGURED: frozenset(CertState),
     State.LOST: frozenset(CertState),
 }
-
-# Certificate work still not done this long after its issue delay
-# (DOMAINS_CERT_ISSUE_DELAY) is late, and is claimed and queued again. Two rules, so two
-# facts. A check that passes while the domain is issuing (the owner chose Re-verify and
-# waits) asks again after a minute. The sweep runs every minute (DOMAINS_SWEEP_INTERVAL)
-# with nobody waiting and takes a request for lost only after five sweeps, so it does not
-# queue again, each minute, work still under way (an ACME order being validated, a task
-# waiting out its retry).
-CERT_LATE_AT_CHECK = timedelta(minutes=1)
-CERT_LOST_AT_SWEEP = 5 * timedelta(seconds=settings.DOMAINS_SWEEP_INTERVAL)
 
 
 class CheckCode(models.TextChoices):
@@ -228,33 +184,6 @@ OWNER_EVENT_OF_ACTION: dict[str, EventType] = {
 RECOVERED_FROM = frozenset(
     {EventType.DOMAIN_FAILING, EventType.DOMAIN_STOPPED, EventType.CLAIM_LOST}
 )
-# What the owner should do, one line per event type (the mail says it under each event).
-EVENT_NEXT_STEP: dict[str, str] = {
-    EventType.DOMAIN_ACTIVE: "Nothing: the domain serves over HTTPS.",
-    EventType.DOMAIN_FAILING: (
-        "Fix the DNS record shown on the domain's page before it stops serving, then choose "
-        "Re-verify."
-    ),
-    EventType.DOMAIN_STOPPED: (
-        "Fix the DNS record shown on the domain's page, then choose Re-verify."
-    ),
-    EventType.DOMAIN_RECOVERED: "Nothing: the domain is served again.",
-    EventType.CERTIFICATE_RENEWAL_FAILED: (
-        "Fix the reason given before the current certificate expires; renewal follows the "
-        "next passing check."
-    ),
-    EventType.CLAIM_CONTESTED: (
-        "Add this project's TXT record (shown on the domain's page) so that only you can "
-        "prove the name."
-    ),
-    EventType.CLAIM_LOST: (
-        "If the name is yours, add this project's TXT record, then choose Re-verify."
-    ),
-    EventType.CLAIM_EXPIRED: "If you still want the name, add it again and create its record.",
-    EventType.REDIRECT_PAUSED: (
-        "Make the redirect's target live again, or point the redirect at a live domain."
-    ),
-}
 
 
 class EmailState(models.TextChoices):
@@ -265,12 +194,6 @@ class EmailState(models.TextChoices):
     SENT = "sent", "Sent"
     SKIPPED = "skipped", "Not sent: not chosen, or told already today"
     FAILED = "failed", "Failed after every retry"
-
-
-# Events of one project are collected this long before they go out as one message.
-DIGEST_WINDOW = timedelta(minutes=2)
-# The same event type for the same domain reaches the owner at most once in this long.
-EVENT_REPEAT_AFTER = timedelta(days=1)
 
 
 class RedirectStatus(models.IntegerChoices):

@@ -16,6 +16,9 @@ platform) and imports neither of the apps above it; devtools/ (development
 tooling, installed under DEBUG and by the tests) may use all of them, and no
 module that production runs imports it.
 
+Choices import nothing of ours, and the policy (domains/policy.py) only the settings and
+the choices: every layer reads them, so they read no layer.
+
 The models: one module per subject in domains/models/ (its __init__ imports them all).
 Projects sit beneath the other subjects, and the webhook models on top of the owner
 events they deliver.
@@ -230,6 +233,29 @@ def test_lower_layers_never_import_upper_ones(lower, upper):
     assert any(within(module, *upper) for module in GRAPH), f"no module in {upper}"
     violations = layer_violations(lower, upper)
     assert not violations, "\n".join(["lower layer imports upper (-> means imports):", *violations])
+
+
+# The modules every layer reads, and what they may import themselves (every import
+# statement, ours or not): choices are enumerations and import nothing of ours; the policy
+# (quotas, windows, leases, backoffs) reads the settings, when called, and the choices it
+# is about, and no model or service.
+def imports_of(module: str) -> set[str]:
+    return set(imported_names(module, MODULES[module]))
+
+
+def test_the_choices_import_nothing_of_ours():
+    assert GRAPH["domains.choices"] == set()
+    assert imports_of("domains.choices") == {"__future__", "datetime", "django.db"}
+
+
+def test_the_policy_imports_only_the_settings_and_the_choices():
+    assert GRAPH["domains.policy"] == {"domains.choices"}
+    assert imports_of("domains.policy") == {
+        "__future__",
+        "datetime",
+        "django.conf",
+        "domains.choices",
+    }
 
 
 # Every Python module of ours, the tests' and the benchmarks' included, is at most this long.

@@ -40,8 +40,9 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from devtools.starterzones import DEMO_ZONE, demo_zone_file
-from domains.choices import PLAN_DOMAIN_QUOTA, Plan
+from domains.choices import Plan
 from domains.dns import lookups
+from domains.policy import PLAN_DOMAIN_QUOTA
 from petstore.settings import embedded_sockets
 from tests.processes import ROOT, free_port
 from tests.test_make_run import free_udp_and_tcp_port, new_terminal

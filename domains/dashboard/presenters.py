@@ -8,13 +8,9 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from domains.choices import (
-    AWAITING_OWNER_STATES,
-    MOVING_STATES,
-    SECURITY_ACTIONS,
-    STATE_HELP,
-    CertState,
-)
+from django.template.loader import render_to_string
+
+from domains.choices import AWAITING_OWNER_STATES, MOVING_STATES, SECURITY_ACTIONS, CertState
 from domains.dashboard.forms import DomainAddForm, PrimaryForm, RedirectForm
 from domains.models import Domain, Project, Redirect
 from domains.selectors import project_domains_structure
@@ -40,7 +36,12 @@ def badge(domain: Domain) -> Badge:
             f"{domain.failing_since:%Y-%m-%d %H:%M} UTC. It stops serving on "
             f"{stops_at:%Y-%m-%d %H:%M} UTC unless the record is fixed.",
         )
-    return Badge(domain.state, domain.get_state_display(), STATE_HELP[domain.state])
+    return Badge(domain.state, domain.get_state_display(), state_help(domain.state))
+
+
+def state_help(state: str) -> str:
+    """What `state` means for the owner, in one sentence (templates/domains/copy/)."""
+    return render_to_string("domains/copy/state_help.txt", {"state": state}).strip()
 
 
 def domain_status_payload(domain: Domain) -> dict:

@@ -7,7 +7,8 @@ from django.core.exceptions import ValidationError
 from django.db import models
 from django.utils import timezone
 
-from domains.choices import PAID_PLANS, RESERVED_PROJECT_SLUGS, Plan
+from domains.choices import PAID_PLANS, Plan
+from domains.policy import RESERVED_PROJECT_SLUGS
 from domains.querysets import ProjectQuerySet
 
 

@@ -19,9 +19,10 @@ from datetime import datetime, timedelta
 from django.db.models import Q
 from django.utils import timezone
 
-from domains.choices import ACTION_NEEDED_EVENTS, EVENT_REPEAT_AFTER, EmailState
+from domains.choices import ACTION_NEEDED_EVENTS, EmailState
 from domains.models import NotificationPreference, OwnerEvent, Project
 from domains.notifications.digest import digest_message
+from domains.policy import EVENT_REPEAT_AFTER
 from domains.retry import RetryLater
 from petstore.models import TaskFailure
 from petstore.taskfailures import describe, task_failure_record

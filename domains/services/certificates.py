@@ -57,7 +57,7 @@ def certificate_request_fields(now: datetime) -> dict[str, Any]:
 
 def certificate_overdue(late_after: timedelta) -> timedelta:
     """How long after its request certificate work is late: the issue delay, plus
-    `late_after` (domains.choices: CERT_LATE_AT_CHECK, CERT_LOST_AT_SWEEP)."""
+    `late_after` (domains.policy: CERT_LATE_AT_CHECK, cert_lost_at_sweep)."""
     return timedelta(seconds=settings.DOMAINS_CERT_ISSUE_DELAY) + late_after
 
 

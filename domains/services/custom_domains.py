@@ -17,9 +17,10 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from domains import selectors
-from domains.choices import PLAN_DOMAIN_QUOTA, Action, State
+from domains.choices import Action, State
 from domains.dns import hostnames
 from domains.models import Domain, DomainEvent, Project
+from domains.policy import PLAN_DOMAIN_QUOTA
 from domains.services.events import record_event, record_rival_claim
 from domains.services.lifecycle import transition, update
 

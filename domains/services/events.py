@@ -10,25 +10,21 @@ commit together or not at all, and sending is left to a task after the commit.
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from contextvars import ContextVar
 from typing import Any
 
 from django.contrib.auth.models import User
+from django.core.exceptions import ValidationError
 from django.db.models import OuterRef, Subquery
+from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone
 
-from domains.choices import (
-    DIGEST_WINDOW,
-    EVENT_NEXT_STEP,
-    OWNER_EVENT_OF_ACTION,
-    RECOVERED_FROM,
-    Action,
-    EventType,
-)
+from domains.choices import OWNER_EVENT_OF_ACTION, RECOVERED_FROM, Action, EventType
 from domains.models import Domain, DomainEvent, OwnerEvent, Project
+from domains.policy import DIGEST_WINDOW
 from domains.services.bulk import BulkInsert
 
 _events = BulkInsert(DomainEvent.objects, "domain_events")
@@ -124,7 +120,7 @@ def owner_event_build(
         "project": project.slug,
         "hostname": hostname,
         "what": _what(type, hostname, message),
-        "what_to_do": EVENT_NEXT_STEP[type],
+        "what_to_do": event_next_step(type),
         "path": _page(project, domain),
     }
     if domain is not None:
@@ -239,6 +235,25 @@ def _worth_telling_all(owner_events: list[OwnerEvent]) -> list[OwnerEvent]:
         for e in owner_events
         if e.type != EventType.DOMAIN_RECOVERED or e.domain_id in after_failure
     ]
+
+
+def event_types_clean(values: Iterable[str]) -> list[str]:
+    """The event types an owner chose (for mail, for a webhook endpoint), sorted, each
+    once; a value that is no EventType is refused with unknown_event_type."""
+    chosen = sorted(set(values))
+    unknown = [value for value in chosen if value not in EventType.values]
+    if unknown:
+        raise ValidationError(
+            f"Unknown event type: {', '.join(unknown)}.", code="unknown_event_type"
+        )
+    return chosen
+
+
+@functools.cache
+def event_next_step(type: str) -> str:
+    """What the owner should do after an event of `type`, in one sentence
+    (templates/domains/copy/); the same for every event of a type, so rendered once."""
+    return render_to_string("domains/copy/event_next_step.txt", {"type": type}).strip()
 
 
 def _what(type: EventType, hostname: str, message: str) -> str:

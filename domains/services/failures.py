@@ -3,14 +3,14 @@ of a live domain.
 
 Recording a check (domains/services/verification.py) comes here when the DNS does not
 point at the platform, or when a claim may not go live (domains/services/claims.py).
-A claim that is not served backs off (`BACKOFF`) and fails at the end of its
+A claim that is not served backs off (domains.policy.CHECK_BACKOFF) and fails at the end of its
 verification window; a served domain keeps serving for DOMAINS_GRACE_HOURS after its
 first failed check, then stops.
 """
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from django.conf import settings
@@ -19,33 +19,10 @@ from django.utils import timezone
 from domains.choices import Action, State
 from domains.dns.diagnosis import CheckResult
 from domains.models import Domain
+from domains.policy import backoff_delay, temporary_failure_limit, verify_window
 from domains.services import redirects
 from domains.services.events import record_event
 from domains.services.lifecycle import transition, update
-
-# Re-check schedule for a domain that does not verify yet: the delay after the
-# n-th failed check (then the last value for the rest of the window).
-BACKOFF = (
-    timedelta(minutes=1),
-    timedelta(minutes=2),
-    timedelta(minutes=5),
-    timedelta(minutes=10),
-    timedelta(minutes=15),
-    timedelta(minutes=30),
-    timedelta(hours=1),
-)
-
-
-def backoff_delay(failed_checks: int) -> timedelta:
-    return BACKOFF[min(max(failed_checks, 1), len(BACKOFF)) - 1]
-
-
-def verify_window() -> timedelta:
-    return timedelta(hours=settings.DOMAINS_VERIFY_WINDOW)
-
-
-def temporary_failure_limit() -> timedelta:
-    return timedelta(hours=settings.DOMAINS_TEMPORARY_FAILURE_LIMIT)
 
 
 def result_fields(result: CheckResult, now: datetime, message: str | None = None) -> dict:

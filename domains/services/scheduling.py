@@ -15,14 +15,13 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from domains.choices import CERT_LOST_AT_SWEEP, Action
+from domains.choices import Action
 from domains.models import Domain
+from domains.policy import cert_lost_at_sweep, sweep_lease
 from domains.services import certificates
 from domains.services.events import record_event
 from domains.services.nextsteps import NextSteps
 
-# How long the sweep's claim on a due check lasts before it is due again: five sweeps.
-SWEEP_LEASE = 5 * timedelta(seconds=settings.DOMAINS_SWEEP_INTERVAL)
 # Domains per batch task: enough to overlap their DNS round trips, small enough to
 # keep a task short and its memory flat (see docs/decisions/domain-sweep.md).
 BATCH_SIZE = 100
@@ -43,10 +42,10 @@ def sweep() -> NextSteps:
     now = timezone.now()
     claims_expire(now=now)
     steps = NextSteps(checks=_claim_due_checks(now))
-    lost = Domain.objects.stuck_issuing(certificates.certificate_overdue(CERT_LOST_AT_SWEEP), now)
+    lost = Domain.objects.stuck_issuing(certificates.certificate_overdue(cert_lost_at_sweep()), now)
     for domain in lost.only("pk", "cert_requested_at"):
         if certificates.certificate_claim_if_late(
-            domain=domain, late_after=CERT_LOST_AT_SWEEP, now=now
+            domain=domain, late_after=cert_lost_at_sweep(), now=now
         ):
             steps.issue_now.append(domain.pk)
     for domain in Domain.objects.needing_certificate():
@@ -86,7 +85,7 @@ def _claim_due_checks(now: datetime) -> list[int]:
             .order_by("next_check_at", "pk")
             .values_list("pk", flat=True)[:SWEEP_LIMIT]
         )
-        lease_end = now + SWEEP_LEASE
+        lease_end = now + sweep_lease()
         for chunk in chunked(due, CLAIM_CHUNK):
             Domain.objects.filter(pk__in=chunk).update(next_check_at=lease_end)
     return due

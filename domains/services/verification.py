@@ -29,17 +29,11 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from domains import metrics, selectors
-from domains.choices import (
-    AWAITING_OWNER_STATES,
-    CERT_LATE_AT_CHECK,
-    LIVE_STATES,
-    Action,
-    CheckCode,
-    State,
-)
+from domains.choices import AWAITING_OWNER_STATES, LIVE_STATES, Action, CheckCode, State
 from domains.dns import diagnosis
 from domains.dns.diagnosis import CheckResult
 from domains.models import Domain, DomainEvent, ProvenHostname, Redirect
+from domains.policy import CERT_LATE_AT_CHECK
 from domains.services import certificates, claims, failures, redirects
 from domains.services.events import events_in_bulk, record_event
 from domains.services.lifecycle import transition, update

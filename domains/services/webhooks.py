@@ -18,8 +18,9 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from domains.choices import DeliveryState, EventType
+from domains.choices import DeliveryState
 from domains.models import Project, WebhookDelivery, WebhookEndpoint
+from domains.services.events import event_types_clean
 from domains.webhooks import address, limits, signing
 
 # Endpoints per project: enough for a few environments, few enough that one event stays
@@ -37,14 +38,9 @@ class EndpointWithSecret:
 
 
 def _events(events: Iterable[str]) -> list[str]:
-    chosen = sorted(set(events))
+    chosen = event_types_clean(events)
     if not chosen:
         raise ValidationError("Choose at least one event.", code="webhook_events")
-    unknown = [value for value in chosen if value not in EventType.values]
-    if unknown:
-        raise ValidationError(
-            f"Unknown event type: {', '.join(unknown)}.", code="unknown_event_type"
-        )
     return chosen
 
 

@@ -11,9 +11,9 @@ from tests.processes import ROOT
 
 READ = (
     "import json, django; django.setup(); from django.conf import settings; "
-    "from domains.choices import CERT_LOST_AT_SWEEP; from domains.services import scheduling; "
+    "from domains import policy; "
     "print(json.dumps([settings.CELERY_BEAT_SCHEDULE['domains-sweep']['schedule'], "
-    "scheduling.SWEEP_LEASE.total_seconds(), CERT_LOST_AT_SWEEP.total_seconds()]))"
+    "policy.sweep_lease().total_seconds(), policy.cert_lost_at_sweep().total_seconds()]))"
 )
 
 

@@ -19,8 +19,9 @@ from cryptography import x509
 from django.utils import timezone
 
 from domains import tasks
-from domains.choices import CERT_LOST_AT_SWEEP, CertState, CheckCode, State
+from domains.choices import CertState, CheckCode, State
 from domains.models import AcmeChallenge, AcmeOrder, Certificate, Domain
+from domains.policy import cert_lost_at_sweep
 from domains.services import scheduling
 from domains.services.custom_domains import domain_add
 from tests.fixtures.domains import TARGET
@@ -136,7 +137,7 @@ def test_a_worker_killed_mid_order_still_ends_with_exactly_one_certificate(
     # The whole worker died, so no one handed its task back to the broker. The sweep, as
     # beat runs it once the issuance is overdue, finds it and queues it again.
     rerun = start_worker()
-    overdue = CERT_LOST_AT_SWEEP + timedelta(seconds=settings.DOMAINS_CERT_ISSUE_DELAY)
+    overdue = cert_lost_at_sweep() + timedelta(seconds=settings.DOMAINS_CERT_ISSUE_DELAY)
     with time_machine.travel(timezone.now() + overdue + timedelta(seconds=1)):
         steps = scheduling.sweep()
     assert steps.issue_now == [added.pk]

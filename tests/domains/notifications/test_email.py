@@ -11,9 +11,10 @@ from celery.exceptions import Retry
 from django.test import Client
 
 from domains import tasks
-from domains.choices import ACTION_NEEDED_EVENTS, DIGEST_WINDOW, EmailState, EventType
+from domains.choices import ACTION_NEEDED_EVENTS, EmailState, EventType
 from domains.models import OwnerEvent
 from domains.notifications import sender
+from domains.policy import DIGEST_WINDOW
 from domains.retry import RetryLater
 from domains.services.custom_domains import domain_add
 from domains.services.events import record_owner_event

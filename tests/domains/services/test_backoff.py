@@ -9,8 +9,8 @@ import time_machine
 
 from domains.choices import State
 from domains.models import Domain, DomainEvent
+from domains.policy import backoff_delay
 from domains.services.custom_domains import domain_request_check
-from domains.services.failures import backoff_delay
 from tests.fixtures.domains import TARGET, check, in_step
 
 pytestmark = pytest.mark.django_db

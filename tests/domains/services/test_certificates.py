@@ -12,9 +12,10 @@ from cryptography import x509
 from cryptography.hazmat.primitives.asymmetric import ec
 
 from domains import pki, tasks
-from domains.choices import CERT_LATE_AT_CHECK, CERT_LOST_AT_SWEEP, CertState, State
+from domains.choices import CertState, State
 from domains.models import Certificate, Domain, DomainEvent
 from domains.pki import keys
+from domains.policy import CERT_LATE_AT_CHECK, cert_lost_at_sweep
 from domains.services import certificates, scheduling
 from domains.services.custom_domains import domain_add, domain_request_check
 from domains.services.verification import domain_check
@@ -181,7 +182,7 @@ def test_reverify_while_the_certificate_is_late_queues_issuance_again(
 def test_certificate_work_is_late_after_a_minute_for_a_check_and_five_for_the_sweep():
     """Two rules (docs/decisions/domains.md): the owner's Re-verify asks again sooner than
     the unattended sweep takes a request for lost."""
-    late = (CERT_LATE_AT_CHECK, CERT_LOST_AT_SWEEP)
+    late = (CERT_LATE_AT_CHECK, cert_lost_at_sweep())
     assert late == (timedelta(minutes=1), timedelta(minutes=5))
 
 
@@ -196,7 +197,7 @@ def test_a_passing_check_claims_late_work_from_the_issue_delay_plus_a_minute(ver
 
 
 def test_the_sweep_claims_lost_work_from_the_issue_delay_plus_five_minutes(verified, settings):
-    overdue = timedelta(seconds=settings.DOMAINS_CERT_ISSUE_DELAY) + CERT_LOST_AT_SWEEP
+    overdue = timedelta(seconds=settings.DOMAINS_CERT_ISSUE_DELAY) + cert_lost_at_sweep()
     with time_machine.travel(
         verified.cert_requested_at + overdue - timedelta(seconds=1), tick=False
     ):

@@ -13,8 +13,9 @@ from django.core.management import CommandError, call_command
 from django.utils import timezone
 
 from domains import tasks
-from domains.choices import PLAN_DOMAIN_QUOTA, Plan
+from domains.choices import Plan
 from domains.models import Domain, DomainEvent
+from domains.policy import PLAN_DOMAIN_QUOTA
 from domains.services import scheduling
 from domains.services.custom_domains import domain_add, domain_remove, domain_request_check
 from domains.services.projects import project_create

@@ -1,0 +1,106 @@
+"""The platform's policy for custom domains: quotas, windows, leases, backoffs and limits.
+
+What the platform allows and how long it waits, written once; the enumerations these are
+about (plans, states, event types) are domains/choices.py's. A value that depends on a
+setting is a function, read when it is called, so a changed setting (pytest-django's
+`settings` fixture, an operator's environment) is seen everywhere at once; nothing here
+is computed from settings at import.
+
+Imports only the settings and domains.choices (tests/test_architecture.py): models,
+services and everything else read this module, never the other way round.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from django.conf import settings
+
+from domains.choices import Plan
+
+# Custom domains (claims, whatever their state) one project of each plan may hold.
+PLAN_DOMAIN_QUOTA: dict[str, int] = {
+    Plan.FREE: 0,
+    Plan.PRO: 10,
+    Plan.BUSINESS: 50,
+    Plan.ENTERPRISE: 250,
+}
+
+# Project slugs that can never name a project: <slug>.PLATFORM_DOMAIN is public, and
+# these are names people trust to be the platform's own.
+RESERVED_PROJECT_SLUGS = frozenset(
+    {
+        "www", "api", "admin", "dashboard", "domains", "mail", "email", "smtp", "imap",
+        "pop", "ftp", "ns", "ns1", "ns2", "dns", "mx", "cdn", "static", "assets", "media",
+        "status", "help", "support", "docs", "blog", "billing", "account", "accounts",
+        "login", "auth", "sso", "oauth", "app", "apps", "staging", "dev", "test", "beta",
+        "internal", "ca", "acme", "security", "abuse", "postmaster", "hostmaster",
+        "webmaster", "root", "localhost",
+    }
+)  # fmt: skip
+
+
+# --- Checks of a claim that does not verify yet (domains/services/failures.py) ---
+
+# Re-check schedule for a domain that does not verify yet: the delay after the
+# n-th failed check (then the last value for the rest of the window).
+CHECK_BACKOFF = (
+    timedelta(minutes=1),
+    timedelta(minutes=2),
+    timedelta(minutes=5),
+    timedelta(minutes=10),
+    timedelta(minutes=15),
+    timedelta(minutes=30),
+    timedelta(hours=1),
+)
+
+
+def backoff_delay(failed_checks: int) -> timedelta:
+    """The wait before the next check after `failed_checks` failed ones (CHECK_BACKOFF)."""
+    return CHECK_BACKOFF[min(max(failed_checks, 1), len(CHECK_BACKOFF)) - 1]
+
+
+def verify_window() -> timedelta:
+    """How long a new claim has to verify before it fails (DOMAINS_VERIFY_WINDOW hours)."""
+    return timedelta(hours=settings.DOMAINS_VERIFY_WINDOW)
+
+
+def temporary_failure_limit() -> timedelta:
+    """How long temporary DNS failures of a live domain may last before they count as
+    failures (DOMAINS_TEMPORARY_FAILURE_LIMIT hours)."""
+    return timedelta(hours=settings.DOMAINS_TEMPORARY_FAILURE_LIMIT)
+
+
+# --- The sweep (domains/services/scheduling.py) and late certificate work ---
+
+# The sweep runs every DOMAINS_SWEEP_INTERVAL seconds with nobody waiting. Its claim on a
+# due check lasts this many sweeps before the check is due again (a lost batch is simply
+# swept again), and certificate work is taken for lost only after as many, so the sweep
+# does not queue again, each minute, work still under way (an ACME order being validated,
+# a task waiting out its retry).
+SWEEPS_BEFORE_AGAIN = 5
+
+
+def sweep_lease() -> timedelta:
+    """How long the sweep's claim on a due check lasts: SWEEPS_BEFORE_AGAIN sweeps."""
+    return SWEEPS_BEFORE_AGAIN * timedelta(seconds=settings.DOMAINS_SWEEP_INTERVAL)
+
+
+def cert_lost_at_sweep() -> timedelta:
+    """Certificate work still not done this long after its issue delay
+    (DOMAINS_CERT_ISSUE_DELAY) is taken for lost by the sweep, and claimed and queued again:
+    SWEEPS_BEFORE_AGAIN sweeps, the same as the lease."""
+    return sweep_lease()
+
+
+# A check that passes while the domain is issuing (the owner chose Re-verify and waits)
+# takes its certificate work for late this long after the issue delay, and asks again.
+CERT_LATE_AT_CHECK = timedelta(minutes=1)
+
+
+# --- Owner events (domains/services/events.py, domains/notifications/) ---
+
+# Events of one project are collected this long before they go out as one message.
+DIGEST_WINDOW = timedelta(minutes=2)
+# The same event type for the same domain reaches the owner at most once in this long.
+EVENT_REPEAT_AFTER = timedelta(days=1)
