@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
+from dataclasses import dataclass
 from functools import lru_cache
 from urllib.parse import urlsplit
 
@@ -118,20 +119,66 @@ def normalize_hostname(raw: str) -> str:
     return ascii_name
 
 
+@dataclass(frozen=True)
+class PlatformHosts:
+    """The platform's own host names, each as `comparable()` makes it ("" when unset).
+
+    Each question picks the names it is about, by what they are: which hosts the Django
+    site answers (domains/routing/middleware.py), which names no project may claim
+    (`platform_hostnames`, `platform_registrable_domains`), and where no webhook may be
+    sent (domains/webhooks/address.py)."""
+
+    # PLATFORM_DOMAIN: every project is published at <slug>.<site>.
+    site: str
+    # PLATFORM_CNAME_TARGET: what custom domains point at.
+    cname_target: str
+    # DASHBOARD_HOST.
+    dashboard: str
+    # The host of API_BASE_URL.
+    api: str
+    # DOMAINS_CA_IDENTIFIER: the local CA's name.
+    ca: str
+    # ALLOWED_HOSTS but "*"; an entry `.example.com` stands for example.com and the names
+    # under it.
+    allowed: tuple[str, ...]
+
+
+def platform_hosts() -> PlatformHosts:
+    """The platform's own host names, read from the settings when called: the one place
+    that lists them. The middleware asks on every request, so the names are worked out
+    once per combination of settings (a test's override is a new combination)."""
+    return _platform_hosts(
+        settings.PLATFORM_DOMAIN,
+        settings.PLATFORM_CNAME_TARGET,
+        settings.DASHBOARD_HOST,
+        settings.API_BASE_URL,
+        settings.DOMAINS_CA_IDENTIFIER,
+        tuple(settings.ALLOWED_HOSTS),
+    )
+
+
+@lru_cache(maxsize=8)
+def _platform_hosts(
+    site: str, cname_target: str, dashboard: str, api_url: str, ca: str, allowed: tuple[str, ...]
+) -> PlatformHosts:
+    hosts = (comparable(host) for host in allowed)
+    return PlatformHosts(
+        site=comparable(site),
+        cname_target=comparable(cname_target),
+        dashboard=comparable(dashboard),
+        api=comparable(urlsplit(api_url).hostname or ""),
+        ca=comparable(ca),
+        allowed=tuple(host for host in hosts if host != "*"),
+    )
+
+
 def platform_hostnames() -> set[str]:
     """The names the platform itself answers on: its hosts (ALLOWED_HOSTS, the dashboard's,
     the API's), the CNAME target and the CA's identifier. None of them, nor any name under
     them, may be claimed by a project."""
-    names = {
-        settings.PLATFORM_DOMAIN,
-        settings.PLATFORM_CNAME_TARGET,
-        settings.DOMAINS_CA_IDENTIFIER,
-        settings.DASHBOARD_HOST,
-        urlsplit(settings.API_BASE_URL).hostname or "",
-        *settings.ALLOWED_HOSTS,
-    }
-    # An ALLOWED_HOSTS entry `.example.com` stands for example.com and the names under it.
-    cleaned = {comparable(name).lstrip(".") for name in names}
+    own = platform_hosts()
+    names = {own.site, own.cname_target, own.ca, own.dashboard, own.api, *own.allowed}
+    cleaned = {name.lstrip(".") for name in names}
     return {name for name in cleaned if name and name != "*" and not _is_ip_literal(name)}
 
 
@@ -140,13 +187,8 @@ def platform_registrable_domains() -> set[str]:
     CNAME target's and PLATFORM_DOMAIN's. A sibling of the dashboard (or the apex above it)
     shares its cookies' site and its users' trust, so none of these, nor any name under
     them, may be claimed by a project."""
-    hosts = {
-        settings.DASHBOARD_HOST,
-        urlsplit(settings.API_BASE_URL).hostname or "",
-        settings.PLATFORM_CNAME_TARGET,
-        settings.PLATFORM_DOMAIN,
-    }
-    names = {comparable(host) for host in hosts}
+    own = platform_hosts()
+    names = {own.dashboard, own.api, own.cname_target, own.site}
     return {registrable_domain(name) for name in names if name and not _is_ip_literal(name)}
 
 

@@ -45,8 +45,12 @@ def raw_host(request: HttpRequest) -> str | None:
 
 
 def _is_own_host(host: str) -> bool:
-    configured = [settings.PLATFORM_DOMAIN, settings.DASHBOARD_HOST, *settings.ALLOWED_HOSTS]
-    return host in _OWN_HOSTS or host in {hostnames.comparable(h) for h in configured if h != "*"}
+    """The Django site's hosts: the bare PLATFORM_DOMAIN, the dashboard's, ALLOWED_HOSTS'
+    literal entries (its `.example.com` entries name no host here)."""
+    if host in _OWN_HOSTS:
+        return True
+    own = hostnames.platform_hosts()
+    return host in (own.site, own.dashboard) or host in own.allowed
 
 
 def _origin(scheme: str, host: str) -> str:

@@ -27,7 +27,7 @@ from urllib.parse import urlsplit
 from django.conf import settings
 from django.core.exceptions import ValidationError
 
-from domains.dns import lookups
+from domains.dns import hostnames, lookups
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 MAX_URL_LENGTH = 2000
@@ -123,9 +123,10 @@ def _refuse_port(port: int) -> ValidationError:
 
 
 def _is_platform_name(host: str) -> bool:
-    own = {settings.PLATFORM_DOMAIN, settings.PLATFORM_CNAME_TARGET}
+    hosts = hostnames.platform_hosts()
+    own = {hosts.site, hosts.cname_target}
     if not settings.WEBHOOKS_ALLOW_LOOPBACK:  # under DEBUG the dashboard is `localhost`
-        own.add(settings.DASHBOARD_HOST)
+        own.add(hosts.dashboard)
     return any(host == name or host.endswith(f".{name}") for name in own if name)
 
 
@@ -139,7 +140,8 @@ def _literal(name: str) -> IPAddress | None:
 def _resolve(host: str, lifetime: float | None) -> tuple[list[IPAddress], set[IPAddress]]:
     """The host's addresses, and the platform's own (the CNAME target tenants point at, the
     dashboard host): one round of questions, so an attempt waits for the DNS once."""
-    own = sorted({settings.PLATFORM_CNAME_TARGET, settings.DASHBOARD_HOST} - {""})
+    hosts = hostnames.platform_hosts()
+    own = sorted({hosts.cname_target, hosts.dashboard} - {""})
     names = [name for name in [host, *own] if _literal(name) is None]
     questions = [(name, rdtype) for name in dict.fromkeys(names) for rdtype in ("A", "AAAA")]
     answers = lookups.lookup_many(questions, lifetime=lifetime)
