@@ -379,7 +379,8 @@ CELERY_TASK_ROUTES = {
 }
 # Seconds between two sweeps (domains/services/scheduling.py). Its lease on a claimed check,
 # and the time after which certificate work counts as lost, are counted in sweeps
-# (domains/policy.py: SWEEPS_BEFORE_AGAIN, 5 minutes by default). Shorter only where minutes matter more than repeated work (the cluster test).
+# (domains/policy.py: SWEEPS_BEFORE_AGAIN, 5 minutes by default). Shorter only where
+# minutes matter more than repeated work (the cluster test).
 DOMAINS_SWEEP_INTERVAL = env_float("DOMAINS_SWEEP_INTERVAL", 60.0)
 CELERY_BEAT_SCHEDULE: dict[str, dict[str, str | float]] = {
     # Pets API: Idempotency-Key records live 24 hours; purge the expired ones hourly.
