@@ -281,12 +281,18 @@ class RedirectStatus(models.IntegerChoices):
 
 
 class DeliveryState(models.TextChoices):
-    """Where a webhook delivery stands (WebhookDelivery.state, domains/webhooks/)."""
+    """Where a delivery of an owner event to one target stands (Delivery.state, every
+    channel of domains/channels/)."""
 
     PENDING = "pending", "Waiting for its (next) attempt"
     SENDING = "sending", "Being sent"
-    DELIVERED = "delivered", "Delivered (2xx)"
+    DELIVERED = "delivered", "Delivered (2xx, or mailed)"
+    SKIPPED = "skipped", "Not sent: not chosen, or told already today"
     FAILED = "failed", "Failed after every retry"
+
+
+# A delivery in one of these may still be attempted; the others are final.
+WAITING_DELIVERY_STATES = frozenset({DeliveryState.PENDING, DeliveryState.SENDING})
 
 
 # Delays before the n-th retry of a webhook delivery: the first within a minute, then

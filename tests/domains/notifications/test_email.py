@@ -9,11 +9,11 @@ from datetime import datetime, timedelta
 import pytest
 from celery.exceptions import Retry
 from django.test import Client
+from domains.notifications import sender
 
 from domains import tasks
 from domains.choices import ACTION_NEEDED_EVENTS, DIGEST_WINDOW, EmailState, EventType
 from domains.models import OwnerEvent
-from domains.notifications import sender
 from domains.retry import RetryLater
 from domains.services.custom_domains import domain_add
 from domains.services.events import record_owner_event
