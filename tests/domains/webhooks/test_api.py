@@ -98,6 +98,9 @@ def test_the_delivery_log_pages_with_status_and_first_bytes(api, made, shop, www
     )
     assert entry["state"] == "pending" and entry["attempts"] == 1
     assert entry["event_id"].startswith("evt_")
+    [attempt] = entry["attempt_log"]
+    assert (attempt["ok"], attempt["status_code"], attempt["response"]) == (False, 500, "nope")
+    assert attempt["attempted_at"] == entry["attempted_at"]
 
 
 def test_delete_removes_the_endpoint(api, made):

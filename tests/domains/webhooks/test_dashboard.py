@@ -89,6 +89,11 @@ def test_the_delivery_log_shows_status_duration_and_first_bytes_and_redelivers(
     beat()  # what the queued task (or the beat) does
     logged.refresh_from_db()
     assert (logged.last_attempt.status_code, logged.state, logged.attempts) == (200, "delivered", 2)
+    # Every attempt is kept and shown, not only the last one.
+    assert [a.status_code for a in logged.attempt_log.all()] == [502, 200]
+    page = alice_client.get(f"{HOOKS}{made.endpoint.pk}/").content.decode()
+    assert "attempt 1" in page and "attempt 2" in page
+    assert "bad gateway &lt;b&gt;here&lt;/b&gt;" in page  # the first answer is still there
 
 
 def test_redeliver_needs_the_csrf_token(alice, shop, www, webhook_receiver):
