@@ -192,8 +192,8 @@ SECURITY_ACTIONS = frozenset(
 
 
 class EventType(models.TextChoices):
-    """What the owner is told about, by email now (domains/notifications/) and by any
-    channel added later: the same outbox rows (OwnerEvent) feed them all."""
+    """What the owner is told about, by every channel of domains/channels/ (email,
+    webhooks): the same outbox rows (OwnerEvent) feed them all."""
 
     DOMAIN_ACTIVE = "domain.active", "The domain is live with its certificate"
     DOMAIN_FAILING = "domain.failing", "A check of a live domain failed"

@@ -422,7 +422,7 @@ WEBHOOKS_IN_FLIGHT_PER_PROJECT = env_int("WEBHOOKS_IN_FLIGHT_PER_PROJECT", 3)
 WEBHOOKS_REDELIVER_PER_MINUTE = env_int("WEBHOOKS_REDELIVER_PER_MINUTE", 10)
 
 # --- Email ------------------------------------------------------------------
-# What owners are told (domains/notifications/) goes out through Django's email framework.
+# What owners are told (domains/channels/email.py) goes out through Django's email framework.
 # EMAIL_URL: smtp://user:password@host:587/?tls=1, smtps://user:password@host:465, or
 # console:// (printed). Unset: the console under DEBUG (`make run` shows the mail in its
 # output), an SMTP server on localhost:25 otherwise.

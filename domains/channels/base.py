@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import ClassVar
 
+from django.conf import settings
 from django.db import transaction
 from django.db.models import Q, QuerySet
 from django.utils import timezone
@@ -80,9 +81,9 @@ class Channel:
         return len(self.backoff) + 1
 
     @property
-    def queue(self) -> str | None:
-        """The Celery queue of its attempts (None: the default queue)."""
-        return None
+    def queue(self) -> str:
+        """The Celery queue of its attempts."""
+        return settings.CELERY_TASK_DEFAULT_QUEUE
 
     # --- What a channel says ----------------------------------------------------------
 

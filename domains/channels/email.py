@@ -34,13 +34,8 @@ log = logging.getLogger(__name__)
 class EmailChannel(Channel):
     name = "email"
     label = "Email"
-    backoff = (
-        timedelta(minutes=1),
-        timedelta(minutes=5),
-        timedelta(minutes=15),
-        timedelta(hours=1),
-        timedelta(hours=3),
-    )
+    # 1, 5, 15 minutes, then 1 and 3 hours: six attempts over about 4.5 hours.
+    backoff = tuple(timedelta(minutes=m) for m in (1, 5, 15, 60, 180))
     lease = timedelta(minutes=5)
     first_delay = DIGEST_WINDOW
     batched = True

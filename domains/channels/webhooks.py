@@ -44,7 +44,7 @@ class WebhookChannel(Channel):
     busy_retry = limits.BUSY_RETRY
 
     @property
-    def queue(self) -> str | None:
+    def queue(self) -> str:
         # Its own queue and worker: a tenant's slow receiver never sits in front of a check.
         return settings.WEBHOOKS_QUEUE
 

@@ -37,7 +37,8 @@ class PagerChannel(Channel):
     backoff = (timedelta(seconds=10),)
 
     def __init__(self, numbers: dict[int, str]) -> None:
-        self.numbers, self.sent, self.down = numbers, [], False
+        self.numbers, self.down = numbers, False
+        self.sent: list[tuple[str, str]] = []
 
     def targets(self, events: Sequence[OwnerEvent]) -> Iterable[tuple[OwnerEvent, int]]:
         return [(e, e.project_id) for e in events if e.project_id in self.numbers]

@@ -117,8 +117,8 @@ def test_a_name_that_moves_to_a_private_address_is_refused_at_delivery(
         tasks.deliver("webhook", delivery_id)
     [logged] = Delivery.objects.filter(channel="webhook", target_id=created.endpoint.pk)
     assert logged.state == DeliveryState.PENDING  # retried later, never sent there
-    assert logged.last_attempt.status_code is None
-    assert "192.168.0.10" in logged.last_attempt.response
+    assert logged.attempt_log.latest("attempted_at", "pk").status_code is None
+    assert "192.168.0.10" in logged.attempt_log.latest("attempted_at", "pk").response
 
 
 def test_a_name_resolving_to_the_platforms_own_address_is_refused(production):

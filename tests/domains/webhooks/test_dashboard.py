@@ -88,7 +88,11 @@ def test_the_delivery_log_shows_status_duration_and_first_bytes_and_redelivers(
     assert answer.status_code == 302
     beat()  # what the queued task (or the beat) does
     logged.refresh_from_db()
-    assert (logged.last_attempt.status_code, logged.state, logged.attempts) == (200, "delivered", 2)
+    assert (
+        logged.attempt_log.latest("attempted_at", "pk").status_code,
+        logged.state,
+        logged.attempts,
+    ) == (200, "delivered", 2)
     # Every attempt is kept and shown, not only the last one.
     assert [a.status_code for a in logged.attempt_log.all()] == [502, 200]
     page = alice_client.get(f"{HOOKS}{made.endpoint.pk}/").content.decode()
