@@ -31,10 +31,10 @@ from bench.fairness import (
 from bench.processes import procfile_lines
 from devtools.tlsfiles import throwaway_ca_files
 from domains import tasks
+from domains.channels import CHANNELS, deliveries_create
 from domains.choices import EventType, Plan
-from domains.models import OwnerEvent, WebhookDelivery
+from domains.models import Delivery, OwnerEvent
 from domains.services.webhooks import endpoint_create
-from domains.webhooks import delivery
 
 
 class _Receiver:
@@ -61,15 +61,18 @@ class _Receiver:
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
 
+WEBHOOKS = CHANNELS["webhook"]
+
+
 def _webhook_latency(receiver: _Receiver, project) -> float:
     """One event of the victim's: seconds from its attempt queued to its arrival."""
     made = OwnerEvent.objects.create(
         project=project, hostname="x.fair-victim.test", type=EventType.DOMAIN_FAILING
     )
-    delivery.dispatch()
-    [pk] = WebhookDelivery.objects.filter(event=made).values_list("pk", flat=True)
+    deliveries_create([made])
+    [pk] = Delivery.objects.filter(event=made, channel=WEBHOOKS.name).values_list("pk", flat=True)
     started = time.perf_counter()
-    tasks.deliver_webhook.delay(pk)
+    tasks.deliver.apply_async((WEBHOOKS.name, pk), queue=WEBHOOKS.queue)
     while f"evt_{made.pk}" not in receiver.arrived:
         if time.perf_counter() - started > DOMAIN_LIMIT:  # recorded as the limit: a floor
             print(f"fairness: a webhook not delivered in {DOMAIN_LIMIT:.0f} s", flush=True)
@@ -89,9 +92,9 @@ class _Beat(threading.Thread):
     def run(self) -> None:
         try:
             while not self.stopping.wait(1.0):
-                mine = WebhookDelivery.objects.filter(endpoint__project=self.project)
-                for pk in mine.filter(pk__in=delivery.due()).values_list("pk", flat=True):
-                    tasks.deliver_webhook.delay(pk)
+                mine = Delivery.objects.filter(event__project=self.project)
+                for pk in mine.filter(pk__in=WEBHOOKS.due()).values_list("pk", flat=True):
+                    tasks.deliver.apply_async((WEBHOOKS.name, pk), queue=WEBHOOKS.queue)
         finally:
             connection.close()
 
@@ -108,11 +111,12 @@ def _webhook_run(platform: Platform, receiver: _Receiver, silent: list, events: 
         url = f"https://silent-{i}.fair-attacker.test:{sock.getsockname()[1]}/"
         endpoint_create(project=attacker, url=url, events=failing)
     quiet = [_webhook_latency(receiver, victim) for _ in range(DOMAINS)]
-    OwnerEvent.objects.bulk_create(
-        OwnerEvent(project=attacker, hostname=f"{i}.fair-attacker.test", type=failing[0])
-        for i in range(events)
+    deliveries_create(
+        OwnerEvent.objects.bulk_create(
+            OwnerEvent(project=attacker, hostname=f"{i}.fair-attacker.test", type=failing[0])
+            for i in range(events)
+        )
     )
-    delivery.dispatch()
     beat = _Beat(attacker)
     beat.start()
     time.sleep(3)  # the attacker's attempts fill the worker's threads first

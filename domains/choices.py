@@ -148,8 +148,8 @@ SECURITY_ACTIONS = frozenset(
 
 
 class EventType(models.TextChoices):
-    """What the owner is told about, by email now (domains/notifications/) and by any
-    channel added later: the same outbox rows (OwnerEvent) feed them all."""
+    """What the owner is told about, by every channel of domains/channels/ (email,
+    webhooks): the same outbox rows (OwnerEvent) feed them all."""
 
     DOMAIN_ACTIVE = "domain.active", "The domain is live with its certificate"
     DOMAIN_FAILING = "domain.failing", "A check of a live domain failed"
@@ -204,12 +204,18 @@ class RedirectStatus(models.IntegerChoices):
 
 
 class DeliveryState(models.TextChoices):
-    """Where a webhook delivery stands (WebhookDelivery.state, domains/webhooks/)."""
+    """Where a delivery of an owner event to one target stands (Delivery.state, every
+    channel of domains/channels/)."""
 
     PENDING = "pending", "Waiting for its (next) attempt"
     SENDING = "sending", "Being sent"
-    DELIVERED = "delivered", "Delivered (2xx)"
+    DELIVERED = "delivered", "Delivered (2xx, or mailed)"
+    SKIPPED = "skipped", "Not sent: not chosen, or told already today"
     FAILED = "failed", "Failed after every retry"
+
+
+# A delivery in one of these may still be attempted; the others are final.
+WAITING_DELIVERY_STATES = frozenset({DeliveryState.PENDING, DeliveryState.SENDING})
 
 
 # Delays before the n-th retry of a webhook delivery: the first within a minute, then

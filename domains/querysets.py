@@ -9,7 +9,7 @@ from django.contrib.auth.models import User
 from django.db import models
 from django.utils import timezone
 
-from domains.choices import LIVE_STATES, CertState, EmailState, State
+from domains.choices import ACTION_NEEDED_EVENTS, LIVE_STATES, CertState, State
 
 
 class ProjectQuerySet(models.QuerySet):
@@ -58,12 +58,9 @@ class CertificateQuerySet(models.QuerySet):
         return self.current().order_by("-not_after", "-pk")
 
 
-class OwnerEventQuerySet(models.QuerySet):
-    def email_due(self, now: datetime) -> Self:
-        """Events waiting for their mail whose time has come, and claims whose sender died
-        (their lease, `email_due_at`, ended)."""
-        waiting = (EmailState.PENDING, EmailState.SENDING)
-        return self.filter(email_state__in=waiting, email_due_at__lte=now)
-
-    def emailed(self) -> Self:
-        return self.filter(email_state=EmailState.SENT)
+class NotificationPreferenceQuerySet(models.QuerySet):
+    def email_events_of(self, user_id: int) -> frozenset[str]:
+        """The event types this user receives by email: their choice, or the default
+        (everything that needs action)."""
+        chosen = self.filter(user_id=user_id).values_list("email_events", flat=True).first()
+        return ACTION_NEEDED_EVENTS if chosen is None else frozenset(chosen)

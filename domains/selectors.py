@@ -11,16 +11,20 @@ from collections import defaultdict
 from collections.abc import Iterable
 from typing import Any
 
-from django.db.models import Q, QuerySet
+from django.db.models import F, Q, QuerySet
 
-from domains.choices import CertCode, CheckCode
+from domains.channels.email import EmailChannel
+from domains.channels.webhooks import WebhookChannel
+from domains.choices import CertCode, CheckCode, DeliveryState
 from domains.dns.hostnames import registrable_domain
 from domains.models import (
+    Delivery,
     Domain,
+    NotificationPreference,
+    OwnerEvent,
     Project,
     ProvenHostname,
     Redirect,
-    WebhookDelivery,
     WebhookEndpoint,
 )
 
@@ -119,10 +123,29 @@ def webhook_endpoints(project: Project) -> QuerySet[WebhookEndpoint]:
     return WebhookEndpoint.objects.filter(project=project).order_by("created_at", "pk")
 
 
-def webhook_deliveries(endpoint: WebhookEndpoint) -> QuerySet[WebhookDelivery]:
-    """An endpoint's delivery log, newest first, with each delivery's event."""
+def webhook_deliveries(endpoint: WebhookEndpoint) -> QuerySet[Delivery]:
+    """An endpoint's delivery log, newest first, with each delivery's event and attempts."""
     return (
-        WebhookDelivery.objects.filter(endpoint=endpoint)
+        Delivery.objects.filter(channel=WebhookChannel.name, target_id=endpoint.pk)
         .select_related("event")
+        .prefetch_related("attempt_log")
         .order_by("-created_at", "-pk")
     )
+
+
+# --- Email -------------------------------------------------------------------------
+
+
+def email_choices(user_id: int) -> frozenset[str]:
+    """The event types this user receives by email (their choice, or the default)."""
+    return NotificationPreference.objects.email_events_of(user_id)
+
+
+def domain_last_told(domain: Domain) -> OwnerEvent | None:
+    """The domain's last event mailed to its owner, with `told_at`, when it was mailed."""
+    mailed = OwnerEvent.objects.filter(
+        domain=domain,
+        deliveries__channel=EmailChannel.name,
+        deliveries__state=DeliveryState.DELIVERED,
+    )
+    return mailed.annotate(told_at=F("deliveries__finished_at")).order_by("-told_at", "-pk").first()

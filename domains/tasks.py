@@ -16,15 +16,14 @@ from django.conf import settings
 from django.contrib.auth.models import User
 
 from domains import metrics
+from domains.channels import CHANNELS
 from domains.choices import TEMPORARY_CHECK_CODES
 from domains.models import Domain
-from domains.notifications import sender
 from domains.retry import RetryLater
 from domains.services import certificates, scheduling, verification
 from domains.services.custom_domains import domain_request_check
 from domains.services.nextsteps import NextSteps
 from domains.services.scheduling import BATCH_SIZE, chunked
-from domains.webhooks import delivery
 from petstore.queueing import QueueTask, queue_task
 
 # Delays (seconds) before retrying a temporary DNS failure: 10s, 30s, 90s, 270s, 810s.
@@ -48,6 +47,8 @@ def enqueue(steps: NextSteps) -> None:
             issue_certificates.apply_async_on_commit((chunk,), countdown=delay)
     for domain_id in steps.issue_now:
         issue_certificate.delay_on_commit(domain_id)
+    for channel, delivery_id in steps.deliveries:
+        deliver.apply_async_on_commit((channel, delivery_id), queue=CHANNELS[channel].queue)
 
 
 def request_check(*, domain: Domain, actor: User | None) -> Domain:
@@ -141,33 +142,40 @@ def renew_certificates() -> None:
 
 
 @queue_task(acks_late=True, ignore_result=True)
+def dispatch_deliveries() -> None:
+    """Beat: every due delivery of every channel, on its channel's queue."""
+    for channel in CHANNELS.values():
+        for delivery_id in channel.due():
+            deliver.apply_async((channel.name, delivery_id), queue=channel.queue)
+
+
+@queue_task(acks_late=True, max_retries=0, ignore_result=True)
+def deliver(channel: str, delivery_id: int) -> None:
+    """One attempt (for email, the project's digest); its retry is the delivery's
+    next_attempt_at, which the beat reads (a message queued twice is one attempt: the claim
+    is a conditional UPDATE)."""
+    CHANNELS[channel].deliver(delivery_id=delivery_id)
+
+
+# The previous release's task names, for its beat and its messages still queued during a
+# rolling deploy (a WebhookDelivery kept its id as a Delivery); removed in the next release.
+
+
+@queue_task(acks_late=True, ignore_result=True)
 def send_notifications() -> None:
-    """Beat: queue the mail of every project whose owner events are due."""
-    for project_id in sender.projects_due():
-        send_project_notifications.delay(project_id)
-
-
-@queue_task(bind=True, acks_late=True, max_retries=sender.MAX_ATTEMPTS, ignore_result=True)
-def send_project_notifications(self: QueueTask[Any, Any], project_id: int) -> None:
-    """One project's digest; a mail server that failed is retried after the events' own
-    backoff (and the beat finds them due anyway if this retry is lost)."""
-    try:
-        sender.digest_send(project_id=project_id)
-    except RetryLater as exc:
-        if self.request.retries < sender.MAX_ATTEMPTS:
-            raise self.retry(countdown=sender.retry_countdown(self.request.retries)) from exc
+    dispatch_deliveries()
 
 
 @queue_task(acks_late=True, ignore_result=True)
 def dispatch_webhooks() -> None:
-    """Beat: the deliveries of new owner events, and every attempt that is due."""
-    delivery.dispatch()
-    for delivery_id in delivery.due():
-        deliver_webhook.delay(delivery_id)
+    dispatch_deliveries()
+
+
+@queue_task(acks_late=True, max_retries=0, ignore_result=True)
+def send_project_notifications(project_id: int) -> None:
+    dispatch_deliveries()
 
 
 @queue_task(acks_late=True, max_retries=0, ignore_result=True)
 def deliver_webhook(delivery_id: int) -> None:
-    """One attempt; its retry is the delivery's next_attempt_at, which the beat reads (a
-    message queued twice is one attempt: the claim is a conditional UPDATE)."""
-    delivery.deliver(delivery_id=delivery_id)
+    CHANNELS["webhook"].deliver(delivery_id=delivery_id)

@@ -374,6 +374,7 @@ CELERY_TASK_ROUTES = {
     "domains.tasks.issue_certificates": {"queue": CERTIFICATES_QUEUE},
     "domains.tasks.renew_certificate": {"queue": CERTIFICATES_QUEUE},
     "domains.tasks.renew_certificates": {"queue": CERTIFICATES_QUEUE},
+    # domains.tasks.deliver is queued on its channel's queue (webhooks: WEBHOOKS_QUEUE).
     "domains.tasks.dispatch_webhooks": {"queue": WEBHOOKS_QUEUE},
     "domains.tasks.deliver_webhook": {"queue": WEBHOOKS_QUEUE},
 }
@@ -391,10 +392,12 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, str | float]] = {
     # Picks every domain whose check is due, including ones whose enqueue was lost.
     "domains-sweep": {"task": "domains.tasks.sweep", "schedule": DOMAINS_SWEEP_INTERVAL},
     "domains-renew-certificates": {"task": "domains.tasks.renew_certificates", "schedule": 3600.0},
-    # Mails the owner events whose digest window has passed (and retries that are due).
-    "domains-send-notifications": {"task": "domains.tasks.send_notifications", "schedule": 30.0},
-    # Creates the deliveries of new owner events and queues every attempt that is due.
-    "domains-dispatch-webhooks": {"task": "domains.tasks.dispatch_webhooks", "schedule": 15.0},
+    # Queues every due delivery of every channel (domains/channels/): the mails whose digest
+    # window has passed, the webhook attempts, and the retries that are due.
+    "domains-dispatch-deliveries": {
+        "task": "domains.tasks.dispatch_deliveries",
+        "schedule": 15.0,
+    },
 }
 
 # --- Webhooks ---------------------------------------------------------------
@@ -420,7 +423,7 @@ WEBHOOKS_IN_FLIGHT_PER_PROJECT = env_int("WEBHOOKS_IN_FLIGHT_PER_PROJECT", 3)
 WEBHOOKS_REDELIVER_PER_MINUTE = env_int("WEBHOOKS_REDELIVER_PER_MINUTE", 10)
 
 # --- Email ------------------------------------------------------------------
-# What owners are told (domains/notifications/) goes out through Django's email framework.
+# What owners are told (domains/channels/email.py) goes out through Django's email framework.
 # EMAIL_URL: smtp://user:password@host:587/?tls=1, smtps://user:password@host:465, or
 # console:// (printed). Unset: the console under DEBUG (`make run` shows the mail in its
 # output), an SMTP server on localhost:25 otherwise.

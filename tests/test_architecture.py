@@ -195,6 +195,26 @@ LAYERS = [
         id="selectors-read-and-import-no-writer-or-caller",
     ),
     pytest.param(
+        ("domains.channels",),
+        (
+            "domains.services",
+            "domains.selectors",
+            "domains.tasks",
+            "domains.dashboard",
+            "domains.api",
+            "domains.routing",
+            "domains.edge",
+            "domains.admin",
+            "domains.management.commands",
+        ),
+        id="channels-import-models-choices-and-their-transports-only",
+    ),
+    pytest.param(
+        ("domains.webhooks",),
+        ("domains.channels",),
+        id="the-webhook-transports-never-import-the-channel-engine",
+    ),
+    pytest.param(
         ("domains.services", "domains.selectors", "domains.tasks", "domains.dashboard"),
         ("domains.api",),
         id="the-domains-api-sits-on-top-like-the-dashboard",

@@ -4,6 +4,7 @@ the services'; a field here only says what type a value has."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from drf_spectacular.utils import extend_schema_field
@@ -11,7 +12,7 @@ from rest_framework import serializers
 
 from domains.choices import DeliveryState, EventType, Plan, RedirectStatus, State
 from domains.dns import hostnames
-from domains.models import Domain, WebhookDelivery, WebhookEndpoint
+from domains.models import Delivery, DeliveryAttempt, Domain, WebhookEndpoint
 from domains.webhooks.address import MAX_URL_LENGTH
 
 # A generous bound on what is read: the service says what is wrong with the name itself
@@ -221,16 +222,47 @@ class NewWebhookAnswerSerializer(WebhookSerializer):
         fields = [*WebhookSerializer.Meta.fields, "secret"]
 
 
+class DeliveryAttemptSerializer(serializers.ModelSerializer):
+    status_code = serializers.IntegerField(
+        allow_null=True, help_text="The receiver's HTTP status; null when it did not answer."
+    )
+    response = serializers.CharField(
+        help_text="The answer's first 500 characters, or why there was none."
+    )
+
+    class Meta:
+        model = DeliveryAttempt
+        fields = ["attempted_at", "ok", "status_code", "duration_ms", "response"]
+
+
 class WebhookDeliverySerializer(serializers.ModelSerializer):
     event_id = serializers.CharField(
         source="message_id", help_text="The `webhook-id` header: the same on every attempt."
     )
     event_type = serializers.ChoiceField(source="event.type", choices=EventType.choices)
     state = serializers.ChoiceField(choices=DeliveryState.choices)
-    response = serializers.CharField(help_text="The first bytes of the last answer, or why none.")
+    status_code = serializers.IntegerField(
+        source="last_attempt.status_code",
+        allow_null=True,
+        default=None,
+        help_text="The last attempt's HTTP status.",
+    )
+    duration_ms = serializers.IntegerField(
+        source="last_attempt.duration_ms", allow_null=True, default=None
+    )
+    response = serializers.CharField(
+        source="last_attempt.response",
+        default="",
+        help_text="The first bytes of the last answer, or why none.",
+    )
+    attempted_at = serializers.DateTimeField(
+        source="last_attempt.attempted_at", allow_null=True, default=None
+    )
+    delivered_at = serializers.SerializerMethodField()
+    attempt_log = DeliveryAttemptSerializer(many=True, help_text="Every attempt, oldest first.")
 
     class Meta:
-        model = WebhookDelivery
+        model = Delivery
         fields = [
             "id",
             "event_id",
@@ -244,4 +276,8 @@ class WebhookDeliverySerializer(serializers.ModelSerializer):
             "attempted_at",
             "next_attempt_at",
             "delivered_at",
+            "attempt_log",
         ]
+
+    def get_delivered_at(self, delivery: Delivery) -> datetime | None:
+        return delivery.finished_at if delivery.state == DeliveryState.DELIVERED else None

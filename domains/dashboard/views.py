@@ -30,10 +30,11 @@ from domains.dashboard.presenters import (
     project_page_context,
 )
 from domains.dns import hostnames
-from domains.models import Domain, OwnerEvent, Project, Redirect
-from domains.notifications.sender import email_choices
+from domains.models import Domain, Project, Redirect
 from domains.selectors import (
+    domain_last_told,
     domain_troubleshoot,
+    email_choices,
     is_contested,
     project_domains_structure,
     removal_effects,
@@ -131,10 +132,7 @@ def domain_detail(request, slug, hostname):
         "ca_refused": domain.cert_code == CertCode.CA_REFUSED,
         **domain_activity(domain),
         # When the owner was last told about this domain (its last mailed event).
-        "last_told": OwnerEvent.objects.filter(domain=domain)
-        .emailed()
-        .order_by("-emailed_at", "-pk")
-        .first(),
+        "last_told": domain_last_told(domain),
     }
     return render(request, "domains/domain_detail.html", context)
 

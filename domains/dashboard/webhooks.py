@@ -14,9 +14,8 @@ from django.views.decorators.http import require_GET, require_POST
 
 from domains import tasks
 from domains.dashboard.forms import NotificationsForm, WebhookForm
-from domains.models import Project, WebhookDelivery, WebhookEndpoint
-from domains.notifications.sender import email_choices
-from domains.selectors import webhook_deliveries, webhook_endpoints
+from domains.models import Delivery, Project, WebhookEndpoint
+from domains.selectors import email_choices, webhook_deliveries, webhook_endpoints
 from domains.services import webhooks
 
 # Rows of a delivery log shown (newest first).
@@ -109,12 +108,12 @@ def webhook_delete(request, pk: int):
 @require_POST
 def webhook_redeliver(request, pk: int, delivery_pk: int):
     endpoint = _endpoint(request, pk)
-    delivery: WebhookDelivery = get_object_or_404(endpoint.deliveries, pk=delivery_pk)
+    delivery: Delivery = get_object_or_404(webhook_deliveries(endpoint), pk=delivery_pk)
     try:
-        webhooks.delivery_redeliver(delivery=delivery)
+        steps = webhooks.delivery_redeliver(delivery=delivery)
     except ValidationError as exc:
         messages.error(request, " ".join(exc.messages))
     else:
-        tasks.deliver_webhook.delay_on_commit(delivery.pk)
+        tasks.enqueue(steps)
         messages.success(request, "Redelivery queued: it is sent within seconds.")
     return redirect("dashboard:webhook_detail", pk=endpoint.pk)

@@ -8,6 +8,7 @@ reads in domains/querysets.py.
 """
 
 from domains.models.certificates import AcmeChallenge, AcmeOrder, Certificate
+from domains.models.deliveries import Delivery, DeliveryAttempt
 from domains.models.domains import Domain, ProvenHostname, Redirect, new_verification_token
 from domains.models.events import (
     DomainEvent,
@@ -23,6 +24,8 @@ __all__ = [
     "AcmeChallenge",
     "AcmeOrder",
     "Certificate",
+    "Delivery",
+    "DeliveryAttempt",
     "Deploy",
     "Domain",
     "DomainEvent",

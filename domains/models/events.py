@@ -10,7 +10,7 @@ from django.utils import timezone
 from domains.choices import ACTION_NEEDED_EVENTS, Action, EmailState, EventType
 from domains.models.domains import Domain
 from domains.models.projects import Project
-from domains.querysets import OwnerEventQuerySet
+from domains.querysets import NotificationPreferenceQuerySet
 
 
 class DomainEvent(models.Model):
@@ -41,9 +41,12 @@ class DomainEvent(models.Model):
 
 class OwnerEvent(models.Model):
     """The outbox of what the owner is told: one row per event, written by the service that
-    made the change, in its transaction. Each channel keeps its own progress: email in the
-    `email_*` fields below (domains/notifications/), a later channel in rows of its own
-    pointing here, so one event feeds them all."""
+    made the change, in its transaction, with a Delivery per channel and target
+    (domains/models/deliveries.py), so one event feeds every channel.
+
+    The `email_*` fields are the previous release's email progress: read by no code,
+    carried into Delivery rows by migration 0013 and kept one release for the previous
+    release's workers during a rolling deploy."""
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="owner_events")
     domain = models.ForeignKey(
@@ -65,8 +68,6 @@ class OwnerEvent(models.Model):
     email_due_at = models.DateTimeField(default=timezone.now)
     email_claim = models.UUIDField(null=True, blank=True)
     emailed_at = models.DateTimeField(null=True, blank=True)
-
-    objects = OwnerEventQuerySet.as_manager()
 
     class Meta:
         ordering = ["-occurred_at", "-pk"]
@@ -96,6 +97,8 @@ class NotificationPreference(models.Model):
     )
     email_events = models.JSONField(default=default_email_events)
     updated_at = models.DateTimeField(auto_now=True)
+
+    objects = NotificationPreferenceQuerySet.as_manager()
 
     def __str__(self) -> str:
         return f"notifications of {self.user_id}"

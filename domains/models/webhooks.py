@@ -37,13 +37,17 @@ class WebhookEndpoint(models.Model):
 
 
 class WebhookDelivery(models.Model):
-    """One owner event for one endpoint: its attempts so far and the last one's answer.
-    Claimed with a conditional UPDATE (domains/webhooks/delivery.py)."""
+    """The previous release's delivery of one event to one endpoint. Read by no code: its
+    rows were carried into Delivery (migration 0013), and the table stays one release so
+    the previous release's workers, still running during a rolling deploy, keep working;
+    the release that drops it carries over once more what they wrote meanwhile."""
 
     endpoint = models.ForeignKey(
-        WebhookEndpoint, on_delete=models.CASCADE, related_name="deliveries"
+        WebhookEndpoint, on_delete=models.CASCADE, related_name="legacy_deliveries"
     )
-    event = models.ForeignKey(OwnerEvent, on_delete=models.CASCADE, related_name="deliveries")
+    event = models.ForeignKey(
+        OwnerEvent, on_delete=models.CASCADE, related_name="legacy_webhook_deliveries"
+    )
     state = models.CharField(
         max_length=10, choices=DeliveryState.choices, default=DeliveryState.PENDING
     )

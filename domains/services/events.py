@@ -2,9 +2,10 @@
 feature calls.
 
 An Activity line whose action the owner must hear about (domains.choices.
-OWNER_EVENT_OF_ACTION) also writes an owner event, the outbox row every channel sends
-(email: domains/notifications/), in the same transaction: the change and the event
-commit together or not at all, and sending is left to a task after the commit.
+OWNER_EVENT_OF_ACTION) also writes an owner event, the outbox row, and its deliveries to
+every channel's targets (domains/channels/), in the same transaction: the change, the
+event and its deliveries commit together or not at all, and sending is left to the
+channels' tasks after the commit.
 """
 
 from __future__ import annotations
@@ -22,9 +23,15 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone
 
-from domains.choices import OWNER_EVENT_OF_ACTION, RECOVERED_FROM, Action, EventType
+from domains.channels import deliveries_create
+from domains.choices import (
+    OWNER_EVENT_OF_ACTION,
+    RECOVERED_FROM,
+    Action,
+    EmailState,
+    EventType,
+)
 from domains.models import Domain, DomainEvent, OwnerEvent, Project
-from domains.policy import DIGEST_WINDOW
 from domains.services.bulk import BulkInsert
 
 _events = BulkInsert(DomainEvent.objects, "domain_events")
@@ -76,7 +83,7 @@ def record_event(
     collected = _owner_events.get()
     if collected is None:
         if _worth_telling(event_type, domain):
-            owner_event().save()
+            _save(owner_event())
     elif event_type != EventType.DOMAIN_RECOVERED or domain is not None:
         # Whether a recovery is worth telling is decided for the whole bulk at its end.
         collected[id(event)] = (event, owner_event())
@@ -102,8 +109,13 @@ def record_owner_event(
         message=message,
         **fields,
     )
-    owner_event.save()
+    _save(owner_event)
     return owner_event
+
+
+def _save(owner_event: OwnerEvent) -> None:
+    owner_event.save()
+    deliveries_create([owner_event])
 
 
 def owner_event_build(
@@ -140,8 +152,9 @@ def owner_event_build(
         type=type,
         data=data,
         occurred_at=now,
-        # Collected with the project's other events for a while, then sent as one message.
-        email_due_at=now + DIGEST_WINDOW,
+        # The previous release's email column: its sender, still running during a rolling
+        # deploy, leaves this event to the channels (the Delivery rows).
+        email_state=EmailState.SKIPPED,
     )
 
 
@@ -168,7 +181,7 @@ def _in_bulk() -> Iterator[list[DomainEvent]]:
     finally:
         _owner_events.reset(token)
     if kept:
-        OwnerEvent.objects.bulk_create(kept)
+        deliveries_create(OwnerEvent.objects.bulk_create(kept))
 
 
 def record_rival_claim(*, holder: Domain, rival: Project, message: str) -> DomainEvent | None:

@@ -14,9 +14,12 @@ class NextSteps:
     issue: list[int] = field(default_factory=list)
     # Certificate work that is overdue (a lost task): issued again at once.
     issue_now: list[int] = field(default_factory=list)
+    # Deliveries made due now (Redeliver): (channel name, delivery id), attempted at once.
+    deliveries: list[tuple[str, int]] = field(default_factory=list)
 
     def __iadd__(self, other: NextSteps) -> NextSteps:
         self.checks += other.checks
         self.issue += other.issue
         self.issue_now += other.issue_now
+        self.deliveries += other.deliveries
         return self

@@ -1,7 +1,7 @@
 """A project's webhook endpoints (dashboard, API): add, rotate the secret, remove, and
 redeliver. The secret is returned once, by the call that makes it; no read shows it again.
-Sending is domains/webhooks/delivery.py's (services never queue: the caller queues the
-attempt a Redeliver made due, and the beat finds it anyway).
+Sending is the webhook channel's (domains/channels/webhooks.py); services never queue:
+Redeliver returns the attempt it made due as NextSteps, and the beat finds it anyway.
 
 Add checks the URL (its DNS) in the web request, so `endpoint_check` waits at most
 WEBHOOKS_CREATE_DNS_DEADLINE and never inside a transaction (the caller checks first, then
@@ -18,9 +18,12 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
+from domains.channels.webhooks import WebhookChannel
 from domains.choices import DeliveryState
-from domains.models import Project, WebhookDelivery, WebhookEndpoint
+from domains.models import Delivery, Project, WebhookEndpoint
+from domains.selectors import webhook_deliveries
 from domains.services.events import event_types_clean
+from domains.services.nextsteps import NextSteps
 from domains.webhooks import address, limits, signing
 
 # Endpoints per project: enough for a few environments, few enough that one event stays
@@ -96,20 +99,23 @@ def endpoint_rotate_secret(*, endpoint: WebhookEndpoint) -> EndpointWithSecret:
 
 
 def endpoint_delete(*, endpoint: WebhookEndpoint) -> None:
-    """Remove the endpoint and its delivery log."""
-    endpoint.delete()
+    """Remove the endpoint and its delivery log (attempts go with their deliveries)."""
+    with transaction.atomic():
+        webhook_deliveries(endpoint).delete()
+        endpoint.delete()
 
 
-def delivery_redeliver(*, delivery: WebhookDelivery) -> WebhookDelivery:
+def delivery_redeliver(*, delivery: Delivery) -> NextSteps:
     """Make the delivery due now: one more attempt, whatever its state (a delivered event
-    is sent again, with the same webhook-id). Refused for a disabled endpoint, and past
-    WEBHOOKS_REDELIVER_PER_MINUTE of the project's."""
-    if delivery.endpoint.disabled_at is not None:
+    is sent again, with the same webhook-id); the attempt to queue. Refused for a disabled
+    endpoint, and past WEBHOOKS_REDELIVER_PER_MINUTE of the project's."""
+    endpoint = WebhookEndpoint.objects.get(pk=delivery.target_id)
+    if delivery.channel != WebhookChannel.name or endpoint.disabled_at is not None:
         raise ValidationError(
             "This endpoint is disabled; add it again to receive events.",
             code="webhook_disabled",
         )
-    allowed, left = limits.redeliver_allowed(delivery.endpoint.project_id)
+    allowed, left = limits.redeliver_allowed(endpoint.project_id)
     if not allowed:
         raise ValidationError(
             f"A project may choose Redeliver {settings.WEBHOOKS_REDELIVER_PER_MINUTE} times a "
@@ -117,8 +123,8 @@ def delivery_redeliver(*, delivery: WebhookDelivery) -> WebhookDelivery:
             code="webhook_redeliver_limit",
         )
     # A sending delivery is left to its attempt: its claim would be taken from under it.
-    WebhookDelivery.objects.filter(pk=delivery.pk).exclude(state=DeliveryState.SENDING).update(
-        state=DeliveryState.PENDING, next_attempt_at=timezone.now()
+    Delivery.objects.filter(pk=delivery.pk).exclude(state=DeliveryState.SENDING).update(
+        state=DeliveryState.PENDING, next_attempt_at=timezone.now(), finished_at=None
     )
     delivery.refresh_from_db()
-    return delivery
+    return NextSteps(deliveries=[(delivery.channel, delivery.pk)])

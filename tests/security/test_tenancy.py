@@ -17,13 +17,13 @@ from django.urls import URLPattern, reverse
 from domains import urls as dashboard_urls
 from domains.choices import EventType, State
 from domains.models import (
+    Delivery,
     Deploy,
     Domain,
     DomainEvent,
     OwnerEvent,
     Project,
     Redirect,
-    WebhookDelivery,
     WebhookEndpoint,
 )
 from domains.services.custom_domains import domain_add
@@ -54,7 +54,7 @@ def alices(shop, alice):
     event = OwnerEvent.objects.create(
         project=shop, domain=www, hostname=www.hostname, type=EventType.CLAIM_LOST
     )
-    delivery = WebhookDelivery.objects.create(endpoint=endpoint, event=event)
+    delivery = Delivery.objects.create(channel="webhook", target_id=endpoint.pk, event=event)
     return {
         "project": shop, "www": www, "apex": apex, "entry": entry,
         "endpoint": endpoint, "delivery": delivery,
@@ -117,7 +117,7 @@ def _snapshot() -> list:
             Deploy,
             DomainEvent,
             WebhookEndpoint,
-            WebhookDelivery,
+            Delivery,
         )  # fmt: skip
     ]
 

@@ -17,15 +17,18 @@ from django.db import connections
 from django.utils import timezone
 from rest_framework.test import APIClient
 
+from domains.channels import CHANNELS
 from domains.choices import DeliveryState, EventType
-from domains.models import WebhookDelivery, WebhookEndpoint
+from domains.models import Delivery, WebhookEndpoint
 from domains.services.events import record_owner_event
 from domains.services.projects import project_create
 from domains.services.webhooks import delivery_redeliver, endpoint_create
-from domains.webhooks import delivery, limits
+from domains.webhooks import limits
 from tests.domains.api.helpers import SHOP, post
 from tests.fixtures.webhooks import RECEIVER_HOST
 from tests.pets.helpers import assert_error, bearer
+
+WEBHOOKS = CHANNELS["webhook"]
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("clean_webhook_limits")]
 HOOKS = f"{SHOP}/webhooks"
@@ -147,7 +150,6 @@ def public_hook(shop, www, dns_server, settings):
     dns_server.add("hooks.example.com", "A", "8.8.8.8")
     made = endpoint_create(project=shop, url="https://hooks.example.com/", events=EVENTS)
     record_owner_event(project=shop, domain=www, type=EventType.DOMAIN_FAILING)
-    delivery.dispatch(now=timezone.now() + timedelta(seconds=1))
     return made.endpoint
 
 
@@ -158,12 +160,15 @@ def test_an_attempt_whose_name_server_goes_silent_ends_within_webhooks_timeout(
     settings.WEBHOOKS_TIMEOUT = 1.0
     dns_server.remove("hooks.example.com")
     dns_server.blackhole("hooks.example.com")
-    [delivery_id] = delivery.due(now=timezone.now() + timedelta(seconds=2))
+    [delivery_id] = WEBHOOKS.due(now=timezone.now() + timedelta(seconds=2))
     started = time.monotonic()
-    logged = delivery.deliver(delivery_id=delivery_id, now=timezone.now() + timedelta(seconds=2))
+    logged = WEBHOOKS.deliver(delivery_id=delivery_id, now=timezone.now() + timedelta(seconds=2))
     assert time.monotonic() - started < 1.5
     assert logged is not None and logged.state == DeliveryState.PENDING
-    assert logged.attempts == 1 and "did not answer in time" in logged.response
+    assert (
+        logged.attempts == 1
+        and "did not answer in time" in logged.attempt_log.latest("attempted_at", "pk").response
+    )
 
 
 @pytest.fixture
@@ -179,8 +184,7 @@ def silent_receiver(dns_server, settings):
 def _due_delivery(project, url: str, domain) -> int:
     endpoint_create(project=project, url=url, events=EVENTS)
     record_owner_event(project=project, domain=domain, type=EventType.DOMAIN_FAILING)
-    delivery.dispatch(now=timezone.now() + timedelta(seconds=1))
-    [delivery_id] = delivery.due(now=timezone.now() + timedelta(seconds=1))
+    [delivery_id] = WEBHOOKS.due(now=timezone.now() + timedelta(seconds=1))
     return delivery_id
 
 
@@ -193,9 +197,9 @@ def test_an_attempt_over_the_projects_cap_is_rescheduled_shortly_not_failed(
     with limits.in_flight(host="elsewhere.example.test", project_id=shop.pk) as held:
         assert held
         started = time.monotonic()
-        assert delivery.deliver(delivery_id=delivery_id, now=now) is None
+        assert WEBHOOKS.deliver(delivery_id=delivery_id, now=now) is None
         assert time.monotonic() - started < 0.5  # no wait on the silent receiver
-    logged = WebhookDelivery.objects.get(pk=delivery_id)
+    logged = Delivery.objects.get(pk=delivery_id)
     assert (logged.state, logged.attempts) == (DeliveryState.PENDING, 0)
     assert now < logged.next_attempt_at <= now + limits.BUSY_RETRY
 
@@ -208,12 +212,12 @@ def test_an_attempt_over_the_hosts_cap_is_rescheduled_and_other_hosts_go_on(
     delivery_id = _due_delivery(shop, silent_receiver, www)
     now = timezone.now() + timedelta(seconds=1)
     with limits.in_flight(host=RECEIVER_HOST, project_id=0):
-        assert delivery.deliver(delivery_id=delivery_id, now=now) is None
-    assert WebhookDelivery.objects.get(pk=delivery_id).attempts == 0
+        assert WEBHOOKS.deliver(delivery_id=delivery_id, now=now) is None
+    assert Delivery.objects.get(pk=delivery_id).attempts == 0
     # Its slot is free again, and is freed after the attempt (a timeout) too.
-    logged = delivery.deliver(delivery_id=delivery_id, now=now + limits.BUSY_RETRY)
+    logged = WEBHOOKS.deliver(delivery_id=delivery_id, now=now + limits.BUSY_RETRY)
     assert logged is not None and logged.attempts == 1
-    assert "No answer within" in logged.response
+    assert "No answer within" in logged.attempt_log.latest("attempted_at", "pk").response
     assert limits.in_flight_now(host=RECEIVER_HOST, project_id=shop.pk) == (0, 0)
 
 
@@ -234,8 +238,7 @@ def test_redeliver_is_limited_per_project_per_minute(shop, www, webhook_receiver
     settings.WEBHOOKS_REDELIVER_PER_MINUTE = 2
     made = endpoint_create(project=shop, url=webhook_receiver.url, events=EVENTS)
     record_owner_event(project=shop, domain=www, type=EventType.DOMAIN_FAILING)
-    delivery.dispatch(now=timezone.now() + timedelta(seconds=1))
-    logged = WebhookDelivery.objects.get(endpoint=made.endpoint)
+    logged = Delivery.objects.get(channel="webhook", target_id=made.endpoint.pk)
     delivery_redeliver(delivery=logged)
     delivery_redeliver(delivery=logged)
     with pytest.raises(ValidationError) as refused:
@@ -249,8 +252,7 @@ def test_the_dashboard_says_the_redeliver_limit(
     settings.WEBHOOKS_REDELIVER_PER_MINUTE = 1
     made = endpoint_create(project=shop, url=webhook_receiver.url, events=EVENTS)
     record_owner_event(project=shop, domain=www, type=EventType.DOMAIN_FAILING)
-    delivery.dispatch(now=timezone.now() + timedelta(seconds=1))
-    logged = WebhookDelivery.objects.get()
+    logged = Delivery.objects.get(channel="webhook")
     url = f"{FORM[:-4]}{made.endpoint.pk}/deliveries/{logged.pk}/redeliver/"
     assert "Redelivery queued" in alice_client.post(url, follow=True).content.decode()
     page = alice_client.post(url, follow=True).content.decode()

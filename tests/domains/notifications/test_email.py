@@ -7,15 +7,14 @@ import re
 from datetime import datetime, timedelta
 
 import pytest
-from celery.exceptions import Retry
 from django.test import Client
 
 from domains import tasks
-from domains.choices import ACTION_NEEDED_EVENTS, EmailState, EventType
-from domains.models import OwnerEvent
-from domains.notifications import sender
+from domains.channels import CHANNELS
+from domains.choices import ACTION_NEEDED_EVENTS, DeliveryState, EventType
+from domains.models import Delivery
 from domains.policy import DIGEST_WINDOW
-from domains.retry import RetryLater
+from domains.selectors import email_choices
 from domains.services.custom_domains import domain_add
 from domains.services.events import record_owner_event
 from domains.services.projects import deploy_record, project_create
@@ -24,6 +23,8 @@ from tests.fixtures.domains import T0
 
 pytestmark = pytest.mark.django_db
 LATER = DIGEST_WINDOW + timedelta(seconds=1)
+EMAIL = CHANNELS["email"]
+MAILS = Delivery.objects.filter(channel="email")
 
 
 @pytest.fixture
@@ -36,8 +37,8 @@ def alice(alice):
 def send_due(time_machine, at: datetime) -> None:
     """What beat and the worker do at `at`: every due project's digest."""
     time_machine.move_to(at, tick=False)
-    for project_id in sender.projects_due():
-        tasks.send_project_notifications(project_id)
+    for delivery_id in EMAIL.due():
+        tasks.deliver("email", delivery_id)
 
 
 def test_a_live_domain_whose_cname_leaves_mails_its_owner_once_saying_when_it_stops(
@@ -85,7 +86,7 @@ def test_fifty_events_in_a_minute_are_one_digest(smtp_server, shop, alice, time_
     assert digest["Subject"] == "50 updates about the domains of shop"
     text = smtp_server.text(digest)
     assert all(f"host{n}.example.test never verified." in text for n in range(50))
-    assert set(OwnerEvent.objects.values_list("email_state", flat=True)) == {EmailState.SENT}
+    assert set(MAILS.values_list("state", flat=True)) == {DeliveryState.DELIVERED}
 
 
 def test_the_same_event_for_the_same_domain_is_mailed_once_a_day(
@@ -102,10 +103,10 @@ def test_the_same_event_for_the_same_domain_is_mailed_once_a_day(
 
     [mail] = smtp_server.messages
     assert "Another project claimed the name" in mail["Subject"]
-    told = OwnerEvent.objects.filter(project=www.project).order_by("occurred_at")
-    assert list(told.values_list("email_state", flat=True)) == [
-        EmailState.SENT,
-        EmailState.SKIPPED,
+    told = MAILS.filter(target_id=www.project_id).order_by("event__occurred_at")
+    assert list(told.values_list("state", flat=True)) == [
+        DeliveryState.DELIVERED,
+        DeliveryState.SKIPPED,
     ]
     # A day later the same news is news again.
     time_machine.move_to(T0 + timedelta(days=1, hours=1), tick=False)
@@ -130,7 +131,7 @@ def test_an_owner_who_turned_an_event_off_gets_no_mail(
     domain_add(project=bobs, hostname="www.example.test", actor=bob)  # claim.contested
     send_due(time_machine, T0 + LATER)
     assert smtp_server.messages == []
-    assert OwnerEvent.objects.get().email_state == EmailState.SKIPPED
+    assert MAILS.get().state == DeliveryState.SKIPPED
     page = alice_client.get("/dashboard/settings/notifications/").content.decode()
     assert not re.search(r'value="claim.contested" id="[^"]+" checked', page)
 
@@ -150,19 +151,21 @@ def test_a_mail_server_that_refuses_delays_the_mail_never_the_change(
     time_machine.move_to(T0, tick=False)
     rival = domain_add(project=bobs, hostname="www.example.test", actor=bob)
     assert rival.pk is not None  # the change committed; its event waits in the outbox
-    time_machine.move_to(T0 + LATER, tick=False)
-    with pytest.raises((Retry, RetryLater)):
-        tasks.send_project_notifications(www.project_id)
+    send_due(time_machine, T0 + LATER)
     assert smtp_server.refused == 1
-    event = OwnerEvent.objects.get()
-    assert (event.email_state, event.email_attempts) == (EmailState.PENDING, 1)
+    mail = MAILS.get()
+    assert (mail.state, mail.attempts) == (DeliveryState.PENDING, 1)
+    assert (
+        "451" in mail.attempt_log.latest("attempted_at", "pk").response
+    )  # the server's words, in the attempt log
     send_due(time_machine, T0 + LATER + timedelta(seconds=30))  # backoff not over
     assert smtp_server.refused == 1
     smtp_server.refuse = False  # the server is back
-    send_due(time_machine, T0 + LATER + sender.RETRY_BACKOFF[0])
-    [mail] = smtp_server.messages
-    assert "www.example.test" in mail["Subject"]
-    assert OwnerEvent.objects.get().email_state == EmailState.SENT
+    send_due(time_machine, T0 + LATER + EMAIL.backoff[0])
+    [sent] = smtp_server.messages
+    assert "www.example.test" in sent["Subject"]
+    assert MAILS.get().state == DeliveryState.DELIVERED
+    assert [a.ok for a in MAILS.get().attempt_log.all()] == [False, True]
 
 
 def test_a_mail_that_fails_every_retry_is_marked_failed_and_counted(
@@ -173,14 +176,13 @@ def test_a_mail_that_fails_every_retry_is_marked_failed_and_counted(
     time_machine.move_to(at, tick=False)
     domain_add(project=bobs, hostname="www.example.test", actor=bob)
     at += LATER
-    for backoff in (*sender.RETRY_BACKOFF, timedelta(0)):
-        time_machine.move_to(at, tick=False)
-        with pytest.raises(RetryLater):
-            sender.digest_send(project_id=www.project_id)
+    for backoff in (*EMAIL.backoff, timedelta(0)):
+        send_due(time_machine, at)
         at += backoff
-    assert smtp_server.refused == sender.MAX_ATTEMPTS
-    assert OwnerEvent.objects.get().email_state == EmailState.FAILED
-    failure = TaskFailure.objects.get(task_name="domains.notifications.sender.digest_send")
+    assert smtp_server.refused == EMAIL.max_attempts
+    assert MAILS.get().state == DeliveryState.FAILED
+    assert MAILS.get().attempt_log.count() == EMAIL.max_attempts
+    failure = TaskFailure.objects.get(task_name="domains.channels.email")
     assert failure.count == 1
 
 
@@ -188,8 +190,9 @@ def test_two_senders_never_send_one_event_twice(smtp_server, www, bobs, bob, ali
     time_machine.move_to(T0, tick=False)
     domain_add(project=bobs, hostname="www.example.test", actor=bob)
     time_machine.move_to(T0 + LATER, tick=False)
-    assert sender.digest_send(project_id=www.project_id) == 1
-    assert sender.digest_send(project_id=www.project_id) == 0
+    [due] = EMAIL.due()
+    assert EMAIL.deliver(delivery_id=due) is not None
+    assert EMAIL.deliver(delivery_id=due) is None  # claimed and sent: no longer due
     assert len(smtp_server.messages) == 1
 
 
@@ -214,7 +217,7 @@ def test_the_notification_settings_need_a_signed_in_user_and_are_their_own(
 ):
     assert Client().get("/dashboard/settings/notifications/").status_code == 302
     alice_client.post("/dashboard/settings/notifications/", {"email_events": []})
-    assert sender.email_choices(alice.pk) == frozenset()
-    assert sender.email_choices(bob.pk) == ACTION_NEEDED_EVENTS
+    assert email_choices(alice.pk) == frozenset()
+    assert email_choices(bob.pk) == ACTION_NEEDED_EVENTS
     nav = alice_client.get("/dashboard/").content.decode()
     assert 'href="/dashboard/settings/notifications/"' in nav

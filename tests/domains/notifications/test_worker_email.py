@@ -7,8 +7,8 @@ import pytest
 from django.utils import timezone
 
 from domains import tasks
-from domains.choices import EmailState, State
-from domains.models import OwnerEvent
+from domains.choices import DeliveryState, State
+from domains.models import Delivery, OwnerEvent
 from domains.services.custom_domains import domain_add
 from tests.fixtures.domains import TARGET
 from tests.processes import wait_for
@@ -40,8 +40,8 @@ def test_a_worker_mails_the_owner_when_a_live_domains_cname_leaves(
     failing = OwnerEvent.objects.filter(domain=domain, type="domain.failing")
     wait_for(failing.exists, timeout=30, what="the domain.failing event")
     # The digest window (two minutes) has passed.
-    OwnerEvent.objects.update(email_due_at=timezone.now())
-    tasks.send_notifications.delay()
+    Delivery.objects.filter(channel="email").update(next_attempt_at=timezone.now())
+    tasks.dispatch_deliveries.delay()
     wait_for(lambda: smtp_server.messages, timeout=30, what="the mail")
 
     [mail] = smtp_server.messages
@@ -49,6 +49,7 @@ def test_a_worker_mails_the_owner_when_a_live_domains_cname_leaves(
     stops = domain.stops_serving_at()
     assert stops is not None
     assert f"Stops serving at: {stops:%Y-%m-%d %H:%M} UTC" in smtp_server.text(mail)
-    assert failing.get().email_state == EmailState.SENT
+    mails = Delivery.objects.filter(channel="email")
+    assert mails.get(event=failing.get()).state == DeliveryState.DELIVERED
     # domain.active is not among the default choices: recorded, not mailed.
-    assert OwnerEvent.objects.get(type="domain.active").email_state == EmailState.SKIPPED
+    assert mails.get(event__type="domain.active").state == DeliveryState.SKIPPED

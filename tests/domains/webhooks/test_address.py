@@ -9,13 +9,15 @@ import pytest
 from django.core.exceptions import ValidationError
 
 from domains import tasks
+from domains.channels import CHANNELS
 from domains.choices import DeliveryState, EventType
-from domains.models import WebhookDelivery, WebhookEndpoint
+from domains.models import Delivery, WebhookEndpoint
 from domains.services.events import record_owner_event
 from domains.services.webhooks import endpoint_create
-from domains.webhooks import delivery
 from domains.webhooks.address import check_url
 from tests.fixtures.domains import TARGET
+
+WEBHOOKS = CHANNELS["webhook"]
 
 pytestmark = pytest.mark.django_db
 
@@ -111,13 +113,12 @@ def test_a_name_that_moves_to_a_private_address_is_refused_at_delivery(
     production.add("hooks.example.com", "A", "192.168.0.10")  # DNS rebinding
     record_owner_event(project=shop, domain=www, type=EventType.DOMAIN_FAILING)
     time_machine.shift(timedelta(seconds=1))
-    tasks.dispatch_webhooks.run()
-    for delivery_id in delivery.due():
-        tasks.deliver_webhook(delivery_id)
-    [logged] = WebhookDelivery.objects.filter(endpoint=created.endpoint)
+    for delivery_id in WEBHOOKS.due():
+        tasks.deliver("webhook", delivery_id)
+    [logged] = Delivery.objects.filter(channel="webhook", target_id=created.endpoint.pk)
     assert logged.state == DeliveryState.PENDING  # retried later, never sent there
-    assert logged.status_code is None
-    assert "192.168.0.10" in logged.response
+    assert logged.attempt_log.latest("attempted_at", "pk").status_code is None
+    assert "192.168.0.10" in logged.attempt_log.latest("attempted_at", "pk").response
 
 
 def test_a_name_resolving_to_the_platforms_own_address_is_refused(production):

@@ -8,13 +8,15 @@ import pytest
 from rest_framework.test import APIClient
 
 from domains import tasks
+from domains.channels import CHANNELS
 from domains.choices import EventType
 from domains.models import WebhookEndpoint
 from domains.services.events import record_owner_event
 from domains.services.projects import project_create
-from domains.webhooks import delivery
 from tests.domains.api.helpers import SHOP, post
 from tests.pets.helpers import assert_error, bearer
+
+WEBHOOKS = CHANNELS["webhook"]
 
 pytestmark = pytest.mark.django_db
 HOOKS = f"{SHOP}/webhooks"
@@ -81,9 +83,8 @@ def test_the_delivery_log_pages_with_status_and_first_bytes(api, made, shop, www
     webhook_receiver.answer = b"nope"
     for _ in range(3):
         record_owner_event(project=shop, domain=www, type=EventType.DOMAIN_FAILING)
-    tasks.dispatch_webhooks.run()
-    for delivery_id in delivery.due():
-        tasks.deliver_webhook(delivery_id)
+    for delivery_id in WEBHOOKS.due():
+        tasks.deliver("webhook", delivery_id)
     url = f"{HOOKS}/{made.json()['id']}/deliveries"
     first = api.get(url, {"limit": 2})
     assert first.status_code == 200
@@ -97,6 +98,9 @@ def test_the_delivery_log_pages_with_status_and_first_bytes(api, made, shop, www
     )
     assert entry["state"] == "pending" and entry["attempts"] == 1
     assert entry["event_id"].startswith("evt_")
+    [attempt] = entry["attempt_log"]
+    assert (attempt["ok"], attempt["status_code"], attempt["response"]) == (False, 500, "nope")
+    assert attempt["attempted_at"] == entry["attempted_at"]
 
 
 def test_delete_removes_the_endpoint(api, made):

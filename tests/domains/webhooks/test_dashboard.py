@@ -8,11 +8,13 @@ from django.test import Client
 from standardwebhooks import Webhook
 
 from domains import tasks
+from domains.channels import CHANNELS
 from domains.choices import EventType
-from domains.models import WebhookDelivery, WebhookEndpoint
+from domains.models import Delivery, WebhookEndpoint
 from domains.services.events import record_owner_event
 from domains.services.webhooks import endpoint_create
-from domains.webhooks import delivery
+
+WEBHOOKS = CHANNELS["webhook"]
 
 pytestmark = pytest.mark.django_db
 PAGE = "/dashboard/settings/notifications/"
@@ -27,9 +29,8 @@ def bob_client(bob):
 
 
 def beat() -> None:
-    tasks.dispatch_webhooks.run()
-    for delivery_id in delivery.due():
-        tasks.deliver_webhook(delivery_id)
+    for delivery_id in WEBHOOKS.due():
+        tasks.deliver("webhook", delivery_id)
 
 
 def test_adding_an_endpoint_shows_its_secret_once(alice_client, shop, webhook_receiver):
@@ -81,13 +82,22 @@ def test_the_delivery_log_shows_status_duration_and_first_bytes_and_redelivers(
     assert "domain.failing www.example.test" in page
     assert "502" in page and " ms" in page
     assert "bad gateway &lt;b&gt;here&lt;/b&gt;" in page  # escaped
-    logged = WebhookDelivery.objects.get()
+    logged = Delivery.objects.get(channel="webhook")
     webhook_receiver.status = 200
     answer = alice_client.post(f"{HOOKS}{made.endpoint.pk}/deliveries/{logged.pk}/redeliver/")
     assert answer.status_code == 302
     beat()  # what the queued task (or the beat) does
     logged.refresh_from_db()
-    assert (logged.status_code, logged.state, logged.attempts) == (200, "delivered", 2)
+    assert (
+        logged.attempt_log.latest("attempted_at", "pk").status_code,
+        logged.state,
+        logged.attempts,
+    ) == (200, "delivered", 2)
+    # Every attempt is kept and shown, not only the last one.
+    assert [a.status_code for a in logged.attempt_log.all()] == [502, 200]
+    page = alice_client.get(f"{HOOKS}{made.endpoint.pk}/").content.decode()
+    assert "attempt 1" in page and "attempt 2" in page
+    assert "bad gateway &lt;b&gt;here&lt;/b&gt;" in page  # the first answer is still there
 
 
 def test_redeliver_needs_the_csrf_token(alice, shop, www, webhook_receiver):
@@ -96,7 +106,7 @@ def test_redeliver_needs_the_csrf_token(alice, shop, www, webhook_receiver):
     beat()
     client = Client(enforce_csrf_checks=True)
     client.force_login(alice)
-    logged = WebhookDelivery.objects.get()
+    logged = Delivery.objects.get(channel="webhook")
     answer = client.post(f"{HOOKS}{made.endpoint.pk}/deliveries/{logged.pk}/redeliver/")
     assert answer.status_code == 403
 
@@ -125,7 +135,7 @@ def test_another_user_gets_404_on_every_webhook_page(bob_client, bob, shop, www,
     made = endpoint_create(project=shop, url=webhook_receiver.url, events=["domain.failing"])
     record_owner_event(project=shop, domain=www, type=EventType.DOMAIN_FAILING)
     beat()
-    logged = WebhookDelivery.objects.get()
+    logged = Delivery.objects.get(channel="webhook")
     base = f"{HOOKS}{made.endpoint.pk}/"
     assert bob_client.get(base).status_code == 404
     assert bob_client.post(base + "rotate/").status_code == 404

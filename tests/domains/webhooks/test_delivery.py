@@ -11,16 +11,18 @@ import pytest
 from standardwebhooks import Webhook
 
 from domains import tasks
+from domains.channels import CHANNELS
 from domains.choices import (
     WEBHOOK_MAX_ATTEMPTS,
     WEBHOOK_RETRY_BACKOFF,
     DeliveryState,
     EventType,
 )
-from domains.models import WebhookDelivery
+from domains.models import Delivery
 from domains.services.events import record_owner_event
 from domains.services.webhooks import delivery_redeliver, endpoint_create
-from domains.webhooks import delivery
+
+WEBHOOKS = CHANNELS["webhook"]
 
 pytestmark = pytest.mark.django_db
 T0 = datetime(2026, 11, 2, 12, 0, tzinfo=UTC)
@@ -50,9 +52,8 @@ def endpoint(shop, webhook_receiver):
 def beat(time_machine, at: datetime) -> None:
     """What beat and the webhooks worker do at `at`: dispatch, then every due attempt."""
     time_machine.move_to(at, tick=False)
-    tasks.dispatch_webhooks.run()
-    for delivery_id in delivery.due():
-        tasks.deliver_webhook(delivery_id)
+    for delivery_id in WEBHOOKS.due():
+        tasks.deliver("webhook", delivery_id)
 
 
 def test_a_live_domain_whose_cname_leaves_sends_one_signed_delivery(
@@ -76,9 +77,13 @@ def test_a_live_domain_whose_cname_leaves_sends_one_signed_delivery(
     assert body["data"]["domain"] == "www.example.test"
     assert body["data"]["stops_serving_at"].startswith("2026-11-04T18:00")
     assert received.headers["content-type"] == "application/json"
-    [logged] = WebhookDelivery.objects.all()
-    assert (logged.state, logged.status_code, logged.attempts) == ("delivered", 200, 1)
-    assert logged.response == "thanks"
+    [logged] = Delivery.objects.filter(channel="webhook")
+    assert (
+        logged.state,
+        logged.attempt_log.latest("attempted_at", "pk").status_code,
+        logged.attempts,
+    ) == ("delivered", 200, 1)
+    assert logged.attempt_log.latest("attempted_at", "pk").response == "thanks"
 
 
 def test_a_wrong_secret_fails_the_verifier(active, endpoint, webhook_receiver, shop, time_machine):
@@ -119,18 +124,18 @@ def test_a_failing_receiver_is_retried_on_the_backoff_and_logged(
     assert len(webhook_receiver.requests) == WEBHOOK_MAX_ATTEMPTS
     # One id for every attempt: the receiver can tell a retry from a new event.
     assert len({r.headers["webhook-id"] for r in webhook_receiver.requests}) == 1
-    [logged] = WebhookDelivery.objects.all()
+    [logged] = Delivery.objects.filter(channel="webhook")
     assert logged.state == DeliveryState.FAILED
-    assert logged.status_code == 500
+    assert logged.attempt_log.latest("attempted_at", "pk").status_code == 500
     assert logged.attempts == WEBHOOK_MAX_ATTEMPTS
-    assert logged.response.startswith("receiver broke: ")
-    assert len(logged.response) == 500
+    assert logged.attempt_log.latest("attempted_at", "pk").response.startswith("receiver broke: ")
+    assert len(logged.attempt_log.latest("attempted_at", "pk").response) == 500
 
 
 def test_redeliver_sends_again_now(active, endpoint, webhook_receiver, shop, time_machine):
     record_owner_event(project=shop, domain=active, type=EventType.DOMAIN_FAILING)
     beat(time_machine, T0 + timedelta(seconds=1))
-    [logged] = WebhookDelivery.objects.all()
+    [logged] = Delivery.objects.filter(channel="webhook")
     delivery_redeliver(delivery=logged)
     beat(time_machine, T0 + timedelta(seconds=2))
     assert len(webhook_receiver.requests) == 2

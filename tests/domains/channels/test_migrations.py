@@ -1,0 +1,63 @@
+"""The previous release's outbox becomes deliveries (migration 0013), none lost: webhook
+deliveries keep their id, state, attempts and last answer; email progress in the
+`email_*` columns becomes an email delivery per event, in its state."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from django.db import connection
+from django.db.migrations.executor import MigrationExecutor
+
+from domains.models import Delivery
+
+pytestmark = pytest.mark.django_db(transaction=True)
+T0 = datetime(2026, 11, 2, 12, 0, tzinfo=UTC)
+
+
+def migrate(*targets: tuple[str, str]):
+    """The project's state after migrating the test database to these targets."""
+    executor = MigrationExecutor(connection)
+    return executor.migrate(list(targets or executor.loader.graph.leaf_nodes())).apps
+
+
+def test_unsent_mail_and_every_webhook_delivery_become_deliveries():
+    old = migrate(("domains", "0011_edge_version_generated"))
+    user = old.get_model("auth", "User").objects.create(username="carol", email="c@example.test")
+    project = old.get_model("domains", "Project").objects.create(slug="carols", owner=user)
+    event = old.get_model("domains", "OwnerEvent")
+    waiting = event.objects.create(
+        project=project, hostname="a.example.test", type="domain.failing", occurred_at=T0,
+        email_state="pending", email_attempts=2, email_due_at=T0 + timedelta(minutes=5),
+    )  # fmt: skip
+    mailed = event.objects.create(
+        project=project, hostname="b.example.test", type="claim.lost", occurred_at=T0,
+        email_state="sent", email_attempts=0, emailed_at=T0 + timedelta(minutes=2),
+    )  # fmt: skip
+    endpoint = old.get_model("domains", "WebhookEndpoint").objects.create(
+        project=project, url="https://hooks.example.com/", events=["domain.failing"], secret="s"
+    )
+    hook = old.get_model("domains", "WebhookDelivery").objects.create(
+        endpoint=endpoint, event=waiting, state="pending", attempts=3, status_code=503,
+        duration_ms=40, response="busy", attempted_at=T0, next_attempt_at=T0 + timedelta(hours=1),
+    )  # fmt: skip
+
+    migrate()
+
+    mail = Delivery.objects.get(channel="email", event_id=waiting.pk)
+    assert (mail.state, mail.attempts, mail.target_id) == ("pending", 2, project.pk)
+    assert mail.next_attempt_at == T0 + timedelta(minutes=5)
+    sent = Delivery.objects.get(channel="email", event_id=mailed.pk)
+    assert (sent.state, sent.finished_at) == ("delivered", T0 + timedelta(minutes=2))
+    assert [a.ok for a in sent.attempt_log.all()] == [True]
+    webhook = Delivery.objects.get(channel="webhook")
+    assert webhook.pk == hook.pk  # a deliver_webhook message still queued names it
+    assert (webhook.event_id, webhook.target_id, webhook.attempts) == (waiting.pk, endpoint.pk, 3)
+    assert webhook.next_attempt_at == T0 + timedelta(hours=1)
+    [attempt] = webhook.attempt_log.all()
+    assert (attempt.status_code, attempt.duration_ms, attempt.response, attempt.ok) == (
+        503, 40, "busy", False,
+    )  # fmt: skip
+    # New rows take ids after the carried ones.
+    assert Delivery.objects.count() == 3
