@@ -98,7 +98,7 @@ def cert_lost_at_sweep() -> timedelta:
 CERT_LATE_AT_CHECK = timedelta(minutes=1)
 
 
-# --- Owner events (domains/services/events.py, domains/notifications/) ---
+# --- Owner events (domains/services/events.py, domains/channels/email.py) ---
 
 # Events of one project are collected this long before they go out as one message.
 DIGEST_WINDOW = timedelta(minutes=2)
