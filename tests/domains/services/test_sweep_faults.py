@@ -1,9 +1,6 @@
-"""The sweep with a domain the database refuses: the others are still checked and
-certified, the refused one is logged and counted, and each stage is bounded.
-
-The database refuses through a trigger the test installs (inside the test's transaction,
-so it goes with it): every UPDATE or DELETE of that one domain's row raises, at whichever
-stage of the sweep it is met.
+"""The sweep with a domain the database refuses (tests/fixtures/refusals.py, at whichever
+stage of the sweep it is met): the others are still checked and certified, the refused one
+is logged and counted, and each stage is bounded.
 """
 
 from __future__ import annotations
@@ -11,7 +8,6 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
-from django.db import connection
 from django.utils import timezone
 
 from domains import tasks
@@ -20,30 +16,11 @@ from domains.models import Domain
 from domains.services import scheduling
 from petstore.models import TaskFailure
 from tests.fixtures.domains import in_step
+from tests.fixtures.refusals import refuse
 
 pytestmark = pytest.mark.django_db
 
 DAY = timedelta(days=1)
-
-
-def refuse(domain: Domain) -> None:
-    """From now on the database refuses every change to this one domain's row."""
-    table = Domain._meta.db_table
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"""
-            CREATE FUNCTION refuse_one_domain() RETURNS trigger LANGUAGE plpgsql AS $$
-            BEGIN
-                IF OLD.id = {int(domain.pk)} THEN
-                    RAISE EXCEPTION 'the test refuses domain %', OLD.id;
-                END IF;
-                IF TG_OP = 'DELETE' THEN RETURN OLD; END IF;
-                RETURN NEW;
-            END $$;
-            CREATE TRIGGER refuse_one_domain BEFORE UPDATE OR DELETE ON {table}
-                FOR EACH ROW EXECUTE FUNCTION refuse_one_domain();
-            """
-        )
 
 
 def due_check(shop, name: str) -> Domain:
