@@ -152,8 +152,8 @@ def _claim_due_checks(now: datetime) -> list[int]:
                     refused.append((domain_id, exc))
                     continue
                 claimed.append(domain_id)
-    for domain_id, exc in refused:
-        _domain_failed(domain_id, "claiming its check", exc)
+    for domain_id, error in refused:
+        _domain_failed(domain_id, "claiming its check", error)
     return claimed
 
 
