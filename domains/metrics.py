@@ -78,7 +78,10 @@ EXPIRING_WITHIN_DAYS = (7, 14, 21)
 
 
 def check_recorded(code: str) -> None:
-    CHECKS.labels(code=code).inc()
+    """One check recorded: counted once its transaction commits, so a check recorded in a
+    savepoint that is rolled back (a batch that falls back to one by one records its checks
+    again) or in a transaction that fails is not counted."""
+    transaction.on_commit(CHECKS.labels(code=code).inc)
 
 
 def domain_active(domain: Domain) -> None:

@@ -100,6 +100,10 @@ def domain_request_check(*, domain: Domain, actor: User | None, cooldown: bool =
     DOMAINS_VERIFY_COOLDOWN seconds, and a project asks at most DOMAINS_VERIFY_PER_HOUR
     times an hour (`cooldown=False`, staff's `verifydomain`: neither applies).
     """
+    # The cooldown is read and set with the row locked: presses that arrive together wait
+    # for each other here, and each reads what the one before it wrote (the caller's
+    # instance was read before this transaction).
+    domain.refresh_from_db(from_queryset=Domain.objects.select_for_update(no_key=True))
     now = timezone.now()
     if cooldown:
         _refuse_if_too_soon(domain, now)

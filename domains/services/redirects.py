@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db import IntegrityError, transaction
+from psycopg import errors
 
 from domains.choices import Action, RedirectStatus
 from domains.models import Domain, Project, Redirect
@@ -25,7 +26,15 @@ def redirect_save(
     if redirect is None:
         redirect = Redirect(project=project)
     redirect.from_domain, redirect.to_domain, redirect.status = from_domain, to_domain, int(status)
-    redirect.save()
+    try:
+        # validate_redirect read `from` as free; a concurrent save may have taken it since,
+        # and then the one-to-one constraint decides: the same refusal, not an error.
+        with transaction.atomic():
+            redirect.save()
+    except IntegrityError as exc:
+        if not isinstance(exc.__cause__, errors.UniqueViolation):
+            raise
+        raise _already_redirects(from_domain) from exc
     record_event(
         project=project,
         domain=from_domain,
@@ -70,9 +79,7 @@ def validate_redirect(
     if redirect is not None:
         others = others.exclude(pk=redirect.pk)
     if others.filter(from_domain=from_domain).exists():
-        raise ValidationError(
-            f"{from_domain.hostname_unicode} already has a redirect.", code="duplicate_from"
-        )
+        raise _already_redirects(from_domain)
     hops = dict(others.values_list("from_domain_id", "to_domain_id"))
     current, visited = to_domain.pk, set()
     while current in hops and current not in visited:
@@ -83,6 +90,12 @@ def validate_redirect(
                 f"This redirect would make a loop back to {from_domain.hostname_unicode}.",
                 code="redirect_loop",
             )
+
+
+def _already_redirects(from_domain: Domain) -> ValidationError:
+    return ValidationError(
+        f"{from_domain.hostname_unicode} already has a redirect.", code="duplicate_from"
+    )
 
 
 @transaction.atomic

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
@@ -16,15 +17,26 @@ INT64_MAX = 2**63 - 1
 CONTROL_CHARACTERS = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
+def has_format_character(text: str) -> bool:
+    """Unicode's format characters (category Cf): bidirectional overrides and isolates
+    (U+202E shows "gpj.exe" as "exe.jpg"), zero-width spaces and joiners, the BOM. Invisible,
+    they make two names that look the same differ, or reorder what is shown around them."""
+    return any(unicodedata.category(character) == "Cf" for character in text)
+
+
 class StrictCharField(serializers.CharField):
     """A JSON string only: numbers and booleans are refused, not turned into text. Control
-    characters are refused anywhere in it, before surrounding whitespace is trimmed: a
-    trailing newline is a control character too, not whitespace to drop."""
+    and format characters are refused anywhere in it, before surrounding whitespace is
+    trimmed: a trailing newline is a control character too, not whitespace to drop."""
 
     default_error_messages = {
         "invalid": "Must be a string.",
         "encoding": "Must be valid Unicode text.",
         "control": "Must not contain control characters (U+0000-U+001F, U+007F-U+009F).",
+        "format": (
+            "Must not contain invisible format characters (Unicode category Cf: "
+            "bidirectional controls, zero-width characters, U+FEFF)."
+        ),
     }
 
     def to_internal_value(self, data):
@@ -36,6 +48,8 @@ class StrictCharField(serializers.CharField):
             self.fail("encoding")
         if CONTROL_CHARACTERS.search(data):
             self.fail("control")
+        if has_format_character(data):
+            self.fail("format")
         return super().to_internal_value(data)
 
 

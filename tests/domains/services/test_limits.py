@@ -19,7 +19,8 @@ from domains.policy import PLAN_DOMAIN_QUOTA
 from domains.services import scheduling
 from domains.services.custom_domains import domain_add, domain_remove, domain_request_check
 from domains.services.projects import project_create
-from tests.fixtures.domains import go_live
+from petstore.celery import app
+from tests.fixtures.domains import go_live, run_at_once
 
 pytestmark = pytest.mark.django_db
 
@@ -113,3 +114,23 @@ def test_staff_commands_are_not_limited_per_hour_nor_by_the_readd_cooldown(
     # Checked (and found without its record), not refused.
     with pytest.raises(CommandError, match="does not verify"):
         call_command("verifydomain", "shop.example.test", stdout=StringIO())
+
+
+@pytest.mark.django_db(transaction=True)
+def test_presses_of_verify_that_arrive_together_pass_the_cooldown_once(www, alice, settings):
+    """Each press read the domain before its transaction (as a view does); the cooldown is
+    read again and set with the row locked, so one press of the window passes."""
+    settings.DOMAINS_VERIFY_COOLDOWN = 30
+    presses = [Domain.objects.get(pk=www.pk) for _ in range(8)]
+    claimed = iter(presses)
+
+    passed, refused = run_at_once(
+        lambda: tasks.request_check(domain=next(claimed), actor=alice), len(presses)
+    )
+    app.control.purge()  # the one check queued; no worker here to take it
+
+    assert len(passed) == 1
+    assert len(refused) == 7
+    assert all(isinstance(error, ValidationError) for error in refused)
+    assert {getattr(error, "code", None) for error in refused} <= {"check_in_progress", "cooldown"}
+    assert DomainEvent.objects.filter(domain=www, action="verify_requested").count() == 1

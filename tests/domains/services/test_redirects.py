@@ -10,7 +10,7 @@ from domains.selectors import project_domains_structure
 from domains.services.custom_domains import domain_add, domain_remove
 from domains.services.projects import project_set_primary
 from domains.services.redirects import redirect_delete, redirect_save
-from tests.fixtures.domains import go_live
+from tests.fixtures.domains import go_live, run_at_once
 
 pytestmark = pytest.mark.django_db
 
@@ -160,3 +160,20 @@ def test_a_redirect_from_a_pending_domain_is_kept_and_waits_for_it(shop, names, 
     pending = domain_add(project=shop, hostname="new.example.test", actor=alice)
     redirect = redirect_save(project=shop, from_domain=pending, to_domain=names["www"], actor=alice)
     assert redirect.from_domain.is_live is False
+
+
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_saves_for_one_source_make_one_redirect_and_refuse_the_rest(names, shop, alice):
+    """Each save reads `from` as free before any commits; the one-to-one constraint
+    decides, and the losers get the duplicate refusal, not an IntegrityError."""
+    made, errors = run_at_once(
+        lambda: redirect_save(
+            project=shop, from_domain=names["old"], to_domain=names["www"], actor=alice
+        ),
+        20,
+    )
+    assert len(made) == 1
+    assert len(errors) == 19
+    assert {type(error) for error in errors} == {ValidationError}
+    assert {getattr(error, "code", None) for error in errors} == {"duplicate_from"}
+    assert Redirect.objects.filter(from_domain=names["old"]).count() == 1

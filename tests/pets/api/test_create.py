@@ -85,6 +85,37 @@ def test_a_name_with_a_control_character_is_a_400_naming_name(api, dogs, name):
     assert not Pet.objects.exists()
 
 
+@pytest.mark.parametrize(
+    "name",
+    [
+        "Rex\u202egpj.exe",  # RIGHT-TO-LEFT OVERRIDE
+        "\u202aRex\u202c",  # LEFT-TO-RIGHT EMBEDDING ... POP DIRECTIONAL FORMATTING
+        "Rex\u2066x\u2069",  # LEFT-TO-RIGHT ISOLATE ... POP DIRECTIONAL ISOLATE
+        "Re\u200fx",  # RIGHT-TO-LEFT MARK
+        "Re\u200bx",  # ZERO WIDTH SPACE
+        "Re\u200dx",  # ZERO WIDTH JOINER
+        "Re\u200cx",  # ZERO WIDTH NON-JOINER
+        "Re\u2060x",  # WORD JOINER
+        "\ufeffRex",  # BYTE ORDER MARK
+        "Re\u00adx",  # SOFT HYPHEN
+        "Rex\U000e0041",  # TAG LATIN CAPITAL LETTER A
+    ],
+    ids=["rlo", "lre-pdf", "lri-pdi", "rlm", "zwsp", "zwj", "zwnj", "wj", "bom", "shy", "tag"],
+)
+def test_a_name_with_a_format_character_is_a_400_naming_name(api, dogs, name):
+    body = assert_error(
+        post_json(api, "/v1/pets", {"name": name, "categoryId": dogs.id}), 400, "validation_error"
+    )
+    assert body["fields"] == {
+        "name": [
+            "Must not contain invisible format characters (Unicode category Cf: "
+            "bidirectional controls, zero-width characters, U+FEFF)."
+        ]
+    }
+    assert body["message"] == "Invalid input: name."
+    assert not Pet.objects.exists()
+
+
 @pytest.mark.parametrize("name", ["Zoë", "Rex 🐕", "a\u00a0b", "\u00a1Olé!", "~tilde~"])
 def test_printable_names_next_to_the_control_ranges_are_accepted(api, dogs, name):
     response = post_json(api, "/v1/pets", {"name": name, "categoryId": dogs.id})
