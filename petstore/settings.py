@@ -384,7 +384,8 @@ CELERY_TASK_ROUTES = {
 # minutes matter more than repeated work (the cluster test).
 DOMAINS_SWEEP_INTERVAL = env_float("DOMAINS_SWEEP_INTERVAL", 60.0)
 CELERY_BEAT_SCHEDULE: dict[str, dict[str, str | float]] = {
-    # Pets API: Idempotency-Key records live 24 hours; purge the expired ones hourly.
+    # Idempotency-Key records (every /v1 resource's) live 24 hours; purge the expired ones
+    # hourly. The entry and the task keep their pets names (petstore/tasks.py).
     "pets-purge-idempotency-keys": {
         "task": "pets.tasks.purge_expired_idempotency_keys",
         "schedule": 3600.0,

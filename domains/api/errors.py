@@ -1,4 +1,5 @@
-"""A domain service's refusal as the API's Error body.
+"""The HTTP status of each refusal code of the domain services: the table the platform's
+refusal mechanism (petstore.api.refusals) answers the domains API's refusals with.
 
 The services raise django.core.exceptions.ValidationError with a sentence and a `code`
 (the dashboard shows the sentence, the commands print it). Here each code gets its HTTP
@@ -12,10 +13,9 @@ raise (`test_every_refusal_code_of_the_services_has_a_status_and_is_documented`)
 
 from __future__ import annotations
 
-from django.core.exceptions import ValidationError
 from rest_framework import status
 
-from petstore.api.exceptions import Refused
+from petstore.api.refusals import Refusals
 
 BAD = status.HTTP_400_BAD_REQUEST
 CONFLICT = status.HTTP_409_CONFLICT
@@ -65,11 +65,5 @@ REFUSAL_STATUS: dict[str, int] = {
     "target_not_live": UNPROCESSABLE,
     "not_owned": UNPROCESSABLE,
 }
-REFUSAL_CODES = sorted(REFUSAL_STATUS)
-
-
-def refused(error: ValidationError) -> Refused:
-    """The service's sentence and code, with the code's status (422 for a code not listed)."""
-    code = next((e.code for e in error.error_list if e.code), "") or "refused"
-    message = " ".join(error.messages)
-    return Refused(message, code=code, http_status=REFUSAL_STATUS.get(code, UNPROCESSABLE))
+# A code not listed answers 422.
+REFUSALS = Refusals(REFUSAL_STATUS, default=UNPROCESSABLE)

@@ -3,8 +3,9 @@
 Each finds the object among the key's user's projects (any other is a 404, the same
 answer as for a name that does not exist), validates the body with an input
 serializer, calls the service the dashboard calls, and shapes the answer with an
-output serializer. A refusal is the service's sentence and code (errors.refused);
-every POST honours Idempotency-Key (petstore.api.idempotency).
+output serializer. A refusal is the service's sentence and code (errors.REFUSALS);
+every POST honours Idempotency-Key (petstore.api.idempotency). The body check, the
+refusals, `Location` and paging are the platform's base view's (DomainsAPIView).
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
 from domains import tasks
 from domains.api import openapi
@@ -27,27 +27,24 @@ from domains.api.serializers import (
     RedirectSerializer,
 )
 from domains.api.shortcuts import (
+    DomainsAPIView,
     domain_data,
     domain_in,
-    json_object,
-    page,
     project_of,
     redirect_in,
-    service,
     user,
-    valid,
 )
 from domains.models import Project
 from domains.services import custom_domains, projects, redirects
 from petstore.api import idempotency
 from petstore.api import openapi as platform_openapi
 from petstore.api.idempotency import Answer
-from petstore.api.pagination import LINK_HEADER
+from petstore.api.pagination import LINK_HEADER, PARAMETERS
 
 # --- projects ----------------------------------------------------------------------
 
 
-class ProjectsView(APIView):
+class ProjectsView(DomainsAPIView):
     @extend_schema(
         operation_id="listProjects",
         summary="List your projects",
@@ -56,7 +53,7 @@ class ProjectsView(APIView):
             "The API key's user's projects in creation order. The body is a bare array; "
             'the next page is the URL in the `Link: <...>; rel="next"` header.'
         ),
-        parameters=[*openapi.PAGING, LINK_HEADER, *platform_openapi.ERROR_HEADERS],
+        parameters=[*PARAMETERS, LINK_HEADER, *platform_openapi.ERROR_HEADERS],
         responses={
             200: OpenApiResponse(ProjectSerializer(many=True), description="A page of projects."),
             400: platform_openapi.error("validation_error: a bad `limit` or `cursor`."),
@@ -67,13 +64,13 @@ class ProjectsView(APIView):
     )
     def get(self, request: Request) -> Response:
         mine = Project.objects.for_owner(user(request)).select_related("primary_domain")
-        return page(self, request, mine.order_by("id"), ProjectSerializer)
+        return self.page(request, mine.order_by("id"), ProjectSerializer)
 
 
 # --- domains -----------------------------------------------------------------------
 
 
-class DomainsView(APIView):
+class DomainsView(DomainsAPIView):
     @extend_schema(
         operation_id="listDomains",
         summary="List a project's domains",
@@ -84,7 +81,7 @@ class DomainsView(APIView):
     )
     def get(self, request: Request, slug: str) -> Response:
         project = project_of(request, slug)
-        return page(self, request, project.domains.order_by("id"), DomainSummarySerializer)
+        return self.page(request, project.domains.order_by("id"), DomainSummarySerializer)
 
     @extend_schema(
         operation_id="addDomain",
@@ -97,7 +94,7 @@ class DomainsView(APIView):
         request=NewDomainSerializer,
         parameters=[
             openapi.SLUG,
-            openapi.LOCATION,
+            platform_openapi.LOCATION,
             *idempotency.parameters(statuses=[201]),
             *platform_openapi.ERROR_HEADERS,
         ],
@@ -117,29 +114,28 @@ class DomainsView(APIView):
                 "plan_required: custom domains need Pro or above; deploy_required: deploy "
                 "first; idempotency_key_reused: same key, different request."
             ),
-            **openapi.BODY_ERRORS,
+            **platform_openapi.BODY_ERRORS,
         },
     )
     def post(self, request: Request, slug: str) -> Response:
         project = project_of(request, slug)
-        body = json_object(request)
+        body = self.json_object(request)
 
         def add() -> Answer:
-            hostname = valid(NewDomainSerializer, body)["hostname"]
-            domain = service(
+            hostname = self.valid(NewDomainSerializer, body)["hostname"]
+            domain = self.service(
                 lambda: custom_domains.domain_add(
                     project=project, hostname=hostname, actor=user(request)
                 )
             )
-            location = request.build_absolute_uri(
-                f"/v1/projects/{project.slug}/domains/{domain.hostname}"
+            return self.created(
+                domain_data(domain), "api-domain", slug=project.slug, hostname=domain.hostname
             )
-            return Answer(201, domain_data(domain), {"Location": location})
 
         return idempotency.run(request, body, add)
 
 
-class DomainDetailView(APIView):
+class DomainDetailView(DomainsAPIView):
     @extend_schema(
         operation_id="getDomain",
         summary="Get a domain",
@@ -170,11 +166,11 @@ class DomainDetailView(APIView):
     )
     def delete(self, request: Request, slug: str, hostname: str) -> Response:
         domain = domain_in(project_of(request, slug), hostname)
-        service(lambda: custom_domains.domain_remove(domain=domain, actor=user(request)))
+        self.service(lambda: custom_domains.domain_remove(domain=domain, actor=user(request)))
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
-class DomainVerifyView(APIView):
+class DomainVerifyView(DomainsAPIView):
     @extend_schema(
         operation_id="verifyDomain",
         summary="Check a domain's DNS now",
@@ -202,16 +198,16 @@ class DomainVerifyView(APIView):
                 "idempotency_key_in_use: the first request is still running."
             ),
             422: openapi.refusal("idempotency_key_reused: same key, different request."),
-            **openapi.BODY_ERRORS,
+            **platform_openapi.BODY_ERRORS,
         },
     )
     def post(self, request: Request, slug: str, hostname: str) -> Response:
         domain = domain_in(project_of(request, slug), hostname)
-        body = json_object(request, required=False)
+        body = self.json_object(request, required=False)
 
         def verify() -> Answer:
             # The dashboard's Verify: the request is recorded, the check queued on commit.
-            service(lambda: tasks.request_check(domain=domain, actor=user(request)))
+            self.service(lambda: tasks.request_check(domain=domain, actor=user(request)))
             return Answer(202, domain_data(domain))
 
         return idempotency.run(request, body, verify)
@@ -220,7 +216,7 @@ class DomainVerifyView(APIView):
 # --- the primary domain ------------------------------------------------------------
 
 
-class PrimaryDomainView(APIView):
+class PrimaryDomainView(DomainsAPIView):
     @extend_schema(
         operation_id="setPrimaryDomain",
         summary="Set the primary domain",
@@ -235,14 +231,14 @@ class PrimaryDomainView(APIView):
             ),
             **openapi.COMMON,
             409: openapi.refusal("primary_redirects: the domain redirects elsewhere."),
-            **openapi.BODY_ERRORS,
+            **platform_openapi.BODY_ERRORS,
         },
     )
     def put(self, request: Request, slug: str) -> Response:
         project = project_of(request, slug)
-        hostname = valid(PrimaryDomainSerializer, json_object(request))["hostname"]
+        hostname = self.valid(PrimaryDomainSerializer, self.json_object(request))["hostname"]
         domain = domain_in(project, hostname)
-        service(
+        self.service(
             lambda: projects.project_set_primary(
                 project=project, domain=domain, actor=user(request)
             )
@@ -259,7 +255,7 @@ class PrimaryDomainView(APIView):
     )
     def delete(self, request: Request, slug: str) -> Response:
         project = project_of(request, slug)
-        service(
+        self.service(
             lambda: projects.project_set_primary(project=project, domain=None, actor=user(request))
         )
         return Response(status=status.HTTP_204_NO_CONTENT)
@@ -268,7 +264,7 @@ class PrimaryDomainView(APIView):
 # --- redirects ---------------------------------------------------------------------
 
 
-class RedirectsView(APIView):
+class RedirectsView(DomainsAPIView):
     @extend_schema(
         operation_id="listRedirects",
         summary="List a project's redirects",
@@ -280,7 +276,7 @@ class RedirectsView(APIView):
     def get(self, request: Request, slug: str) -> Response:
         project = project_of(request, slug)
         entries = project.redirects.select_related("from_domain", "to_domain").order_by("id")
-        return page(self, request, entries, RedirectSerializer)
+        return self.page(request, entries, RedirectSerializer)
 
     @extend_schema(
         operation_id="createRedirect",
@@ -290,7 +286,7 @@ class RedirectsView(APIView):
         request=NewRedirectSerializer,
         parameters=[
             openapi.SLUG,
-            openapi.LOCATION,
+            platform_openapi.LOCATION,
             *idempotency.parameters(statuses=[201]),
             *platform_openapi.ERROR_HEADERS,
         ],
@@ -306,18 +302,18 @@ class RedirectsView(APIView):
                 "`from` is the primary domain; idempotency_key_in_use."
             ),
             422: openapi.refusal("target_not_live: `to` has not verified; idempotency_key_reused."),
-            **openapi.BODY_ERRORS,
+            **platform_openapi.BODY_ERRORS,
         },
     )
     def post(self, request: Request, slug: str) -> Response:
         project = project_of(request, slug)
-        body = json_object(request)
+        body = self.json_object(request)
 
         def create() -> Answer:
-            data = valid(NewRedirectSerializer, body)
+            data = self.valid(NewRedirectSerializer, body)
             from_domain = domain_in(project, data["from"])
             to_domain = domain_in(project, data["to"])
-            entry = service(
+            entry = self.service(
                 lambda: redirects.redirect_save(
                     project=project,
                     from_domain=from_domain,
@@ -326,15 +322,14 @@ class RedirectsView(APIView):
                     actor=user(request),
                 )
             )
-            location = request.build_absolute_uri(
-                f"/v1/projects/{project.slug}/redirects/{entry.pk}"
+            return self.created(
+                RedirectSerializer(entry).data, "api-redirect", slug=project.slug, id=entry.pk
             )
-            return Answer(201, RedirectSerializer(entry).data, {"Location": location})
 
         return idempotency.run(request, body, create)
 
 
-class RedirectDetailView(APIView):
+class RedirectDetailView(DomainsAPIView):
     @extend_schema(
         operation_id="deleteRedirect",
         summary="Delete a redirect",
@@ -344,5 +339,5 @@ class RedirectDetailView(APIView):
     )
     def delete(self, request: Request, slug: str, id: str) -> Response:
         entry = redirect_in(project_of(request, slug), id)
-        service(lambda: redirects.redirect_delete(redirect=entry, actor=user(request)))
+        self.service(lambda: redirects.redirect_delete(redirect=entry, actor=user(request)))
         return Response(status=status.HTTP_204_NO_CONTENT)

@@ -10,8 +10,8 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from pets.models import NAME_MAX_LENGTH, PET_STATUS_INVALID, Category, PetStatus
+from petstore.api.ids import INT64_MAX
 
-INT64_MAX = 2**63 - 1
 # C0 and C1 control characters, DEL included: a tab, a newline or an ESC in a stored name would
 # reach logs, terminals and CSV exports as layout or escape sequences.
 CONTROL_CHARACTERS = re.compile(r"[\x00-\x1f\x7f-\x9f]")

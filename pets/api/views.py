@@ -1,55 +1,42 @@
 """The v1 operations: listPets, createPet, getPet (deprecated), listCategories.
 
 Views are thin: they validate input with a serializer, call a service, and shape
-the output with another serializer. Authentication, permission, throttling and
-the Error body come from REST_FRAMEWORK (settings.py) and petstore.api.errors.
+the output with another serializer. Authentication, permission, throttling, the
+Error body, the JSON body check and `Location` come from the platform's base view
+(petstore.api.views.BaseAPIView).
 """
 
 from __future__ import annotations
 
-import re
 from datetime import UTC, datetime
 
 from django.conf import settings
-from django.http import QueryDict
 from django.utils import timezone
 from django.utils.http import http_date
 from django_filters.rest_framework import DjangoFilterBackend
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
-from rest_framework import status
 from rest_framework.exceptions import NotFound
 from rest_framework.generics import GenericAPIView
 from rest_framework.mixins import ListModelMixin
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
 from pets.api import hotpath
 from pets.api.filters import PetFilter
-from pets.api.serializers import INT64_MAX, CategorySerializer, NewPetSerializer, PetSerializer
+from pets.api.serializers import CategorySerializer, NewPetSerializer, PetSerializer
 from pets.models import Category, Pet
 from pets.services import pet_create
-from petstore.api import idempotency, openapi
-from petstore.api.exceptions import BadRequest, Gone
+from petstore.api import idempotency, ids, openapi
+from petstore.api.exceptions import Gone
 from petstore.api.pagination import LINK_HEADER, KeysetPagination
-
-_DIGITS = re.compile(r"[0-9]{1,19}")
+from petstore.api.views import BaseAPIView
 
 # getPet: deprecated since this service's first release, removed 5 December 2030.
 GET_PET_DEPRECATED_AT = datetime(2026, 11, 1, tzinfo=UTC)
 GET_PET_SUNSET_AT = datetime(2030, 12, 5, tzinfo=UTC)
 
 
-def _json_object(request) -> dict:
-    if request.META.get("CONTENT_LENGTH", "") in ("", "0"):
-        raise BadRequest("A JSON object request body is required.")
-    data = request.data  # may raise ParseError (400), UnsupportedMediaType (415), 413
-    if isinstance(data, QueryDict) or not isinstance(data, dict):
-        raise BadRequest("The request body must be a JSON object.")
-    return data
-
-
-class PetsView(ListModelMixin, GenericAPIView):
+class PetsView(ListModelMixin, GenericAPIView, BaseAPIView):
     # listPets is DRF's generic list: the FilterSet validates (and documents) the
     # filter, the keyset paginator `limit` and `cursor`. With API_LIST_FAST_PATH on,
     # pets.api.hotpath answers the GETs it can with the same bytes, faster; and the lean
@@ -97,30 +84,8 @@ class PetsView(ListModelMixin, GenericAPIView):
         summary="Add a pet",
         request=NewPetSerializer,
         parameters=[
-            OpenApiParameter(
-                idempotency.HEADER,
-                OpenApiTypes.STR,
-                OpenApiParameter.HEADER,
-                description=(
-                    "Makes a retry safe: the same key and body within 24 hours returns the "
-                    "first response and creates nothing. Keys are scoped to the API key."
-                ),
-            ),
-            OpenApiParameter(
-                "Location",
-                OpenApiTypes.URI,
-                OpenApiParameter.HEADER,
-                response=[201],
-                required=True,
-                description="URL of the new pet.",
-            ),
-            OpenApiParameter(
-                "Idempotent-Replayed",
-                OpenApiTypes.STR,
-                OpenApiParameter.HEADER,
-                response=[201],
-                description="`true` when this is the stored response of an earlier request.",
-            ),
+            openapi.LOCATION,
+            *idempotency.parameters(statuses=[201]),
             *openapi.ERROR_HEADERS,
         ],
         responses={
@@ -132,28 +97,22 @@ class PetsView(ListModelMixin, GenericAPIView):
             401: openapi.UNAUTHORIZED,
             406: openapi.NOT_ACCEPTABLE,
             409: openapi.error("idempotency_key_in_use: the first request is still running."),
-            413: openapi.error("payload_too_large: the body exceeds the size limit."),
-            415: openapi.error("unsupported_media_type: the body is not application/json."),
+            **openapi.BODY_ERRORS,
             422: openapi.error("idempotency_key_reused: same key, different request."),
             429: openapi.RATE_LIMITED,
         },
     )
     def post(self, request):
-        body = _json_object(request)
-        return idempotency.run(request, body, lambda: self._create(request, body))
+        body = self.json_object(request)
+        return idempotency.run(request, body, lambda: self._create(body))
 
-    def _create(self, request, body: dict) -> idempotency.Answer:
+    def _create(self, body: dict) -> idempotency.Answer:
         """In idempotency.run's transaction, with the key's record when there is one."""
-        serializer = NewPetSerializer(data=body)
-        serializer.is_valid(raise_exception=True)
-        pet = pet_create(**serializer.validated_data)
-        location = request.build_absolute_uri(f"/v1/pets/{pet.pk}")
-        return idempotency.Answer(
-            status.HTTP_201_CREATED, PetSerializer(pet).data, {"Location": location}
-        )
+        pet = pet_create(**self.valid(NewPetSerializer, body))
+        return self.created(PetSerializer(pet).data, "pet-detail", petId=pet.pk)
 
 
-class PetDetailView(APIView):
+class PetDetailView(BaseAPIView):
     DEPRECATION_HEADERS = {
         # RFC 9745: a structured-field date; RFC 8594: an HTTP-date.
         "Deprecation": f"@{int(GET_PET_DEPRECATED_AT.timestamp())}",
@@ -216,8 +175,8 @@ class PetDetailView(APIView):
     def get(self, request, petId: str):
         if timezone.now() >= GET_PET_SUNSET_AT:
             raise Gone("getPet was removed on 2030-12-05; use GET /v1/pets instead.")
-        is_int64 = _DIGITS.fullmatch(petId) is not None and int(petId) <= INT64_MAX
-        pet = Pet.objects.filter(pk=int(petId)).first() if is_int64 else None
+        pk = ids.int64(petId)
+        pet = Pet.objects.filter(pk=pk).first() if pk is not None else None
         if pet is None:
             raise NotFound(f"No pet with id {petId}.")
         return Response(PetSerializer(pet).data)
@@ -230,7 +189,7 @@ class PetDetailView(APIView):
         return response
 
 
-class CategoriesView(APIView):
+class CategoriesView(BaseAPIView):
     @openapi.stability("experimental")
     @extend_schema(
         operation_id="listCategories",

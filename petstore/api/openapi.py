@@ -100,6 +100,20 @@ ERROR_HEADERS = [
     ),
 ]
 NOT_ACCEPTABLE = error("not_acceptable: the `Accept` header excludes application/json.")
+# What an operation that reads a request body may answer besides its own.
+BODY_ERRORS = {
+    413: error("payload_too_large: the body exceeds the size limit."),
+    415: error("unsupported_media_type: the body is not application/json."),
+}
+# The header of a 201 (BaseAPIView.created).
+LOCATION = OpenApiParameter(
+    "Location",
+    OpenApiTypes.URI,
+    OpenApiParameter.HEADER,
+    response=[201],
+    required=True,
+    description="URL of what was created.",
+)
 
 
 def only_v1_endpoints(endpoints: list[Endpoint], **kwargs: Any) -> list[Endpoint]:

@@ -1,17 +1,20 @@
-"""Keyset paging for listPets: a bare JSON array plus an RFC 8288 `Link: rel="next"`.
+"""Keyset paging for every /v1 list: a bare JSON array plus an RFC 8288 `Link: rel="next"`.
 
-The cursor is the last id of the page, signed (django.core.signing's `<id>:<HMAC>`)
-so a client cannot forge or garble it; the next page is `WHERE id > last ORDER BY
-id LIMIT n`, which costs the same on page 10,000 as on page 1. `limit` and the
-cursor are validated here because DRF's paginators clamp bad values silently.
+The cursor is the last id of the page, signed (django.core.signing's `<id>:<HMAC>`) so a
+client cannot forge or garble it, with the platform's salt (CURSOR_SALT; a cursor signed
+when the salt named pets, FORMER_CURSOR_SALTS, still verifies). The next page is
+`WHERE id > last ORDER BY id LIMIT n`, which costs the same on page 10,000 as on page 1.
+`limit` and the cursor are validated here because DRF's paginators clamp bad values
+silently.
 
-`KeysetPagination` is DRF's paginator for the list view; the functions below are
-what it is made of, and what listPets' hot path (pets.api.hotpath) reuses so that
-both write the same page and the same link.
+`KeysetPagination` is DRF's paginator for a list view (and BaseAPIView.page's); the
+functions below are what it is made of, and what listPets' hot path (pets.api.hotpath)
+reuses so that both write the same page and the same link.
 """
 
 from __future__ import annotations
 
+import copy
 import functools
 import re
 from typing import TYPE_CHECKING, Any
@@ -34,7 +37,10 @@ if TYPE_CHECKING:  # DRF imports its paginators while it defines APIView
 LIMIT_DEFAULT = 20
 LIMIT_MIN = 1
 LIMIT_MAX = 100
-_CURSOR_SALT = "pets.list.cursor"
+CURSOR_SALT = "petstore.api.cursor"
+# Salts cursors were signed with before: verified, never signed with. A cursor lives as long
+# as a client keeps a next link, and a client may keep one across a deploy.
+FORMER_CURSOR_SALTS = ("pets.list.cursor",)
 _DIGITS = re.compile(r"[0-9]{1,4}")
 _ID = re.compile(r"[0-9]{1,19}")
 # The parameters a next link sets itself; every other one is carried over.
@@ -42,25 +48,36 @@ PAGING_PARAMS = ("cursor", "limit")
 
 
 @functools.lru_cache(maxsize=4)
-def _signer(key: str, fallback_keys: tuple[str, ...]) -> signing.Signer:
-    return signing.Signer(key=key, fallback_keys=list(fallback_keys), salt=_CURSOR_SALT)
+def _signers(key: str, fallback_keys: tuple[str, ...]) -> tuple[signing.Signer, ...]:
+    """A Signer per salt, CURSOR_SALT's first: Django's Signer knows fallback keys, not
+    fallback salts."""
+    return tuple(
+        signing.Signer(key=key, fallback_keys=list(fallback_keys), salt=salt)
+        for salt in (CURSOR_SALT, *FORMER_CURSOR_SALTS)
+    )
 
 
-def _cursor_signer() -> signing.Signer:
-    """The Signer for the current keys, built once per key rather than per request
+def _cursor_signers() -> tuple[signing.Signer, ...]:
+    """The Signers for the current keys, built once per key rather than per request
     (a Signer reads and prepares its keys when it is made)."""
-    return _signer(settings.SECRET_KEY, tuple(settings.SECRET_KEY_FALLBACKS))
+    return _signers(settings.SECRET_KEY, tuple(settings.SECRET_KEY_FALLBACKS))
 
 
 def encode_cursor(last_id: int) -> str:
-    return _cursor_signer().sign(str(last_id))
+    return _cursor_signers()[0].sign(str(last_id))
+
+
+def _unsign(cursor: str) -> str:
+    for signer in _cursor_signers():
+        try:
+            return signer.unsign(cursor)
+        except signing.BadSignature:
+            continue
+    raise ValidationError({"cursor": ["Invalid cursor."]})
 
 
 def decode_cursor(cursor: str) -> int:
-    try:
-        value = _cursor_signer().unsign(cursor)
-    except signing.BadSignature:
-        raise ValidationError({"cursor": ["Invalid cursor."]}) from None
+    value = _unsign(cursor)
     if not _ID.fullmatch(value):  # only ids are signed with this salt; belt and braces
         raise ValidationError({"cursor": ["Invalid cursor."]})
     return int(value)
@@ -123,32 +140,39 @@ class KeysetPagination(BasePagination):
         return schema  # the body stays a bare array of Pet
 
     def get_schema_operation_parameters(self, view: APIView) -> list[dict[str, Any]]:
-        return [
-            {
-                "name": "limit",
-                "in": "query",
-                "required": False,
-                "description": "Maximum number of pets returned.",
-                "schema": {
-                    "type": "integer",
-                    "minimum": LIMIT_MIN,
-                    "maximum": LIMIT_MAX,
-                    "default": LIMIT_DEFAULT,
-                },
-            },
-            {
-                "name": "cursor",
-                "in": "query",
-                "required": False,
-                "description": (
-                    "Opaque position in the list. Do not build it: follow the "
-                    '`Link: <...>; rel="next"` header of the previous page.'
-                ),
-                "schema": {"type": "string"},
-            },
-        ]
+        return copy.deepcopy(QUERY_PARAMETERS)
 
 
+# `limit` and `cursor` in the OpenAPI document: the paginator's, and PARAMETERS for a view
+# that pages by hand (BaseAPIView.page), whose schema drf-spectacular cannot infer.
+QUERY_PARAMETERS: list[dict[str, Any]] = [
+    {
+        "name": "limit",
+        "in": "query",
+        "required": False,
+        "description": "Maximum number of items returned.",
+        "schema": {
+            "type": "integer",
+            "minimum": LIMIT_MIN,
+            "maximum": LIMIT_MAX,
+            "default": LIMIT_DEFAULT,
+        },
+    },
+    {
+        "name": "cursor",
+        "in": "query",
+        "required": False,
+        "description": (
+            "Opaque position in the list. Do not build it: follow the "
+            '`Link: <...>; rel="next"` header of the previous page.'
+        ),
+        "schema": {"type": "string"},
+    },
+]
+PARAMETERS = [
+    OpenApiParameter(p["name"], p["schema"], OpenApiParameter.QUERY, description=p["description"])
+    for p in QUERY_PARAMETERS
+]
 LINK_HEADER = OpenApiParameter(
     "Link",
     OpenApiTypes.STR,

@@ -15,10 +15,10 @@ from django.db import connection, transaction
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from pets import tasks
 from pets.api import views
 from pets.models import Category, Pet
 from pets.services import pet_create
+from petstore import tasks
 from petstore.api import idempotency
 from petstore.apikeys.models import IdempotencyRecord
 from tests.pets.helpers import assert_error, bearer, post_json

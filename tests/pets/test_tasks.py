@@ -7,7 +7,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from pets import tasks
+from petstore import tasks
 from petstore.apikeys.models import IdempotencyRecord
 from tests.processes import Worker, service_env, wait_for
 
