@@ -10,8 +10,6 @@ module imports nothing of ours (tests/test_architecture.py).
 
 from __future__ import annotations
 
-from datetime import timedelta
-
 from django.db import models
 
 
@@ -216,21 +214,3 @@ class DeliveryState(models.TextChoices):
 
 # A delivery in one of these may still be attempted; the others are final.
 WAITING_DELIVERY_STATES = frozenset({DeliveryState.PENDING, DeliveryState.SENDING})
-
-
-# Delays before the n-th retry of a webhook delivery: the first within a minute, then
-# longer, about a day in all (18 h); after the last one the delivery fails.
-WEBHOOK_RETRY_BACKOFF = (
-    timedelta(seconds=30),
-    timedelta(minutes=2),
-    timedelta(minutes=10),
-    timedelta(minutes=30),
-    timedelta(hours=2),
-    timedelta(hours=5),
-    timedelta(hours=10),
-)
-WEBHOOK_MAX_ATTEMPTS = len(WEBHOOK_RETRY_BACKOFF) + 1
-# An endpoint whose attempts have all failed this long is disabled and its owner mailed.
-WEBHOOK_DISABLE_AFTER = timedelta(days=3)
-# The first bytes of a receiver's answer kept in the delivery log.
-WEBHOOK_RESPONSE_EXCERPT = 500

@@ -42,17 +42,16 @@ RESERVED_PROJECT_SLUGS = frozenset(
 
 # --- Checks of a claim that does not verify yet (domains/services/failures.py) ---
 
+
+def delays(*seconds: int) -> tuple[timedelta, ...]:
+    """A backoff table, the delay before each retry in turn, from seconds: every table of
+    this module is written in this one form."""
+    return tuple(timedelta(seconds=value) for value in seconds)
+
+
 # Re-check schedule for a domain that does not verify yet: the delay after the
 # n-th failed check (then the last value for the rest of the window).
-CHECK_BACKOFF = (
-    timedelta(minutes=1),
-    timedelta(minutes=2),
-    timedelta(minutes=5),
-    timedelta(minutes=10),
-    timedelta(minutes=15),
-    timedelta(minutes=30),
-    timedelta(hours=1),
-)
+CHECK_BACKOFF = delays(60, 120, 300, 600, 900, 1800, 3600)
 
 
 def backoff_delay(failed_checks: int) -> timedelta:
@@ -104,3 +103,14 @@ CERT_LATE_AT_CHECK = timedelta(minutes=1)
 DIGEST_WINDOW = timedelta(minutes=2)
 # The same event type for the same domain reaches the owner at most once in this long.
 EVENT_REPEAT_AFTER = timedelta(days=1)
+
+
+# --- Deliveries of owner events (domains/channels/) ---
+
+# Delays before the n-th retry of a webhook delivery: the first within a minute, then
+# longer, about a day in all (18 h); after the last one the delivery fails.
+WEBHOOK_RETRY_BACKOFF = delays(30, 120, 600, 1800, 7200, 18_000, 36_000)
+# An endpoint whose attempts have all failed this long is disabled and its owner mailed.
+WEBHOOK_DISABLE_AFTER = timedelta(days=3)
+# Delays before the n-th retry of an owner's mail (an SMTP server that refused or was down).
+EMAIL_RETRY_BACKOFF = delays(60, 300, 900, 3600, 10_800)

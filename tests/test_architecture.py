@@ -271,7 +271,8 @@ def imports_of(module: str) -> set[str]:
 
 def test_the_choices_import_nothing_of_ours():
     assert GRAPH["domains.choices"] == set()
-    assert imports_of("domains.choices") == {"__future__", "datetime", "django.db"}
+    # Enumerations only: no durations (they are policy's), no settings.
+    assert imports_of("domains.choices") == {"__future__", "django.db"}
 
 
 def test_the_policy_imports_only_the_settings_and_the_choices():

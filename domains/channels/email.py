@@ -26,7 +26,7 @@ from django.template.loader import render_to_string
 from domains.channels.base import Channel, Outcome
 from domains.choices import DeliveryState, EventType
 from domains.models import Delivery, NotificationPreference, OwnerEvent, Project, WebhookEndpoint
-from domains.policy import DIGEST_WINDOW, EVENT_REPEAT_AFTER
+from domains.policy import DIGEST_WINDOW, EMAIL_RETRY_BACKOFF, EVENT_REPEAT_AFTER
 from petstore.taskfailures import describe
 
 log = logging.getLogger(__name__)
@@ -36,7 +36,7 @@ class EmailChannel(Channel):
     name = "email"
     label = "Email"
     # 1, 5, 15 minutes, then 1 and 3 hours: six attempts over about 4.5 hours.
-    backoff = tuple(timedelta(minutes=m) for m in (1, 5, 15, 60, 180))
+    backoff = EMAIL_RETRY_BACKOFF
     lease = timedelta(minutes=5)
     first_delay = DIGEST_WINDOW
     batched = True

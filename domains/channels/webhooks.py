@@ -24,8 +24,8 @@ from django.db.models import QuerySet
 
 from domains.channels import email
 from domains.channels.base import DELIVERY_RESPONSE_EXCERPT, Channel, Outcome
-from domains.choices import WEBHOOK_DISABLE_AFTER, WEBHOOK_RETRY_BACKOFF
 from domains.models import Delivery, OwnerEvent, WebhookEndpoint
+from domains.policy import WEBHOOK_DISABLE_AFTER, WEBHOOK_RETRY_BACKOFF
 from domains.webhooks import address, client, limits, signing
 
 

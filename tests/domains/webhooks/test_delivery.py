@@ -12,13 +12,9 @@ from standardwebhooks import Webhook
 
 from domains import tasks
 from domains.channels import CHANNELS
-from domains.choices import (
-    WEBHOOK_MAX_ATTEMPTS,
-    WEBHOOK_RETRY_BACKOFF,
-    DeliveryState,
-    EventType,
-)
+from domains.choices import DeliveryState, EventType
 from domains.models import Delivery
+from domains.policy import WEBHOOK_RETRY_BACKOFF
 from domains.services.events import record_owner_event
 from domains.services.webhooks import delivery_redeliver, endpoint_create
 
@@ -119,15 +115,15 @@ def test_a_failing_receiver_is_retried_on_the_backoff_and_logged(
     for backoff in WEBHOOK_RETRY_BACKOFF[1:]:
         at += backoff
         beat(time_machine, at)
-    assert len(webhook_receiver.requests) == WEBHOOK_MAX_ATTEMPTS
+    assert len(webhook_receiver.requests) == WEBHOOKS.max_attempts
     beat(time_machine, at + timedelta(days=1))
-    assert len(webhook_receiver.requests) == WEBHOOK_MAX_ATTEMPTS
+    assert len(webhook_receiver.requests) == WEBHOOKS.max_attempts
     # One id for every attempt: the receiver can tell a retry from a new event.
     assert len({r.headers["webhook-id"] for r in webhook_receiver.requests}) == 1
     [logged] = Delivery.objects.filter(channel="webhook")
     assert logged.state == DeliveryState.FAILED
     assert logged.attempt_log.latest("attempted_at", "pk").status_code == 500
-    assert logged.attempts == WEBHOOK_MAX_ATTEMPTS
+    assert logged.attempts == WEBHOOKS.max_attempts
     assert logged.attempt_log.latest("attempted_at", "pk").response.startswith("receiver broke: ")
     assert len(logged.attempt_log.latest("attempted_at", "pk").response) == 500
 
