@@ -135,12 +135,15 @@ def wait_until_up(what: str, process: subprocess.Popen, answers: object, log: Pa
 @dataclass
 class Postgres:
     """A PostgreSQL server: its data in `data`, its socket in `sockets`, settings from
-    `options` (`name=value`). `start()` starts it as a child in a session of its own;
-    `stop()` ends it with a fast shutdown, `crash()` as a power cut would."""
+    `options` (`name=value`), and with `port` also on that loopback TCP port (for the
+    processes of a test that restarts it on the same address). `start()` starts it as a
+    child in a session of its own; `stop()` ends it with a fast shutdown, `crash()` as a
+    power cut would."""
 
     data: Path
     sockets: Path
     options: Sequence[str] = ()
+    port: int | None = None
     log: Path = field(init=False)
     process: subprocess.Popen | None = field(default=None, init=False)
 
@@ -148,6 +151,8 @@ class Postgres:
         self.log = self.data.parent / f"{self.data.name}.log"
 
     def url(self, database: str) -> str:
+        if self.port is not None:
+            return f"postgres://postgres@127.0.0.1:{self.port}/{database}"
         return f"postgres://postgres@{quote(str(self.sockets), safe='')}/{database}"
 
     def answers(self) -> bool:
@@ -176,8 +181,10 @@ class Postgres:
         private_dir(self.sockets, user)
         if pid := stale_pid(self.data / "postmaster.pid", "postgres"):
             end(pid, signal.SIGINT)
-        settings = ["listen_addresses=", f"unix_socket_directories={self.sockets}"]
-        settings += ["unix_socket_permissions=0700", *self.options]
+        settings = [f"unix_socket_directories={self.sockets}", "unix_socket_permissions=0700"]
+        settings += ["listen_addresses=" if self.port is None else "listen_addresses=127.0.0.1"]
+        settings += [] if self.port is None else [f"port={self.port}"]
+        settings += self.options
         command = [str(postgres_bin() / "postgres"), "-D", str(self.data)]
         for setting in settings:
             command += ["-c", setting]

@@ -25,7 +25,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import psycopg
 import pytest
 
 from devtools import embedded
@@ -43,62 +42,21 @@ def production_command(name: str) -> str:
     return procfile_command(name, PRODUCTION_PROCFILE)
 
 
-class PrivatePostgres:
-    """A PostgreSQL cluster of the test's own: stop() and start() again on the same port."""
+class PrivatePostgres(embedded.Postgres):
+    """A PostgreSQL cluster of the test's own on a free loopback port: stop() and start()
+    again on the same port. Nothing in it must survive a crash of the machine: the test's
+    speed matters."""
 
     def __init__(self) -> None:
-        self.bin = embedded.postgres_bin()
         # A short path: the unix socket lives here too (108 bytes at most).
         self.dir = Path(tempfile.mkdtemp(prefix="pg-cluster-"))
-        self.data = self.dir / "data"
-        self.port = free_port()
-        self.user = embedded.system_user()
-        if self.user:
-            shutil.chown(self.dir, self.user, self.user)
-        self.log_path = self.dir / "postgres.log"
-        self.process: subprocess.Popen | None = None
-        subprocess.run(  # noqa: S603 (PostgreSQL's own initdb)
-            [str(self.bin / "initdb"), "-D", str(self.data), "-U", "postgres", "-A", "trust",
-             "-E", "UTF8", "--no-sync", "--no-instructions"],
-            check=True, capture_output=True, user=self.user,
-        )  # fmt: skip
-
-    def url(self, database: str) -> str:
-        return f"postgres://postgres@127.0.0.1:{self.port}/{database}"
-
-    def start(self) -> None:
-        with open(self.log_path, "ab") as log:
-            self.process = subprocess.Popen(  # noqa: S603
-                [str(self.bin / "postgres"), "-D", str(self.data), "-p", str(self.port),
-                 "-k", str(self.dir), "-c", "listen_addresses=127.0.0.1",
-                 # Nothing here must survive a crash of the machine: the test's speed matters.
-                 "-c", "fsync=off", "-c", "synchronous_commit=off",
-                 "-c", "full_page_writes=off", "-c", "max_connections=200"],
-                stdout=log, stderr=subprocess.STDOUT, user=self.user, start_new_session=True,
-            )  # fmt: skip
-        wait_for(self.answers, timeout=30, what=f"PostgreSQL on port {self.port}")
-
-    def answers(self) -> bool:
-        try:
-            with psycopg.connect(self.url("postgres"), connect_timeout=1):
-                return True
-        except psycopg.Error:
-            return False
-
-    def stop(self) -> None:
-        """A fast shutdown (SIGINT): every session is ended, as in a restart for an upgrade."""
-        if self.process is not None:
-            self.process.send_signal(signal.SIGINT)
-            self.process.wait(timeout=30)
-            self.process = None
-
-    def create_database(self, name: str) -> None:
-        with psycopg.connect(self.url("postgres"), autocommit=True) as connection:
-            connection.execute(f'CREATE DATABASE "{name}"')
+        options = ["fsync=off", "synchronous_commit=off", "full_page_writes=off"]
+        options.append("max_connections=200")
+        super().__init__(self.dir / "data", self.dir / "run", options=options, port=free_port())
+        self.init()
 
     def remove(self) -> None:
-        if self.process is not None:
-            stop_group(self.process, graceful=10)
+        self.crash()
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
