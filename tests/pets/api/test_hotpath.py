@@ -17,6 +17,7 @@ from django.core import signals
 from django.core.cache import cache
 from django.core.handlers.wsgi import WSGIHandler
 from django.db import close_old_connections
+from django.urls import reverse
 from rest_framework.test import APIClient
 
 from pets.models import PetStatus
@@ -291,9 +292,42 @@ def test_the_lean_handler_answers_the_same_429(settings, alice_key, pets, monkey
     assert [answer[0] for answer in served[0]] == ["200 OK", "429 Too Many Requests"]
 
 
-def test_the_wsgi_application_is_the_lean_handler_around_djangos():
+def test_the_wsgi_application_is_djangos_handler_with_a_short_chain_for_the_list():
     assert isinstance(wsgi.application, lean.LeanWSGIHandler)
-    assert isinstance(wsgi.application.django, WSGIHandler)
+    assert isinstance(wsgi.application, WSGIHandler)
+    assert isinstance(wsgi.application.short, WSGIHandler)
+    assert set(wsgi.application.paths) == {reverse("pets")}
+
+
+LOADED: list[str] = []
+
+
+class LoadRecorder:
+    """A middleware that notes each time a handler loads it."""
+
+    def __init__(self, get_response):
+        LOADED.append("loaded")
+        self.get_response = get_response
+
+    def __call__(self, request):
+        return self.get_response(request)
+
+
+def test_the_short_chain_loads_middleware_less_the_skipped_and_leaves_the_setting_alone(
+    settings, monkeypatch
+):
+    recorder = f"{__name__}.LoadRecorder"
+    settings.MIDDLEWARE = [*settings.MIDDLEWARE, recorder]
+    before = list(settings.MIDDLEWARE)
+    LOADED.clear()
+    lean.ShortChainHandler()
+    assert LOADED == ["loaded"]  # a middleware not skipped is in the short chain
+    monkeypatch.setattr(lean, "SKIPPED", lean.SKIPPED | {recorder})
+    lean.ShortChainHandler()
+    assert LOADED == ["loaded"]
+    WSGIHandler()
+    assert LOADED == ["loaded", "loaded"]  # and always in the full one
+    assert list(settings.MIDDLEWARE) == before
 
 
 def test_the_lean_handler_serves_only_the_list_and_only_gets(settings, alice_key, monkeypatch):
