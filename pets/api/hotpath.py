@@ -106,9 +106,7 @@ class Page(NamedTuple):
 
 @functools.cache
 def _answers_for(
-    view_class: type[GenericAPIView],
-    serializer_class: type[serializers.BaseSerializer] | None,
-    filterset_class: type[FilterSet] | None,
+    view_class: type[GenericAPIView], serializer_class: type | None, filterset_class: type
 ) -> bool:
     """Whether the view runs exactly what this module runs in its place: one bearer
     authenticator (an authenticated user passes IsAuthenticated), the two rate
@@ -124,7 +122,7 @@ def _answers_for(
             ("renderers", view_class.renderer_classes == [ORJSONRenderer]),
             ("pagination", view_class.pagination_class is pagination.KeysetPagination),
             ("filter backends", list(view_class.filter_backends) == [DjangoFilterBackend]),
-            ("filters", filterset_class is not None and _filters_as_written(filterset_class)),
+            ("filters", _filters_as_written(filterset_class)),
             ("serializer", serializer_class is not None and _writes_as(serializer_class)),
         )
         if not same
@@ -139,7 +137,7 @@ def _answers_for(
     return not differences
 
 
-def _writes_as(serializer_class: type[serializers.BaseSerializer]) -> bool:
+def _writes_as(serializer_class: type) -> bool:
     """Whether the serializer's output, many=True, is what `_pets` writes: DRF's list and
     Serializer.to_representation over the fields of `_FIELDS`, in that order."""
     if not issubclass(serializer_class, serializers.Serializer):
@@ -184,8 +182,9 @@ def _filters_as_written(filterset_class: type[FilterSet]) -> bool:
 
 def serve(view: GenericAPIView, request: HttpRequest) -> HttpResponseBase | None:
     """The view's answer to this GET, or None when DRF's dispatch must answer it."""
-    filterset_class = getattr(view, "filterset_class", None)
-    if not _answers_for(type(view), view.serializer_class, filterset_class):
+    serializer_class: type | None = view.serializer_class
+    filterset_class: type | None = getattr(view, "filterset_class", None)
+    if filterset_class is None or not _answers_for(type(view), serializer_class, filterset_class):
         return None
     if request.META.get("HTTP_ACCEPT", "*/*") not in _PLAIN_ACCEPT:
         return None
@@ -219,7 +218,7 @@ def _check_throttles(view: GenericAPIView, request: HttpRequest) -> None:
         raise Throttled(max(waits))
 
 
-def _page(request: HttpRequest, filterset_class: type[FilterSet]) -> HttpResponse:
+def _page(request: HttpRequest, filterset_class: type) -> HttpResponse:
     """The page as DRF's list writes it: filter, then limit and cursor, validated in
     that order; the body; the next link when there is a next page."""
     params = request.GET
@@ -287,7 +286,7 @@ def _read_page(*, status: str | None, after: int | None, limit: int) -> Page:
     return Page(_RENDERER.render(_pets(page)), page[-1][0] if len(rows) > limit else None)
 
 
-def _valid_status(filterset_class: type[FilterSet], value: str) -> str:
+def _valid_status(filterset_class: type, value: str) -> str:
     filterset = _validated_filter(filterset_class, value)
     if not filterset.is_valid():
         raise utils.translate_validation(filterset.errors)
@@ -295,7 +294,7 @@ def _valid_status(filterset_class: type[FilterSet], value: str) -> str:
 
 
 @functools.lru_cache(maxsize=256)
-def _validated_filter(filterset_class: type[FilterSet], status: str) -> FilterSet:
+def _validated_filter(filterset_class: type, status: str) -> FilterSet:
     """The view's FilterSet (PetFilter) validated for this status (as a form reads the last
     value of a parameter). Only read afterwards: shared by requests and threads."""
     filterset = filterset_class({"status": status}, queryset=Pet.objects.none())

@@ -25,12 +25,12 @@ application.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
 from django.core.handlers.wsgi import WSGIHandler
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponseBase
 from django.urls import ResolverMatch, get_script_prefix, reverse, set_urlconf
 
 # What no API response needs: each one either acts only on what an API request never
@@ -111,7 +111,7 @@ class LeanWSGIHandler(WSGIHandler):
             for name, enabled in _registered.items()
         }
 
-    def __call__(self, environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
+    def __call__(self, environ: dict[str, Any], start_response: StartResponse) -> HttpResponseBase:
         enabled = self.paths.get(environ.get("PATH_INFO", ""))
         if (
             enabled is not None
@@ -122,6 +122,6 @@ class LeanWSGIHandler(WSGIHandler):
             return self.serve(environ, start_response)
         return super().__call__(environ, start_response)
 
-    def serve(self, environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
+    def serve(self, environ: dict[str, Any], start_response: StartResponse) -> HttpResponseBase:
         """A registered GET, through the short chain."""
         return self.short(environ, start_response)

@@ -98,7 +98,7 @@ def wsgi_get(query: str, headers: dict[str, str]) -> tuple[str, list[tuple[str, 
         content = b"".join(body)
     finally:
         # Django's response: a server closes it, which ends the request (request_finished).
-        body.close()  # type: ignore[attr-defined]
+        body.close()
     ((status, sent),) = started
     return status, sent, content
 

@@ -269,7 +269,10 @@ class StatusExcluded(PetFilter):
     status = django_filters.ChoiceFilter(choices=PetStatus.choices, exclude=True)
 
 
-LIST_REQUESTS = [("/v1/pets?limit=3", {}), ("/v1/pets?status=sold&limit=2", {})]
+LIST_REQUESTS: list[tuple[str, dict]] = [
+    ("/v1/pets?limit=3", {}),
+    ("/v1/pets?status=sold&limit=2", {}),
+]
 
 
 @pytest.mark.parametrize(
