@@ -1,9 +1,11 @@
 import os
 
-from django.core.wsgi import get_wsgi_application
+import django
 
 from petstore.http.lean import LeanWSGIHandler
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "petstore.settings")
-# Django's handler, but for the GETs an app registers with petstore.http.lean.
-application = LeanWSGIHandler(get_wsgi_application())
+# As django.core.wsgi.get_wsgi_application, with Django's handler subclassed for the GETs
+# an app registers with petstore.http.lean.
+django.setup(set_prefix=False)
+application = LeanWSGIHandler()

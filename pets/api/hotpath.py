@@ -28,10 +28,11 @@ the query is cheap (numbers: docs/decisions/performance.md):
   back exactly what the client sent.
 
 `serve` returns None when it cannot answer exactly as DRF would (another view
-set-up, an `Accept` that needs negotiation, no credentials at all) and DRF's
-dispatch answers from the start. Every exception, from the authenticator, a
-throttle or the page, goes to DRF's `handle_exception` through a DRF `Request`
-made only then: the Error body, its headers and its log line are DRF's.
+set-up, a serializer or a filter other than the ones written here, an `Accept` that
+needs negotiation, no credentials at all) and DRF's dispatch answers from the start.
+Every exception, from the authenticator, a throttle or the page, goes to DRF's
+`handle_exception` through a DRF `Request` made only then: the Error body, its
+headers and its log line are DRF's.
 tests/pets/api/test_hotpath.py plays requests through both paths and compares
 status, headers and bytes. API_LIST_FAST_PATH=0 leaves every request to DRF.
 """
@@ -48,15 +49,17 @@ from django.conf import settings
 from django.contrib.auth.models import AnonymousUser
 from django.db import connection
 from django.http import HttpRequest, HttpResponse, HttpResponseBase
-from django_filters import utils
+from django_filters import ChoiceFilter, FilterSet, utils
+from django_filters.filterset import BaseFilterSet
+from django_filters.rest_framework import DjangoFilterBackend
+from rest_framework import serializers
 from rest_framework.exceptions import Throttled
 from rest_framework.generics import GenericAPIView
 from rest_framework.permissions import IsAuthenticated
 
 from pets import listversion
-from pets.api.filters import PetFilter
-from pets.api.serializers import PetSerializer
-from pets.models import Pet
+from pets.api.serializers import Int64Field
+from pets.models import Pet, PetStatus
 from petstore.api import pagination
 from petstore.api.authentication import BearerKeyAuthentication
 from petstore.api.renderers import ORJSONRenderer
@@ -72,6 +75,23 @@ _RENDERER = ORJSONRenderer()
 _PLAIN_ACCEPT = ("*/*", _RENDERER.media_type)
 # The columns read, in the order `_pets` writes them.
 _COLUMNS = ("id", "name", "category_id", "status")
+# The serializer `_pets` writes as, field by field: what DRF's Serializer.to_representation
+# does with each is its class's to_representation on the attribute named by its source,
+# unless it is write-only; a ChoiceField also maps the value through its choices. Any other
+# field set (one more field, another class, source or choices) leaves the view to DRF.
+_FIELDS = (
+    # name, class, source, read_only, write_only, choices
+    ("id", Int64Field, "id", False, False, None),
+    ("name", serializers.CharField, "name", False, False, None),
+    ("categoryId", Int64Field, "category_id", False, False, None),
+    ("status", serializers.ChoiceField, "status", False, False, dict(PetStatus.choices)),
+)
+# The filters `_fetch` applies in SQL, as a FilterSet's filter_queryset would: one exact
+# match on `status` (its validation stays the FilterSet's own, `_valid_status`).
+_FILTERS = (
+    # name, class, field_name, lookup_expr, exclude, distinct, method
+    ("status", ChoiceFilter, "status", "exact", False, False, None),
+)
 # A query parameter that urlencode writes back exactly as it reads (quote_plus leaves
 # these characters alone), with its one '='.
 _AS_ENCODED = re.compile(r"[A-Za-z0-9_.~-]+=[A-Za-z0-9_.~-]*")
@@ -85,25 +105,86 @@ class Page(NamedTuple):
 
 
 @functools.cache
-def _answers_for(view_class: type[GenericAPIView]) -> bool:
+def _answers_for(
+    view_class: type[GenericAPIView], serializer_class: type | None, filterset_class: type
+) -> bool:
     """Whether the view runs exactly what this module runs in its place: one bearer
     authenticator (an authenticated user passes IsAuthenticated), the two rate
-    limits, the orjson renderer (DRF's default here), PetFilter and the keyset paginator, on
-    PetSerializer."""
-    return (
-        view_class.authentication_classes == [BearerKeyAuthentication]
-        and view_class.permission_classes == [IsAuthenticated]
-        and list(view_class.throttle_classes) == list(_THROTTLES)
-        and view_class.renderer_classes == [ORJSONRenderer]
-        and getattr(view_class, "filterset_class", None) is PetFilter
-        and view_class.pagination_class is pagination.KeysetPagination
-        and view_class.serializer_class is PetSerializer
+    limits, the orjson renderer (DRF's default here), the keyset paginator, the filter
+    backend with a FilterSet of `_FILTERS` and a serializer of `_FIELDS`. Asked once per
+    view, serializer and FilterSet class; a difference is logged then."""
+    differences = [
+        name
+        for name, same in (
+            ("authentication", view_class.authentication_classes == [BearerKeyAuthentication]),
+            ("permissions", view_class.permission_classes == [IsAuthenticated]),
+            ("throttles", list(view_class.throttle_classes) == list(_THROTTLES)),
+            ("renderers", view_class.renderer_classes == [ORJSONRenderer]),
+            ("pagination", view_class.pagination_class is pagination.KeysetPagination),
+            ("filter backends", list(view_class.filter_backends) == [DjangoFilterBackend]),
+            ("filters", _filters_as_written(filterset_class)),
+            ("serializer", serializer_class is not None and _writes_as(serializer_class)),
+        )
+        if not same
+    ]
+    if differences:
+        logger.warning(
+            "listPets' hot path declines %s (DRF answers its GETs): its %s differ from what "
+            "pets.api.hotpath was written for",
+            view_class.__qualname__,
+            ", ".join(differences),
+        )
+    return not differences
+
+
+def _writes_as(serializer_class: type) -> bool:
+    """Whether the serializer's output, many=True, is what `_pets` writes: DRF's list and
+    Serializer.to_representation over the fields of `_FIELDS`, in that order."""
+    if not issubclass(serializer_class, serializers.Serializer):
+        return False
+    if serializer_class.to_representation is not serializers.Serializer.to_representation:
+        return False
+    if type(serializer_class(many=True)) is not serializers.ListSerializer:
+        return False
+    fields = tuple(
+        (
+            name,
+            type(field),
+            field.source,
+            field.read_only,
+            field.write_only,
+            getattr(field, "choices", None),
+        )
+        for name, field in serializer_class().fields.items()
     )
+    return fields == _FIELDS
+
+
+def _filters_as_written(filterset_class: type[FilterSet]) -> bool:
+    """Whether the FilterSet filters as `_fetch` does: django-filter's filter_queryset over
+    the filters of `_FILTERS`."""
+    if filterset_class.filter_queryset is not BaseFilterSet.filter_queryset:
+        return False
+    filters = tuple(
+        (
+            name,
+            type(filter_),
+            filter_.field_name,
+            filter_.lookup_expr,
+            filter_.exclude,
+            filter_.distinct,
+            filter_.method,
+        )
+        for name, filter_ in filterset_class.base_filters.items()
+    )
+    return filters == _FILTERS
 
 
 def serve(view: GenericAPIView, request: HttpRequest) -> HttpResponseBase | None:
     """The view's answer to this GET, or None when DRF's dispatch must answer it."""
-    if not _answers_for(type(view)):
+    serializer_class: type | None = view.serializer_class
+    filterset_class: type | None = getattr(view, "filterset_class", None)
+    if filterset_class is None or not _answers_for(type(view), serializer_class, filterset_class):
         return None
     if request.META.get("HTTP_ACCEPT", "*/*") not in _PLAIN_ACCEPT:
         return None
@@ -115,7 +196,7 @@ def serve(view: GenericAPIView, request: HttpRequest) -> HttpResponseBase | None
         # As DRF's Request sets them on the Django request it wraps; the throttles read them.
         request.user, request.auth = user_auth  # type: ignore[attr-defined]
         _check_throttles(view, request)
-        response = _page(request)
+        response = _page(request, filterset_class)
     except Exception as exc:  # noqa: BLE001 - DRF's own handling decides, as in its dispatch
         return _drf_error(view, request, exc, user_auth)
     for name, value in view.default_response_headers.items():  # `Allow`, as DRF sets it
@@ -137,12 +218,12 @@ def _check_throttles(view: GenericAPIView, request: HttpRequest) -> None:
         raise Throttled(max(waits))
 
 
-def _page(request: HttpRequest) -> HttpResponse:
+def _page(request: HttpRequest, filterset_class: type) -> HttpResponse:
     """The page as DRF's list writes it: filter, then limit and cursor, validated in
     that order; the body; the next link when there is a next page."""
     params = request.GET
     raw_status = params.get("status")
-    status = _valid_status(raw_status) if raw_status is not None else None
+    status = _valid_status(filterset_class, raw_status) if raw_status is not None else None
     limit = pagination.parse_limit(params.get("limit"))
     cursor = params.get("cursor")
     after = pagination.decode_cursor(cursor) if cursor is not None else None
@@ -205,18 +286,18 @@ def _read_page(*, status: str | None, after: int | None, limit: int) -> Page:
     return Page(_RENDERER.render(_pets(page)), page[-1][0] if len(rows) > limit else None)
 
 
-def _valid_status(value: str) -> str:
-    filterset = _validated_filter(value)
+def _valid_status(filterset_class: type, value: str) -> str:
+    filterset = _validated_filter(filterset_class, value)
     if not filterset.is_valid():
         raise utils.translate_validation(filterset.errors)
     return filterset.form.cleaned_data["status"]
 
 
 @functools.lru_cache(maxsize=256)
-def _validated_filter(status: str) -> PetFilter:
-    """PetFilter validated for this status (as a form reads the last value of a
-    parameter). Only read afterwards: shared by requests and threads."""
-    filterset = PetFilter({"status": status}, queryset=Pet.objects.none())
+def _validated_filter(filterset_class: type, status: str) -> FilterSet:
+    """The view's FilterSet (PetFilter) validated for this status (as a form reads the last
+    value of a parameter). Only read afterwards: shared by requests and threads."""
+    filterset = filterset_class({"status": status}, queryset=Pet.objects.none())
     filterset.is_valid()
     return filterset
 

@@ -1,4 +1,4 @@
-"""The lean handler: GETs to the paths an app registers, without the middleware that
+"""The lean handler: GETs to the URLs an app registers, without the middleware that
 never acts on an API response.
 
 Every request through Django's handler runs the whole MIDDLEWARE list, and an API
@@ -6,29 +6,32 @@ request pays for sessions, CSRF, authentication, messages, static files, the HTM
 pages' Content-Security-Policy and the sign-in lock-out, none of which can change
 its answer: the API authenticates by bearer key, DRF's views are CSRF-exempt, and
 nothing on its path reads a session, a message or a static file, or writes HTML.
-For a path registered here (an app does it in its AppConfig.ready, so this ground
-floor imports no app), a GET runs the same chain less those middleware, in the
-same order, then the URL's own view; everything else in MIDDLEWARE (the request
+For a URL registered here by name (an app does it in its AppConfig.ready, so this
+ground floor imports no app), a GET runs the same chain less those middleware, in
+the same order, then the URL's own view; everything else in MIDDLEWARE (the request
 id, forwarded headers, host routing, the security headers, host validation and
 Content-Length, X-Frame-Options, and any middleware added later, such as a request
-counter) runs as before. The responses are the full handler's, byte for byte:
-tests/pets/api/test_hotpath.py plays both through this WSGI application.
+counter) runs as before.
+
+Both chains are Django's own: the handler is a WSGIHandler (the full chain, for every
+other request), and the registered GETs go to a second WSGIHandler whose
+`load_middleware` ran on the shorter list. Request handling, view and template-response
+middleware, resolution, ATOMIC_REQUESTS, error logging and the WSGI answer are Django's
+code on both; the one thing added is that the short chain keeps each registered URL's
+match instead of walking every URL pattern to it again. The responses are the full
+handler's, byte for byte: tests/pets/api/test_hotpath.py plays both through this WSGI
+application.
 """
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
-from django.core import signals
-from django.core.handlers.exception import convert_exception_to_response
-from django.core.handlers.wsgi import WSGIHandler, WSGIRequest, get_script_name
-from django.http import HttpRequest, HttpResponse, HttpResponseBase
-from django.urls import ResolverMatch, get_urlconf, resolve, set_script_prefix, set_urlconf
-from django.utils.log import log_response
-from django.utils.module_loading import import_string
+from django.core.handlers.wsgi import WSGIHandler
+from django.http import HttpRequest, HttpResponseBase
+from django.urls import ResolverMatch, get_script_prefix, reverse, set_urlconf
 
 # What no API response needs: each one either acts only on what an API request never
 # carries or reads (a session or CSRF cookie, a signed-in user, messages, a static file's
@@ -46,82 +49,79 @@ SKIPPED = frozenset(
     }
 )
 
-# Django's middleware types allow an awaitable answer, which a sync chain never gives.
-Handler = Callable[[HttpRequest], Any]
 StartResponse = Callable[..., Any]
 
-# path -> whether the lean handler serves it now (a switch read at each request).
+# URL name -> whether the lean handler serves its GETs now (a switch read at each request).
 _registered: dict[str, Callable[[], bool]] = {}
 
 
-def register(path: str, enabled: Callable[[], bool]) -> None:
-    """Serve GETs of `path` (exactly, no query) with the lean handler while `enabled()`."""
-    _registered[path] = enabled
+def register(url_name: str, enabled: Callable[[], bool]) -> None:
+    """Serve GETs of the URL named `url_name` (its exact path, no arguments, any query)
+    with the short chain while `enabled()`. The path is reversed when a handler is made,
+    after every app's ready()."""
+    _registered[url_name] = enabled
 
 
-@functools.lru_cache(maxsize=64)
-def _resolve(path: str, urlconf: str | None) -> ResolverMatch:
-    """A registered path's match, found once: it is one exact path, and walking every
-    URL pattern to it again was a measurable part of each request."""
-    return resolve(path, urlconf)
+class ShortChainHandler(WSGIHandler):
+    """Django's WSGI handler on MIDDLEWARE less SKIPPED, for registered URLs only."""
+
+    def __init__(self) -> None:
+        # (path, urlconf) -> its match; only registered paths reach this handler.
+        self.matches: dict[tuple[str, Any], ResolverMatch] = {}
+        super().__init__()
+
+    def load_middleware(self, is_async: bool = False) -> None:
+        # Django's loading, unchanged, on the shorter list: BaseHandler.load_middleware reads
+        # settings.MIDDLEWARE and nothing else says which middleware to load. The list is
+        # put back at once; the application is made when the server imports it, before it
+        # serves any request (and a test makes it on its own thread).
+        full = settings.MIDDLEWARE
+        settings.MIDDLEWARE = [path for path in full if path not in SKIPPED]
+        try:
+            super().load_middleware(is_async)
+        finally:
+            settings.MIDDLEWARE = full
+
+    def resolve_request(self, request: HttpRequest) -> ResolverMatch:
+        # Django's resolution once per path and urlconf: a registered URL is one exact
+        # path, and walking every URL pattern to it again was a measurable part of each
+        # request (docs/decisions/performance.md).
+        key = (request.path_info, getattr(request, "urlconf", settings.ROOT_URLCONF))
+        match = self.matches.get(key)
+        if match is None:
+            match = self.matches[key] = super().resolve_request(request)
+            return match
+        if hasattr(request, "urlconf"):
+            set_urlconf(request.urlconf)  # as Django's resolution does
+        request.resolver_match = match
+        return match
 
 
-def _view(request: HttpRequest) -> HttpResponseBase:
-    """What Django's handler does once the middleware are passed: the URL's view,
-    then the render of a template response (DRF's Response is one)."""
-    match = _resolve(request.path_info, get_urlconf())
-    request.resolver_match = match
-    response = match.func(request, *match.args, **match.kwargs)
-    render = getattr(response, "render", None)
-    return render() if callable(render) else response
-
-
-def _chain(middleware: Iterable[str]) -> Handler:
-    handler: Handler = convert_exception_to_response(_view)
-    for path in reversed([path for path in middleware if path not in SKIPPED]):
-        handler = convert_exception_to_response(import_string(path)(handler))
-    return handler
-
-
-class LeanWSGIHandler:
+class LeanWSGIHandler(WSGIHandler):
     """Django's WSGI application, but for the registered GETs."""
 
-    def __init__(self, django: WSGIHandler) -> None:
-        self.django = django
-        self._chains: dict[tuple[str, ...], Handler] = {}  # by MIDDLEWARE (tests change it)
+    def __init__(self) -> None:
+        super().__init__()
+        self.short = ShortChainHandler()
+        # path -> its switch. Served only for an empty SCRIPT_NAME (below), so the path is
+        # the one reversed in the project's urlconf, without any script prefix.
+        prefix = get_script_prefix()
+        self.paths = {
+            "/" + reverse(name, urlconf=settings.ROOT_URLCONF).removeprefix(prefix): enabled
+            for name, enabled in _registered.items()
+        }
 
-    def __call__(self, environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
-        enabled = _registered.get(environ.get("PATH_INFO", ""))
+    def __call__(self, environ: dict[str, Any], start_response: StartResponse) -> HttpResponseBase:
+        enabled = self.paths.get(environ.get("PATH_INFO", ""))
         if (
-            enabled is None
-            or environ.get("REQUEST_METHOD") != "GET"
-            or environ.get("SCRIPT_NAME")
-            or not enabled()
+            enabled is not None
+            and environ.get("REQUEST_METHOD") == "GET"
+            and not environ.get("SCRIPT_NAME")
+            and enabled()
         ):
-            return self.django(environ, start_response)
-        return self.serve(environ, start_response)
+            return self.serve(environ, start_response)
+        return super().__call__(environ, start_response)
 
-    def serve(self, environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
-        # As WSGIHandler.__call__ and BaseHandler.get_response do, around the shorter chain.
-        set_script_prefix(get_script_name(environ))
-        signals.request_started.send(sender=WSGIHandler, environ=environ)
-        request = WSGIRequest(environ)
-        set_urlconf(settings.ROOT_URLCONF)
-        response: HttpResponse = self._chain()(request)
-        if response.status_code >= 400:
-            log_response(
-                "%s: %s", response.reason_phrase, request.path, response=response, request=request
-            )
-        headers = [
-            *response.items(),
-            *(("Set-Cookie", cookie.output(header="")) for cookie in response.cookies.values()),
-        ]
-        start_response(f"{response.status_code} {response.reason_phrase}", headers)
-        return response  # the server's close() sends request_finished, as Django's does
-
-    def _chain(self) -> Handler:
-        key = tuple(settings.MIDDLEWARE)
-        chain = self._chains.get(key)
-        if chain is None:
-            chain = self._chains[key] = _chain(key)
-        return chain
+    def serve(self, environ: dict[str, Any], start_response: StartResponse) -> HttpResponseBase:
+        """A registered GET, through the short chain."""
+        return self.short(environ, start_response)

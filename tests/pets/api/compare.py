@@ -11,7 +11,6 @@ import io
 from datetime import UTC, datetime
 
 import time_machine
-from django.core.handlers.wsgi import WSGIHandler
 from rest_framework.response import Response
 from rest_framework.test import APIClient
 
@@ -93,13 +92,13 @@ def wsgi_get(query: str, headers: dict[str, str]) -> tuple[str, list[tuple[str, 
         **headers,
     }
     started: list = []
-    application = lean.LeanWSGIHandler(WSGIHandler())
+    application = lean.LeanWSGIHandler()
     body = application(environ, lambda status, headers, *_: started.append((status, headers)))
     try:
         content = b"".join(body)
     finally:
         # Django's response: a server closes it, which ends the request (request_finished).
-        body.close()  # type: ignore[attr-defined]
+        body.close()
     ((status, sent),) = started
     return status, sent, content
 
