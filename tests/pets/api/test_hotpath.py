@@ -9,10 +9,8 @@ the switch off by DRF alone.
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime
 
-import django_filters
 import pytest
 import time_machine
 from django.core import signals
@@ -20,14 +18,8 @@ from django.core.cache import cache
 from django.core.handlers.wsgi import WSGIHandler
 from django.db import close_old_connections
 from django.urls import reverse
-from rest_framework import serializers
 from rest_framework.test import APIClient
 
-from pets.api import hotpath
-from pets.api.filters import PetFilter
-from pets.api.serializers import PetSerializer
-from pets.api.views import PetsView
-from pets.models import PetStatus
 from petstore import wsgi
 from petstore.api.pagination import encode_cursor
 from petstore.apikeys.services import api_key_issue, api_key_revoke
@@ -44,23 +36,6 @@ from tests.pets.api.compare import (
 from tests.pets.helpers import bearer, clear_rate_limits
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def pets(make_pet, cats):
-    return [
-        make_pet(
-            f"P{i} ✓ \u2028" if i == 3 else f"P{i}",
-            status=(PetStatus.SOLD if i % 2 else PetStatus.AVAILABLE),
-            category=cats if i % 3 == 0 else None,
-        )
-        for i in range(7)
-    ]
-
-
-@pytest.fixture
-def no_rate_limits(settings):
-    settings.API_RATE_LIMIT = settings.API_ADDRESS_RATE_LIMIT = ""
 
 
 def test_every_page_of_every_filter_is_answered_alike_by_the_hot_path(
@@ -231,88 +206,6 @@ def test_other_methods_are_drfs_whatever_the_switch(settings, alice_key):
     response = client.options("/v1/pets", **bearer(alice_key.plaintext))
     assert answered_by_drf(response)
     assert response.status_code == 200
-
-
-# --- The serializer and the FilterSet the hot path was written for ------------------------
-
-
-class WithCreatedAt(PetSerializer):
-    createdAt = serializers.DateTimeField(source="created_at")  # noqa: N815 - the API's casing
-
-
-class NameFromStatus(PetSerializer):
-    name = serializers.CharField(source="status")
-
-
-class WriteOnlyName(PetSerializer):
-    name = serializers.CharField(write_only=True)
-
-
-class StatusAsInteger(PetSerializer):
-    status = serializers.ChoiceField(choices=[(1, "available"), (2, "pending"), (3, "sold")])
-
-
-class UpperCaseNames(PetSerializer):
-    def to_representation(self, instance):
-        return {**super().to_representation(instance), "name": instance.name.upper()}
-
-
-class SamePet(PetSerializer):
-    """PetSerializer under another name: the same fields, the same output."""
-
-
-class WithNameFilter(PetFilter):
-    name = django_filters.CharFilter()
-
-
-class StatusExcluded(PetFilter):
-    status = django_filters.ChoiceFilter(choices=PetStatus.choices, exclude=True)
-
-
-LIST_REQUESTS: list[tuple[str, dict]] = [
-    ("/v1/pets?limit=3", {}),
-    ("/v1/pets?status=sold&limit=2", {}),
-]
-
-
-@pytest.mark.parametrize(
-    "serializer", [WithCreatedAt, NameFromStatus, WriteOnlyName, StatusAsInteger, UpperCaseNames]
-)
-def test_a_serializer_that_writes_otherwise_is_left_to_drf(
-    settings, alice_key, pets, no_rate_limits, monkeypatch, caplog, serializer
-):
-    monkeypatch.setattr(PetsView, "serializer_class", serializer)
-    hotpath._answers_for.cache_clear()  # this process's first look at this serializer
-    answers = assert_same(settings, alice_key, LIST_REQUESTS, hot=False)
-    assert [answer[0] for answer in answers] == [200, 200]
-    declined = [r for r in caplog.records if r.name == hotpath.__name__ and "declines" in r.message]
-    assert len(declined) == 1  # once for the process, not per request
-    assert "serializer" in declined[0].message
-
-
-def test_a_serializer_with_one_more_field_gets_drfs_answer_with_that_field(
-    settings, alice_key, pets, no_rate_limits, monkeypatch
-):
-    monkeypatch.setattr(PetsView, "serializer_class", WithCreatedAt)
-    (answer,) = assert_same(settings, alice_key, [("/v1/pets?limit=1", {})], hot=False)
-    assert list(json.loads(answer[2])[0]) == ["id", "name", "categoryId", "status", "createdAt"]
-
-
-def test_a_serializer_with_the_same_fields_keeps_the_hot_path(
-    settings, alice_key, pets, no_rate_limits, monkeypatch
-):
-    monkeypatch.setattr(PetsView, "serializer_class", SamePet)
-    assert_same(settings, alice_key, LIST_REQUESTS, hot=True)
-
-
-@pytest.mark.parametrize("filterset", [WithNameFilter, StatusExcluded])
-def test_a_filterset_that_filters_otherwise_is_left_to_drf(
-    settings, alice_key, pets, no_rate_limits, monkeypatch, caplog, filterset
-):
-    monkeypatch.setattr(PetsView, "filterset_class", filterset)
-    requests = [*LIST_REQUESTS, ("/v1/pets?name=P1", {})]
-    assert_same(settings, alice_key, requests, hot=False)
-    assert "filters" in caplog.text
 
 
 # --- Through the WSGI application: the lean handler (petstore.http.lean) -----------------
