@@ -38,6 +38,8 @@ def as_procfile_argv(exec_line: str) -> list[str]:
     """The unit's command as Procfile.production writes it: the venv's programs and `env` by
     their names, not their paths."""
     argv = command_argv(exec_line)
+    if argv[:1] == ["/usr/bin/env"] and argv[1].startswith(VENV_BIN):
+        argv = argv[1:]  # through env only so that the unit verifies before the install
     return [
         word.removeprefix(VENV_BIN)
         if word.startswith(VENV_BIN)
