@@ -42,16 +42,17 @@ def wait_for(predicate, *, timeout: float = 30.0, interval: float = 0.2, what: s
     pytest.fail(f"timed out after {timeout}s waiting for {what}")
 
 
-def database_url() -> str:
-    """The URL of the test database, for processes started by the test (on a unix socket,
-    the embedded server's, its folder is the URL's host, quoted)."""
+def database_url(name: str = "") -> str:
+    """The URL of the test database, or of database `name` on the same server, for
+    processes started by the test (on a unix socket, the embedded server's, its folder is
+    the URL's host, quoted)."""
     db = connection.settings_dict
     auth = quote(db["USER"] or "", safe="")
     if db.get("PASSWORD"):
         auth += f":{quote(db['PASSWORD'], safe='')}"
     host = quote(db["HOST"] or "127.0.0.1", safe="")
     port = f":{db['PORT']}" if db["PORT"] else ""
-    return f"postgres://{auth}@{host}{port}/{db['NAME']}"
+    return f"postgres://{auth}@{host}{port}/{name or db['NAME']}"
 
 
 class OwnRedis:

@@ -23,12 +23,11 @@ from pathlib import Path
 import psycopg
 import pytest
 import requests
-from django.db import connection
 from packaging.markers import Marker
 from packaging.utils import canonicalize_name
 from psycopg import sql
 
-from tests.processes import ROOT, OwnRedis, free_port
+from tests.processes import ROOT, OwnRedis, database_url, free_port
 
 pytestmark = pytest.mark.timeout(900)
 
@@ -134,20 +133,13 @@ def test_the_marker_of_a_locked_package_decides_whether_it_is_expected():
 
 @pytest.fixture
 def fresh_database():
-    server = connection.settings_dict
-    params = {
-        "host": server["HOST"] or "127.0.0.1",
-        "port": server["PORT"] or 5432,
-        "user": server["USER"],
-        "password": server["PASSWORD"] or None,
-    }
+    """A new database on the test server (the machine's, or the run's own on its socket)."""
     name = f"petstore_readme_{os.getpid()}"
-    with psycopg.connect(dbname="postgres", autocommit=True, **params) as admin:
+    with psycopg.connect(database_url("postgres"), autocommit=True) as admin:
         admin.execute(sql.SQL("DROP DATABASE IF EXISTS {}").format(sql.Identifier(name)))
         admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-    auth = params["user"] + (f":{params['password']}" if params["password"] else "")
-    yield f"postgres://{auth}@{params['host']}:{params['port']}/{name}"
-    with psycopg.connect(dbname="postgres", autocommit=True, **params) as admin:
+    yield database_url(name)
+    with psycopg.connect(database_url("postgres"), autocommit=True) as admin:
         admin.execute(
             sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
         )

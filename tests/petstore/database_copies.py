@@ -22,8 +22,7 @@ from tests.processes import database_url
 
 def _admin(statement: str) -> None:
     """`statement` on the server's "postgres" database, outside any transaction."""
-    url = database_url().rsplit("/", 1)[0] + "/postgres"
-    with psycopg.connect(url, autocommit=True) as admin:
+    with psycopg.connect(database_url("postgres"), autocommit=True) as admin:
         admin.execute(statement.encode())
 
 
