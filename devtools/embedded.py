@@ -23,7 +23,7 @@ import subprocess
 import tempfile
 import time
 import warnings
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote
@@ -120,12 +120,15 @@ def log_tail(path: Path, lines: int = 5) -> str:
         return "(no log)"
 
 
-def wait_until_up(what: str, process: subprocess.Popen, answers: object, log: Path) -> None:
+def wait_until_up(
+    what: str, process: subprocess.Popen, answers: Callable[[], bool], log: Path
+) -> None:
+    """Until `answers()`, bounded; a server that exits or stays silent is one line."""
     deadline = time.monotonic() + START_TIMEOUT
     while time.monotonic() < deadline:
         if process.poll() is not None:
             raise ServerError(f"{what} exited at start ({process.returncode}): {log_tail(log)}")
-        if callable(answers) and answers():
+        if answers():
             return
         time.sleep(0.05)
     process.kill()
