@@ -287,6 +287,11 @@ def run() -> int:
         except embedded.ServerError as exc:
             print(f"make run: {exc}", file=sys.stderr)
             return 1
+        except subprocess.CalledProcessError as failed:
+            # Its own output, above, says why; the servers are stopped already.
+            step = " ".join(Path(word).name for word in failed.cmd[1:3])
+            print(f"make run: {step} failed (exit {failed.returncode}); see above", file=sys.stderr)
+            return 1
 
 
 def web_ready(port: int) -> bool:

@@ -124,3 +124,23 @@ def test_make_run_serves_on_postgresql_and_redis_from_their_wheels_and_stops_the
         run.interrupt()
     assert servers_of(var) == [], run.output()[-3000:]
     assert not (var / "run" / "redis.sock").exists()
+
+
+def test_a_step_that_fails_before_the_processes_start_is_one_line_and_stops_the_servers(var):
+    """A migration that cannot run (the settings file names a database no server serves)
+    ends `make run` with one line after the command's own output, not a traceback of ours,
+    and leaves the Redis it started no longer running."""
+    var.mkdir(parents=True)
+    (var / "local.env").write_text("DEBUG=1\nDATABASE_URL=postgres://postgres@127.0.0.1:1/none\n")
+    result = make_run(
+        var,
+        PORT=free_port(),
+        HTTPS_PORT=free_port(),
+        EDGE_CERTIFICATES_PORT=free_port(),
+        DOMAINS_DEV_DNS_PORT=free_udp_and_tcp_port(),
+    )
+    assert result.returncode != 0
+    lines = result.stderr.strip().splitlines()
+    assert "make run: manage.py migrate failed (exit 1); see above" in lines, result.stderr[-2000:]
+    assert not any("CalledProcessError" in line for line in lines)
+    assert servers_of(var) == []
