@@ -20,7 +20,7 @@ from petstore.api.exceptions import ErrorCode
 from petstore.api.pagination import LINK_HEADER, PARAMETERS
 
 TAG = "Domains"
-# Where the webhook endpoints' operations go when they are built: their own tag.
+# The webhook endpoints' operations: their own tag.
 WEBHOOKS_TAG = "Webhooks"
 
 
@@ -51,8 +51,6 @@ COMMON = {
     406: openapi.NOT_ACCEPTABLE,
     429: openapi.RATE_LIMITED,
 }
-# The platform's, under the names webhooks.py uses until it takes them from the platform.
-BODY_ERRORS = openapi.BODY_ERRORS
 
 SLUG = OpenApiParameter("slug", OpenApiTypes.STR, OpenApiParameter.PATH, description="Project.")
 HOSTNAME = OpenApiParameter(
@@ -61,10 +59,7 @@ HOSTNAME = OpenApiParameter(
     OpenApiParameter.PATH,
     description="The domain's name as stored (ASCII, `xn--` for Unicode names), any case.",
 )
-REDIRECT_ID = OpenApiParameter(
-    "id", OpenApiTypes.INT64, OpenApiParameter.PATH, description="The redirect's id."
-)
-LOCATION = openapi.LOCATION
+REDIRECT_ID = openapi.path_id("id", "The redirect's id.")
 
 
 def listed(description: str, item: type) -> dict[str, Any]:

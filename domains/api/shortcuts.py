@@ -7,11 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth.models import User
-from django.db.models import QuerySet
 from rest_framework.exceptions import NotAuthenticated, NotFound
 from rest_framework.request import Request
-from rest_framework.response import Response
-from rest_framework.views import APIView
 
 from domains.api.errors import REFUSALS
 from domains.api.serializers import DomainSerializer
@@ -85,14 +82,3 @@ def webhook_in(project: Project, raw_id: str) -> WebhookEndpoint:
 
 def domain_data(domain: Domain) -> dict[str, Any]:
     return DomainSerializer(domain, context={"contested": is_contested(domain)}).data
-
-
-# --- the base view's steps, for webhooks.py until its views derive from it ----------
-
-json_object = BaseAPIView.json_object
-valid = BaseAPIView.valid
-service = REFUSALS.run
-
-
-def page(view: APIView, request: Request, queryset: QuerySet, output: type) -> Response:
-    return BaseAPIView.page(view, request, queryset, output)  # type: ignore[arg-type]

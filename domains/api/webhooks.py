@@ -7,12 +7,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
 from domains.api import openapi
 from domains.api.serializers import (
@@ -21,17 +19,14 @@ from domains.api.serializers import (
     WebhookDeliverySerializer,
     WebhookSerializer,
 )
-from domains.api.shortcuts import json_object, page, project_of, service, valid, webhook_in
+from domains.api.shortcuts import DomainsAPIView, project_of, webhook_in
 from domains.models import WebhookEndpoint
 from domains.selectors import webhook_deliveries, webhook_endpoints
 from domains.services import webhooks
 from petstore.api import idempotency
 from petstore.api import openapi as platform_openapi
-from petstore.api.idempotency import Answer
 
-WEBHOOK_ID = OpenApiParameter(
-    "id", OpenApiTypes.INT64, OpenApiParameter.PATH, description="The webhook endpoint's id."
-)
+WEBHOOK_ID = platform_openapi.path_id("id", "The webhook endpoint's id.")
 
 
 def _created(endpoint: WebhookEndpoint, secret: str) -> dict[str, Any]:
@@ -40,7 +35,7 @@ def _created(endpoint: WebhookEndpoint, secret: str) -> dict[str, Any]:
     return data
 
 
-class WebhooksView(APIView):
+class WebhooksView(DomainsAPIView):
     @extend_schema(
         operation_id="listWebhooks",
         summary="List a project's webhook endpoints",
@@ -49,7 +44,7 @@ class WebhooksView(APIView):
     )
     def get(self, request: Request, slug: str) -> Response:
         project = project_of(request, slug)
-        return page(self, request, webhook_endpoints(project).order_by("id"), WebhookSerializer)
+        return self.page(request, webhook_endpoints(project).order_by("id"), WebhookSerializer)
 
     @extend_schema(
         operation_id="createWebhook",
@@ -66,7 +61,7 @@ class WebhooksView(APIView):
         request=NewWebhookSerializer,
         parameters=[
             openapi.SLUG,
-            openapi.LOCATION,
+            platform_openapi.LOCATION,
             *idempotency.parameters(statuses=[201]),
             *platform_openapi.ERROR_HEADERS,
         ],
@@ -82,29 +77,27 @@ class WebhooksView(APIView):
             ),
             **openapi.COMMON,
             409: openapi.refusal("webhook_limit: the project has its maximum of endpoints."),
-            **openapi.BODY_ERRORS,
+            **platform_openapi.BODY_ERRORS,
         },
     )
     def post(self, request: Request, slug: str) -> Response:
         project = project_of(request, slug)
-        body = json_object(request)
-        data = valid(NewWebhookSerializer, body)
+        body = self.json_object(request)
+        data = self.valid(NewWebhookSerializer, body)
         # The URL's DNS before idempotency's transaction: no row or snapshot waits on it.
-        target = service(lambda: webhooks.endpoint_check(project=project, url=data["url"]))
+        target = self.service(lambda: webhooks.endpoint_check(project=project, url=data["url"]))
 
-        def create() -> Answer:
-            made = service(
+        def create() -> idempotency.Answer:
+            made = self.service(
                 lambda: webhooks.endpoint_create(project=project, url=target, events=data["events"])
             )
-            location = request.build_absolute_uri(
-                f"/v1/projects/{project.slug}/webhooks/{made.endpoint.pk}"
-            )
-            return Answer(201, _created(made.endpoint, made.secret), {"Location": location})
+            body = _created(made.endpoint, made.secret)
+            return self.created(body, "api-webhook", slug=project.slug, id=made.endpoint.pk)
 
         return idempotency.run(request, body, create)
 
 
-class WebhookDetailView(APIView):
+class WebhookDetailView(DomainsAPIView):
     @extend_schema(
         operation_id="getWebhook",
         summary="Get a webhook endpoint",
@@ -137,7 +130,7 @@ _DELIVERIES = openapi.listed(
 _DELIVERIES["parameters"] = [WEBHOOK_ID, *_DELIVERIES["parameters"]]
 
 
-class WebhookDeliveriesView(APIView):
+class WebhookDeliveriesView(DomainsAPIView):
     @extend_schema(
         operation_id="listWebhookDeliveries",
         summary="List a webhook endpoint's deliveries",
@@ -147,4 +140,4 @@ class WebhookDeliveriesView(APIView):
     def get(self, request: Request, slug: str, id: str) -> Response:
         endpoint = webhook_in(project_of(request, slug), id)
         entries = webhook_deliveries(endpoint).order_by("id")
-        return page(self, request, entries, WebhookDeliverySerializer)
+        return self.page(request, entries, WebhookDeliverySerializer)

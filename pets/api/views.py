@@ -134,9 +134,7 @@ class PetDetailView(BaseAPIView):
         ),
         deprecated=True,
         parameters=[
-            OpenApiParameter(
-                "petId", OpenApiTypes.INT64, OpenApiParameter.PATH, description="The pet's id."
-            ),
+            openapi.path_id("petId", "The pet's id."),
             OpenApiParameter(
                 "Deprecation",
                 OpenApiTypes.STR,

@@ -116,6 +116,11 @@ LOCATION = OpenApiParameter(
 )
 
 
+def path_id(name: str, what: str) -> OpenApiParameter:
+    """A row id in the path (petstore.api.ids: anything but a decimal int64 is a 404)."""
+    return OpenApiParameter(name, OpenApiTypes.INT64, OpenApiParameter.PATH, description=what)
+
+
 def only_v1_endpoints(endpoints: list[Endpoint], **kwargs: Any) -> list[Endpoint]:
     """Preprocessing hook: the document describes the /v1 operations only."""
     return [
