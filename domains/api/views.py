@@ -92,12 +92,7 @@ class DomainsView(DomainsAPIView):
             "the `dns_records` of the answer, then ask for a check (`verifyDomain`)."
         ),
         request=NewDomainSerializer,
-        parameters=[
-            openapi.SLUG,
-            platform_openapi.LOCATION,
-            *idempotency.parameters(statuses=[201]),
-            *platform_openapi.ERROR_HEADERS,
-        ],
+        parameters=platform_openapi.creating(openapi.SLUG),
         responses={
             201: OpenApiResponse(DomainSerializer, description="The domain added."),
             400: openapi.refusal(
@@ -284,12 +279,7 @@ class RedirectsView(DomainsAPIView):
         tags=[openapi.TAG],
         description="Requests to `from` are answered with a redirect to `to` (a live domain).",
         request=NewRedirectSerializer,
-        parameters=[
-            openapi.SLUG,
-            platform_openapi.LOCATION,
-            *idempotency.parameters(statuses=[201]),
-            *platform_openapi.ERROR_HEADERS,
-        ],
+        parameters=platform_openapi.creating(openapi.SLUG),
         responses={
             201: OpenApiResponse(RedirectSerializer, description="The redirect."),
             400: openapi.refusal(

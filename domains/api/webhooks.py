@@ -59,12 +59,7 @@ class WebhooksView(DomainsAPIView):
             "with the code `webhook_create_limit`, before any DNS is asked."
         ),
         request=NewWebhookSerializer,
-        parameters=[
-            openapi.SLUG,
-            platform_openapi.LOCATION,
-            *idempotency.parameters(statuses=[201]),
-            *platform_openapi.ERROR_HEADERS,
-        ],
+        parameters=platform_openapi.creating(openapi.SLUG),
         responses={
             201: OpenApiResponse(NewWebhookAnswerSerializer, description="The endpoint."),
             400: openapi.refusal(

@@ -83,11 +83,7 @@ class PetsView(ListModelMixin, GenericAPIView, BaseAPIView):
         operation_id="createPet",
         summary="Add a pet",
         request=NewPetSerializer,
-        parameters=[
-            openapi.LOCATION,
-            *idempotency.parameters(statuses=[201]),
-            *openapi.ERROR_HEADERS,
-        ],
+        parameters=openapi.creating(),
         responses={
             201: OpenApiResponse(PetSerializer, description="The created pet."),
             400: openapi.error(

@@ -13,6 +13,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers
 
+from petstore.api import idempotency
 from petstore.api.exceptions import ErrorCode
 
 STABILITY_LEVELS = ("experimental", "beta")
@@ -114,6 +115,12 @@ LOCATION = OpenApiParameter(
     required=True,
     description="URL of what was created.",
 )
+
+
+def creating(*path: OpenApiParameter) -> list[OpenApiParameter]:
+    """The parameters of an operation that creates (a 201 through BaseAPIView.created):
+    the path's, then `Location`, the Idempotency-Key pair and the Error headers."""
+    return [*path, LOCATION, *idempotency.parameters(statuses=[201]), *ERROR_HEADERS]
 
 
 def path_id(name: str, what: str) -> OpenApiParameter:
