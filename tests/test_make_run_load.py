@@ -1,4 +1,4 @@
-"""`make run`'s web process under load: 8 clients creating pets for a minute, some of their
+"""`make run`'s web process under load: 8 clients creating pets for 20 seconds, some of their
 connections cut off mid-request and the create retried with the same Idempotency-Key.
 
 The server is started from petstore/Procfile's `web` line, the one `make run` starts, on
@@ -32,7 +32,7 @@ import pytest
 from devtools.devserver import procfile_command
 from tests.processes import ROOT, free_port, service_env, wait_for
 
-LOAD_SECONDS = 60
+LOAD_SECONDS = 20
 CLIENTS = 8
 # Each create is, at random: plain; cut after half its body (then retried); cut after the
 # whole request, before the answer (then retried); sent with a Content-Length 100 bytes
