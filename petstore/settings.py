@@ -350,6 +350,9 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 300)
 CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 240)
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# Celery's consumer, kept alive when a broker restart finds it holding unacknowledged
+# messages (petstore/brokerloss.py).
+CELERY_WORKER_CONSUMER = "petstore.brokerloss:Consumer"
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 # Two queues, so a slow DNS check never sits in front of certificate work: `checks` (the
 # checks, the sweep, and anything not routed) and `certificates` (issuance and renewal).
