@@ -50,9 +50,10 @@ class Consumer(CeleryConsumer):
 
 
 class Request(CeleryRequest):
+    # Celery's strategy passes everything after the message by keyword.
     def __init__(
-        self, message: Message, *args: Any, connection_errors: tuple[type[BaseException], ...] = (),
+        self, message: Message, *, connection_errors: tuple[type[BaseException], ...] = (),
         **kwargs: Any,
     ) -> None:  # fmt: skip
         errors = (*(connection_errors or ()), *DETACHED_CHANNEL_ERRORS)
-        super().__init__(message, *args, connection_errors=errors, **kwargs)
+        super().__init__(message, connection_errors=errors, **kwargs)

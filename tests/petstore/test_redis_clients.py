@@ -5,6 +5,7 @@ with the same REDIS_TIMEOUT. A client without them waits for a hung Redis for ev
 from __future__ import annotations
 
 import ast
+from typing import Any
 
 from django.conf import settings
 
@@ -48,8 +49,9 @@ def test_a_client_waits_redis_timeout_to_connect_and_to_read(settings):
 
 def test_the_cache_and_the_broker_have_the_timeouts():
     timeout = settings.REDIS_TIMEOUT
-    options = settings.CACHES["default"]["OPTIONS"]
+    options: Any = settings.CACHES["default"]["OPTIONS"]  # the stubs type it loosely
     assert (options["socket_connect_timeout"], options["socket_timeout"]) == (timeout, timeout)
     transport = app.conf.broker_transport_options
     assert (transport["socket_connect_timeout"], transport["socket_timeout"]) == (timeout, timeout)
-    assert app.conf.task_publish_retry_policy["max_retries"] == 1
+    policy: dict[str, float] = app.conf.task_publish_retry_policy
+    assert policy["max_retries"] == 1
