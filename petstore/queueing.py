@@ -34,6 +34,10 @@ _R = TypeVar("_R")
 
 
 class QueueTask(DjangoTask[_P, _R]):
+    # A finished task whose broker connection was lost meanwhile is not a reason for the
+    # worker to exit (petstore/brokerloss.py).
+    Request = "petstore.brokerloss:Request"
+
     def apply_async(self, *args, **kwargs):
         try:
             return super().apply_async(*args, **kwargs)

@@ -174,8 +174,19 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # Unset: the embedded server (`make run`), its database 0 the cache, 1 the Celery broker.
 EMBEDDED_REDIS_SOCKET = EMBEDDED_SOCKETS / "redis.sock"
 REDIS_URL = env_str("REDIS_URL") or f"unix://{EMBEDDED_REDIS_SOCKET}?db=0"
+# Seconds every Redis client waits to connect and for each answer (the cache, the broker,
+# the rate limits, the API-key cache, the metrics store: petstore/redisclients.py). A hung
+# Redis then costs a call this long and the caller goes on as in an outage: rate limits fail
+# open, keys are looked up in the database, a task not queued is queued again by the sweep.
+# A request makes at most five such calls (key, two limits, a publish tried twice): a hung
+# Redis leaves it answered within 2.5 s. A healthy Redis answers in well under a millisecond.
+REDIS_TIMEOUT = env_float("REDIS_TIMEOUT", 0.5)
 CACHES = {
-    "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}
+    "default": {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": REDIS_URL,
+        "OPTIONS": {"socket_connect_timeout": REDIS_TIMEOUT, "socket_timeout": REDIS_TIMEOUT},
+    }
 }
 
 # --- Auth, i18n, static -----------------------------------------------------
@@ -339,7 +350,20 @@ SPECTACULAR_SETTINGS = {
 CELERY_BROKER_URL = env_str("CELERY_BROKER_URL") or (
     REDIS_URL if env_str("REDIS_URL") else f"redis+socket://{EMBEDDED_REDIS_SOCKET}?virtual_host=1"
 )
-CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": 3600,
+    "socket_connect_timeout": REDIS_TIMEOUT,
+    "socket_timeout": REDIS_TIMEOUT,
+}
+# One retry of a publish that failed: a pooled connection that a restarted Redis closed is
+# opened again; a Redis that does not answer costs two REDIS_TIMEOUTs, and the sweep queues
+# the work later (petstore/queueing.py). Celery's default (3 retries) would hold a request 4.
+CELERY_TASK_PUBLISH_RETRY_POLICY = {
+    "max_retries": 1,
+    "interval_start": 0,
+    "interval_step": 0.2,
+    "interval_max": 0.2,
+}
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TASK_SERIALIZER = "json"
@@ -350,6 +374,9 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 300)
 CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 240)
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# Celery's consumer, kept alive when a broker restart finds it holding unacknowledged
+# messages (petstore/brokerloss.py).
+CELERY_WORKER_CONSUMER = "petstore.brokerloss:Consumer"
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 # Two queues, so a slow DNS check never sits in front of certificate work: `checks` (the
 # checks, the sweep, and anything not routed) and `certificates` (issuance and renewal).

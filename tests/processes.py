@@ -193,12 +193,15 @@ class Worker:
 
     `pool="solo"` runs tasks in the main process; `purge=True` drops messages a
     previous test left on the queue; `queues` (comma-separated) limits what it consumes,
-    as production's workers do (by default: every queue).
+    as production's workers do (by default: every queue). `production="certificates"`
+    (or "worker", "webhooks") runs that line of Procfile.production instead, through a
+    shell as a process manager does, its options (pool, queue, gossip, heartbeats) as
+    production has them, named `name` on this host.
     """
 
     def __init__(
         self, env: dict[str, str], tmp_path: Path, name: str, *,
-        pool: str = "prefork", purge: bool = False, queues: str = "",
+        pool: str = "prefork", purge: bool = False, queues: str = "", production: str = "",
     ):  # fmt: skip
         self.name = f"{name}-{os.getpid()}@{socket.gethostname()}"
         self.log_path = tmp_path / f"worker-{name}.log"
@@ -208,6 +211,11 @@ class Worker:
             "--without-heartbeat", "--loglevel", "INFO", "-n", self.name,
             *(["--purge"] if purge else []), *(["-Q", queues] if queues else []),
         ]  # fmt: skip
+        if production:
+            line = procfile_command(production, PRODUCTION_PROCFILE)
+            # The line's own -n names the worker by its host; the last -n wins.
+            command = ["/bin/sh", "-c", f"exec {line} -n {self.name}"]
+            env = {**env, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"}
         self.process = spawn(command, env=env, log_path=self.log_path)
 
     def log(self) -> str:

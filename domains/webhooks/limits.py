@@ -28,6 +28,8 @@ from datetime import timedelta
 import redis
 from django.conf import settings
 
+from petstore.redisclients import redis_client
+
 log = logging.getLogger(__name__)
 
 PREFIX = "webhooks:"
@@ -57,7 +59,7 @@ return 1
 def _redis() -> redis.Redis:
     url = settings.REDIS_URL
     if url not in _clients:
-        _clients[url] = redis.Redis.from_url(url, socket_timeout=2, socket_connect_timeout=2)
+        _clients[url] = redis_client(url)
     return _clients[url]
 
 

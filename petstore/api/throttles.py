@@ -45,6 +45,7 @@ from rest_framework.request import Request
 
 from petstore.apikeys.models import ApiKey
 from petstore.http.clientaddress import client_address
+from petstore.redisclients import redis_client
 
 if TYPE_CHECKING:  # DRF imports these classes while it defines APIView
     from rest_framework.views import APIView
@@ -124,9 +125,9 @@ def _seconds(milliseconds: int) -> int:
 
 @functools.lru_cache(maxsize=4)
 def _client(url: str) -> redis.Redis:
-    """A client of the cache's Redis (CACHES names REDIS_URL), with a pool of its own; the
+    """A client of the cache's Redis (CACHES names REDIS_URL), with a pool of its own; its
     timeouts bound what a hung Redis costs a request before the limits fail open."""
-    return redis.Redis.from_url(url, socket_connect_timeout=1, socket_timeout=1)
+    return redis_client(url)
 
 
 def _run(cache: Any, script: str, key: str, window: int) -> tuple[int, int]:

@@ -49,6 +49,7 @@ from django.db import DEFAULT_DB_ALIAS, transaction
 from django.db.models import Model
 
 from petstore.apikeys.models import ApiKey
+from petstore.redisclients import redis_client
 
 log = logging.getLogger(__name__)
 
@@ -178,7 +179,7 @@ def _forget_now(prefixes: tuple[str, ...]) -> None:
 
 def _broadcast(prefixes: tuple[str, ...]) -> None:
     """Publish the prefixes and wait until every subscribed process has dropped them."""
-    client = redis.Redis.from_url(settings.REDIS_URL, socket_timeout=ACK_TIMEOUT + 3)
+    client = redis_client(settings.REDIS_URL, read_timeout=ACK_TIMEOUT + 3)
     try:
         ack = f"{_channel()}:ack:{uuid.uuid4().hex}"
         receivers = client.publish(_channel(), json.dumps({"prefixes": prefixes, "ack": ack}))
@@ -234,7 +235,7 @@ class _Local:
             time.sleep(1)
 
     def _listen(self) -> None:
-        client = redis.Redis.from_url(self.redis_url, socket_timeout=DEAD_AFTER)
+        client = redis_client(self.redis_url, read_timeout=DEAD_AFTER)
         pubsub = client.pubsub()
         pubsub.subscribe(self.channel)
         heard = next_ping = time.monotonic()

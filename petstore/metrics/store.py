@@ -36,6 +36,8 @@ from prometheus_client import CollectorRegistry, Counter, Histogram
 from prometheus_client.metrics_core import Metric
 from prometheus_client.multiprocess import MultiProcessCollector
 
+from petstore.redisclients import redis_client
+
 log = logging.getLogger(__name__)
 
 # The families defined by any module of the project; every process defines all of them
@@ -91,7 +93,7 @@ class Store(Protocol):
 
 class RedisStore:
     def __init__(self, url: str, interval: float) -> None:
-        self.client = redis.Redis.from_url(url, socket_timeout=2, socket_connect_timeout=2)
+        self.client = redis_client(url)
         self.interval = interval
         self.lock = threading.Lock()
         self.pushed: dict[Key, float] = {}

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 
-import pytest
 import requests
 from django.test import Client
 from django.utils import timezone
@@ -23,18 +22,7 @@ from petstore.apikeys.services import api_key_issue
 from petstore.celery import app
 from petstore.models import TaskFailure
 from tests.fixtures.domains import TARGET
-from tests.processes import OwnRedis, service_env, wait_for, web_server
-
-
-@pytest.fixture
-def own_redis(settings, tmp_path):
-    """The test's own Redis: cache on db 0, broker on db 1, for every process it starts."""
-    server = OwnRedis(tmp_path).start()
-    settings.REDIS_URL, settings.CELERY_BROKER_URL = server.url(0), server.url(1)
-    try:
-        yield server
-    finally:
-        server.kill()
+from tests.processes import service_env, wait_for, web_server
 
 
 def _csrf_token(html: str) -> str:

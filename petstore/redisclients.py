@@ -1,0 +1,26 @@
+"""Every Redis client of ours, with connect and read timeouts (`REDIS_TIMEOUT`).
+
+A Redis that is hung (paused, swapping, a saturated network) accepts connections and
+answers nothing; a client without timeouts waits for it for ever, and a web request or a
+task with it. Each client here fails within `REDIS_TIMEOUT` instead, and its caller treats
+that as the outage it is: the rate limits fail open, API keys are looked up in the database,
+metrics stay in the process until Redis is back. The Django cache (`CACHES`) and the Celery
+broker (`CELERY_BROKER_TRANSPORT_OPTIONS`) get the same timeouts in settings.
+`tests/petstore/test_redis_clients.py` fails on a client made anywhere else.
+"""
+
+from __future__ import annotations
+
+import redis
+from django.conf import settings
+
+
+def redis_client(url: str, *, read_timeout: float | None = None) -> redis.Redis:
+    """A client of the Redis at `url`, with a pool of its own. `read_timeout` for a caller
+    whose command itself waits (a blocking pop, a subscription's silence), longer than
+    REDIS_TIMEOUT; connecting never waits longer than REDIS_TIMEOUT."""
+    return redis.Redis.from_url(
+        url,
+        socket_connect_timeout=settings.REDIS_TIMEOUT,
+        socket_timeout=settings.REDIS_TIMEOUT if read_timeout is None else read_timeout,
+    )
