@@ -10,9 +10,9 @@ import pytest
 from domains.choices import State
 from domains.models import Certificate, Domain, DomainEvent
 from domains.services import certificates
-from domains.services.custom_domains import domain_request_check
+from domains.services.custom_domains import domain_add, domain_request_check
 from domains.services.verification import domain_check
-from tests.fixtures.domains import T0, TARGET, check
+from tests.fixtures.domains import T0, TARGET, check, go_live
 
 pytestmark = pytest.mark.django_db
 
@@ -172,3 +172,14 @@ def test_a_new_domain_without_its_record_is_still_told_to_create_it(dns_server, 
     domain = check(www)
     assert domain.check_code == "nxdomain"
     assert "does not exist in DNS yet" in domain.check_message
+
+
+def test_a_live_apex_whose_alias_left_is_told_its_alias_is_gone(dns_server, shop, alice):
+    apex = go_live(domain_add(project=shop, hostname="example.test", actor=alice))
+    dns_server.add("example.test", "MX", "10 mail.example.test.")  # the A/AAAA left
+    domain = check(apex)
+    assert domain.check_code == "no_record"
+    assert domain.check_message.startswith(
+        f"example.test no longer has its ALIAS or ANAME record pointing to {TARGET}. It was "
+        "there when the domain went live"
+    )
