@@ -100,6 +100,9 @@ TEMPORARY_CHECK_CODES = frozenset(
     {CheckCode.DNS_TIMEOUT, CheckCode.DNS_SERVFAIL, CheckCode.TARGET_UNRESOLVED}
 )
 
+# The record is not there at all: "not yet" for a new claim, "gone" for a domain that was served.
+MISSING_RECORD_CODES = frozenset({CheckCode.NO_RECORD, CheckCode.NXDOMAIN})
+
 
 class Action(models.TextChoices):
     """What an Activity line (DomainEvent) records, in the owner's words."""

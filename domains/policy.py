@@ -105,6 +105,14 @@ DIGEST_WINDOW = timedelta(minutes=2)
 EVENT_REPEAT_AFTER = timedelta(days=1)
 
 
+# --- The owner's address (domains/services/notifications.py) ---
+
+# A confirmation link for a new address works this long.
+EMAIL_CONFIRMATION_MAX_AGE = timedelta(days=2)
+# Confirmation mails one user may have sent in an hour: the form mails any address typed.
+EMAIL_CONFIRMATIONS_PER_HOUR = 5
+
+
 # --- Deliveries of owner events (domains/channels/) ---
 
 # Delays before the n-th retry of a webhook delivery: the first within a minute, then

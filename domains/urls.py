@@ -7,7 +7,7 @@ reads like what it shows: /dashboard/projects/shop/domains/www.example.com/.
 from django.urls import path
 from django.views.generic import RedirectView
 
-from domains.dashboard import views, webhooks
+from domains.dashboard import account, views, webhooks
 
 app_name = "dashboard"
 
@@ -22,6 +22,13 @@ urlpatterns = [
         "dashboard/settings/notifications/",
         views.notification_settings,
         name="notification_settings",
+    ),
+    path("dashboard/settings/account/", account.account, name="account"),
+    path(
+        # The signed link mailed to a new address (domains/services/notifications.py).
+        "dashboard/settings/account/confirm/<str:token>/",
+        account.account_confirm,
+        name="account_confirm",
     ),
     path(_webhooks + "add/", webhooks.webhook_add, name="webhook_add"),
     path(_webhooks + "<int:pk>/", webhooks.webhook_detail, name="webhook_detail"),

@@ -117,6 +117,17 @@ class NotificationsForm(forms.Form):
     )
 
 
+class OwnerEmailForm(forms.Form):
+    """Settings → Account: the address owner mail should go to (the service checks it)."""
+
+    email = forms.CharField(
+        label="New address",
+        max_length=254,
+        widget=forms.EmailInput(attrs={"autocomplete": "email"}),
+        help_text="A link goes to this address; owner mail goes there once you open it.",
+    )
+
+
 class WebhookForm(forms.Form):
     """Add a webhook endpoint: the URL is checked by the service (the address guard)."""
 

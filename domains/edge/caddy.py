@@ -11,7 +11,9 @@ Certificates come from the loopback endpoint (domains/edge/wsgi.py) during each
 handshake: the automation policy is a catch-all with that manager, whose URL carries
 the endpoint's secret (Caddy's http manager sends no header of ours), so this
 document is written mode 0600. Where it has
-nothing (204), Caddy would go on to issue from its own ACME issuers for whatever
+nothing (204), a second manager gets the edge's placeholder certificate from the same
+endpoint (domains/edge/fallback.py), so the handshake completes. Without a certificate
+from a manager, Caddy would go on to issue from its own ACME issuers for whatever
 name a client sent; its on-demand permission asks the same endpoint, which always
 refuses: only the platform, after proving a domain, issues. The platform's own
 names use the operator's files (EDGE_PLATFORM_CERTIFICATE), which Caddy loads.
@@ -28,7 +30,7 @@ from typing import Any
 
 from django.conf import settings
 
-from domains.edge.paths import CERTIFICATE_PATH, PERMISSION_PATH
+from domains.edge.paths import CERTIFICATE_PATH, FALLBACK_PATH, PERMISSION_PATH
 from petstore.http.requestid import REQUEST_ID_PATTERN
 
 
@@ -148,9 +150,12 @@ def _server(port: int, scheme: str) -> dict[str, Any]:
 
 def _tls(secret: str) -> dict[str, Any]:
     manager = {"via": "http", "url": endpoint(f"{CERTIFICATE_PATH}/{secret}")}
+    # Asked when the first had none for the name (Caddy tries its managers in order): the
+    # placeholder certificate, so the handshake completes rather than ending in an alert.
+    fallback = {"via": "http", "url": endpoint(f"{FALLBACK_PATH}/{secret}")}
     tls: dict[str, Any] = {
         "automation": {
-            "policies": [{"get_certificate": [manager]}],
+            "policies": [{"get_certificate": [manager, fallback]}],
             "on_demand": {"permission": {"module": "http", "endpoint": endpoint(PERMISSION_PATH)}},
         }
     }

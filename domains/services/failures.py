@@ -10,13 +10,15 @@ first failed check, then stops.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
 from django.conf import settings
+from django.template.loader import render_to_string
 from django.utils import timezone
 
-from domains.choices import Action, State
+from domains.choices import MISSING_RECORD_CODES, Action, CheckCode, State
 from domains.dns.diagnosis import CheckResult
 from domains.models import Domain
 from domains.policy import backoff_delay, temporary_failure_limit, verify_window
@@ -38,10 +40,25 @@ def result_fields(result: CheckResult, now: datetime, message: str | None = None
 
 def record_failure(domain: Domain, result: CheckResult) -> None:
     """Record a failing check, under the domain's row lock (domains/services/verification.py)."""
+    if result.code in MISSING_RECORD_CODES and (
+        domain.is_live or domain.state == State.MISCONFIGURED
+    ):
+        result = replace(result, message=record_gone(domain, result))
     if domain.is_live:
         _record_live_failure(domain, result)
     else:
         _record_claim_failure(domain, result)
+
+
+def record_gone(domain: Domain, result: CheckResult) -> str:
+    """What a domain that was served is told when its record is missing: gone, not "yet"."""
+    context = {
+        "hostname": domain.hostname_unicode,
+        "target": settings.PLATFORM_CNAME_TARGET,
+        "apex": domain.is_apex,
+        "nxdomain": result.code == CheckCode.NXDOMAIN,
+    }
+    return render_to_string("domains/copy/record_gone.txt", context).strip()
 
 
 def _record_live_failure(domain: Domain, result: CheckResult) -> None:

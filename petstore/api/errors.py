@@ -54,14 +54,26 @@ def _code_for(exc: exceptions.APIException) -> str:
     return ErrorCode.INTERNAL_ERROR if exc.status_code >= 500 else ErrorCode.BAD_REQUEST
 
 
+def _messages(detail: Any) -> list[str]:
+    """Every message of one field as plain text. A list's items and a nested object's
+    fields come back from DRF as a dict of their own errors (`{0: [ErrorDetail(...)]}`),
+    whose str() would be a Python repr: each of those messages says where it belongs
+    instead (an item by its position counted from 1, a nested field by its name)."""
+    if isinstance(detail, dict):
+        found: list[str] = []
+        for where, inner in detail.items():
+            label = f"Item {where + 1}" if isinstance(where, int) else str(where)
+            found += [f"{label}: {message}" for message in _messages(inner)]
+        return found
+    if isinstance(detail, list):
+        return [message for item in detail for message in _messages(item)]
+    return [str(detail)]
+
+
 def _fields(detail: Any) -> dict[str, list[str]]:
     if isinstance(detail, dict):
-        return {
-            str(name): [str(m) for m in (msgs if isinstance(msgs, list) else [msgs])]
-            for name, msgs in detail.items()
-        }
-    messages = detail if isinstance(detail, list) else [detail]
-    return {"non_field_errors": [str(m) for m in messages]}
+        return {str(name): _messages(msgs) for name, msgs in detail.items()}
+    return {"non_field_errors": _messages(detail)}
 
 
 def _body_for(exc: exceptions.APIException, *, wait: float | None) -> dict[str, Any]:

@@ -22,6 +22,8 @@ def assert_error(response, status: int, code: str) -> dict:
     assert body["code"] == code
     assert body["status"] == status
     assert isinstance(body["message"], str) and body["message"]
+    for messages in body.get("fields", {}).values():  # sentences, never a Python repr
+        assert all(isinstance(m, str) and "ErrorDetail(" not in m for m in messages), messages
     return body
 
 

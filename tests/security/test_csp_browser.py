@@ -72,6 +72,8 @@ def test_dashboard_and_admin_pages_render_under_the_policy(
         "/dashboard/projects/shop/domains/www.example.test/",
         "/dashboard/projects/shop/domains/www.example.test/remove/",
         "/dashboard/projects/shop/redirects/add/",
+        "/dashboard/settings/notifications/",
+        "/dashboard/settings/account/",
     ]:
         response = page.goto(base + path)
         assert response.status == 200, path

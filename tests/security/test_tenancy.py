@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import pytest
 from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core import signing
 from django.core.exceptions import ValidationError
 from django.test import Client
 from django.urls import URLPattern, reverse
@@ -27,6 +29,7 @@ from domains.models import (
     WebhookEndpoint,
 )
 from domains.services.custom_domains import domain_add
+from domains.services.notifications import EMAIL_LINK_SALT
 from domains.services.redirects import redirect_save
 from tests.fixtures.domains import go_live
 from tests.fixtures.people import PASSWORD
@@ -36,8 +39,9 @@ pytestmark = pytest.mark.django_db
 # URLs anybody may open: "" only sends visitors on to the dashboard (which signs them in).
 PUBLIC = {""}
 # Pages of the signed-in user's own (their notification choices, adding an endpoint to one
-# of their projects): nobody else's to reach.
-OWN = {"notification_settings", "webhook_add"}
+# of their projects, their address): nobody else's to reach. Another's confirmation link
+# is refused with the reason (400), and changes nothing.
+OWN = {"notification_settings", "webhook_add", "account", "account_confirm"}
 
 
 @pytest.fixture
@@ -55,9 +59,12 @@ def alices(shop, alice):
         project=shop, domain=www, hostname=www.hostname, type=EventType.CLAIM_LOST
     )
     delivery = Delivery.objects.create(channel="webhook", target_id=endpoint.pk, event=event)
+    # The link alice's request for a new address mails her.
+    link = {"user": alice.pk, "email": "alice@new.example", "was": alice.email}
     return {
         "project": shop, "www": www, "apex": apex, "entry": entry,
         "endpoint": endpoint, "delivery": delivery,
+        "token": signing.dumps(link, salt=EMAIL_LINK_SALT),
     }  # fmt: skip
 
 
@@ -69,6 +76,7 @@ def _arguments(alices, name: str) -> dict:
         "hostname": "www.example.com",
         "pk": pk.pk,
         "delivery_pk": alices["delivery"].pk,
+        "token": alices["token"],
     }
 
 
@@ -88,6 +96,8 @@ def _post_data(alices) -> dict[str, dict]:
             "url": "https://hooks.receiver.test/new",
             "events": [EventType.CLAIM_LOST],
         },
+        "account": {"email": "alice@new.example"},
+        "account_confirm": {},
     }
 
 
@@ -119,7 +129,7 @@ def _snapshot() -> list:
             WebhookEndpoint,
             Delivery,
         )  # fmt: skip
-    ]
+    ] + [list(get_user_model().objects.order_by("pk").values_list("username", "email"))]
 
 
 def test_the_enumeration_sees_every_dashboard_action(alices):

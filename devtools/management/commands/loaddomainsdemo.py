@@ -22,6 +22,9 @@ from domains.models import Project
 from domains.services.projects import deploy_record, project_create
 
 USERNAME = "demo"
+# Where the demo's owner mail goes: under DEBUG the console backend prints it in the
+# worker's output, so `make run` shows the mail an owner would get.
+EMAIL = "demo@example.test"
 DEMO_HTML = (
     "<!doctype html><title>Demo shop</title>"
     "<h1>Demo shop</h1><p>Published by the Petstore platform.</p>"
@@ -56,6 +59,7 @@ class Command(BaseCommand):
         self.stdout.write(f"  Sign in at http://localhost:{port}/accounts/login/")
         self.stdout.write(f"  username: {USERNAME}")
         self.stdout.write(f"  password: {password}")
+        self.stdout.write(f"  owner mail to: {user.email} (printed in the worker's output)")
         self.stdout.write(f"  Dev DNS zone file: {zone_file} (see docs/dashboard.md)")
         self._https_hint()
 
@@ -82,10 +86,13 @@ class Command(BaseCommand):
             with os.fdopen(fd, "w") as handle:
                 handle.write(password + "\n")
             if user is None:
-                user = users.objects.create_user(USERNAME, password=password)
+                user = users.objects.create_user(USERNAME, email=EMAIL, password=password)
             else:
                 user.set_password(password)
                 user.save(update_fields=["password"])
+        if not user.email:  # an owner made before the demo had one; a changed one stays
+            user.email = EMAIL
+            user.save(update_fields=["email"])
         return user, password
 
     def _project(self, slug: str, name: str, plan: str, owner) -> Project:

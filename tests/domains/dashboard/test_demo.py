@@ -45,6 +45,9 @@ def test_demo_is_idempotent_and_prints_a_working_sign_in(db, demo_settings):
     assert _password(second) == password
     owner = get_user_model().objects.get(username="demo")
     assert owner.check_password(password)
+    # Owner mail has somewhere to go out of the box (make run's worker prints it).
+    assert owner.email == "demo@example.test"
+    assert "  owner mail to: demo@example.test (printed in the worker's output)" in first
 
     shop = Project.objects.get(slug="demo-shop", owner=owner)
     sketch = Project.objects.get(slug="demo-sketch", owner=owner)
@@ -154,3 +157,14 @@ def test_the_docs_say_the_hints_come_last_and_show_them_as_make_run_prints_them(
     lines = hint_lines("http://localhost:8000", "var/local.env")
     shown = docs[docs.index(lines[0].strip()) - 2 :]
     assert shown.splitlines()[: len(lines)] == lines
+
+
+def test_a_demo_owner_without_an_address_gets_one_and_a_changed_one_stays(db, demo_settings):
+    _run()
+    users = get_user_model()
+    users.objects.filter(username="demo").update(email="")  # made before the demo had one
+    _run()
+    assert users.objects.get(username="demo").email == "demo@example.test"
+    users.objects.filter(username="demo").update(email="me@example.org")  # the newcomer's own
+    _run()
+    assert users.objects.get(username="demo").email == "me@example.org"

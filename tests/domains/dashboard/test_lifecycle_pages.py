@@ -164,3 +164,23 @@ def test_the_security_block_keeps_a_lost_name_above_a_flood_of_lines(
 def security_block(page: str) -> str:
     start = page.index('id="security"')
     return page[start : page.index("</section>", start)]
+
+
+def test_while_a_check_runs_the_last_failure_is_said_as_the_previous_result(
+    alice_client, www, dns_server
+):
+    dns_server.add("www.example.test", "A", "192.0.2.10")
+    failed = check(www)
+    assert 'id="check-failure"' in alice_client.get(D).content.decode()
+    page = alice_client.post(D + "verify/", follow=True).content.decode()
+    status = page[page.index('id="status"') : page.index('id="certificate"')]
+    assert "Checking the DNS records now" in status
+    assert 'id="check-failure"' not in status and 'role="alert"' not in status
+    assert "What is wrong" not in status
+    previous = status[status.index('id="previous-check"') :]
+    assert previous.startswith(
+        f'id="previous-check">Previous check, <time datetime="{failed.checked_at:%Y-%m-%dT%H:%M:%S}'
+    )
+    assert "www.example.test has A 192.0.2.10 instead of the CNAME" in previous
+    check(www)  # the check ends: its result is the page's again
+    assert 'id="check-failure"' in alice_client.get(D).content.decode()

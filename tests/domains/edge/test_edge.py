@@ -9,11 +9,13 @@ from pathlib import Path
 
 import pytest
 import requests
+from cryptography import x509
 from cryptography.x509.oid import NameOID
 from django.core.management import call_command
 from django.utils import timezone
 
 from domains.choices import State
+from domains.edge.fallback import FALLBACK_NAME, is_fallback
 from domains.models import Certificate, Domain
 from domains.services import certificates
 from domains.services.custom_domains import domain_remove
@@ -88,13 +90,27 @@ def test_a_certificate_replaced_by_hand_is_served_and_the_old_one_no_longer(edge
     edge.shows(HOST, replaced.serial)
 
 
-def test_a_name_with_no_live_domain_gets_no_certificate_and_the_edge_issues_none(edge, active):
+def test_a_name_with_no_live_domain_gets_the_placeholder_and_the_edge_issues_none(edge, active):
     for name in ("stranger.example.test", "example.test", "localhost"):
-        with pytest.raises((ssl.SSLError, OSError)):
+        # A verifying client refuses it as what it is, not "tlsv1 alert internal error".
+        with pytest.raises(ssl.SSLCertVerificationError, match="self-signed certificate"):
             edge.handshake(name)
-    # Caddy asked for permission to issue one itself and was refused: it never tried.
+        placeholder = edge.handshake(name, verify=False)
+        assert is_fallback(placeholder)
+        assert placeholder.subject.rfc4514_string() == (
+            "CN=No certificate for this name here yet,O=Petstore edge"
+        )
+        names = placeholder.extensions.get_extension_for_class(x509.SubjectAlternativeName)
+        assert names.value.get_values_for_type(x509.DNSName) == [FALLBACK_NAME]
+        assert edge.presented(name) is None  # no certificate of its own
+    # Past the warning (curl -k, a browser's "proceed"): the web process's plain answer.
+    assert edge.get("stranger.example.test", verify=False) == (
+        404,
+        "No project is published at stranger.example.test.\n",
+    )
+    # Caddy neither issued one itself nor asked whether it may: the placeholder came first.
     assert "obtaining certificate" not in edge.log()
-    assert edge.handshake(HOST)
+    assert edge.handshake(HOST) and not is_fallback(edge.handshake(HOST))
 
 
 def test_plain_http_on_the_live_domain_goes_to_https_keeping_path_and_query(edge, active):

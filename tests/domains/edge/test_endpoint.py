@@ -17,13 +17,15 @@ from pathlib import Path
 
 import pytest
 import requests
+from cryptography import x509
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from domains.choices import State
 from domains.edge import caddy, wsgi
 from domains.edge.cache import CertificateCache
-from domains.edge.paths import CERTIFICATE_PATH, PERMISSION_PATH, SECRET_FILE
+from domains.edge.fallback import is_fallback
+from domains.edge.paths import CERTIFICATE_PATH, FALLBACK_PATH, PERMISSION_PATH, SECRET_FILE
 from domains.models import Certificate, Domain
 from domains.pki import keys
 from domains.services import certificates
@@ -210,3 +212,24 @@ def test_under_debug_the_edge_listens_on_loopback_only(settings, tmp_path, debug
     settings.DEBUG, settings.HTTPS_PORT, settings.EDGE_HTTP = debug, 8443, False
     servers = caddy.config(data_dir=tmp_path, secret=SECRET)["apps"]["http"]["servers"]
     assert servers["https"]["listen"] == [listen]
+
+
+def test_the_placeholder_is_the_edges_own_never_a_domains(endpoint, active, settings):
+    with CaptureQueriesContext(connection) as queries:
+        status, body = call(endpoint, f"{FALLBACK_PATH}/{SECRET}")
+    assert status == "200 OK" and len(queries) == 0  # the same for every name: no row read
+    placeholder = x509.load_pem_x509_certificate(body)
+    assert is_fallback(placeholder) and placeholder.issuer == placeholder.subject
+    names = placeholder.extensions.get_extension_for_class(x509.SubjectAlternativeName)
+    assert names.value.get_values_for_type(x509.DNSName) == ["no-certificate.invalid"]
+    assert active.pem.strip() not in body.decode() and b"PRIVATE KEY" in body
+    for secret in ("", "wrong", SECRET[:-1]):
+        assert call(endpoint, f"{FALLBACK_PATH}/{secret}") == ("403 Forbidden", b"")
+    assert call(endpoint, f"{FALLBACK_PATH}/{SECRET}", remote="10.0.0.7")[0] == "403 Forbidden"
+    # Caddy asks for it second, after the name's own.
+    managers = caddy.config(data_dir=Path(settings.EDGE_DIR), secret=SECRET)["apps"]["tls"]
+    [policy] = managers["automation"]["policies"]
+    assert [m["url"].split(":", 2)[2].split("/", 1)[1] for m in policy["get_certificate"]] == [
+        f"certificate/{SECRET}",
+        f"fallback/{SECRET}",
+    ]

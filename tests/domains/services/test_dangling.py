@@ -10,9 +10,9 @@ import pytest
 from domains.choices import State
 from domains.models import Certificate, Domain, DomainEvent
 from domains.services import certificates
-from domains.services.custom_domains import domain_request_check
+from domains.services.custom_domains import domain_add, domain_request_check
 from domains.services.verification import domain_check
-from tests.fixtures.domains import T0, TARGET, check
+from tests.fixtures.domains import T0, TARGET, check, go_live
 
 pytestmark = pytest.mark.django_db
 
@@ -139,3 +139,47 @@ def test_the_limit_is_a_setting(dns_server, active, time_machine, settings):
     assert check(active).failing_since is None
     time_machine.move_to(T0 + timedelta(hours=2), tick=False)
     assert check(active).failing_since == T0 + timedelta(hours=2)
+
+
+def test_a_live_domain_whose_record_left_is_told_it_is_gone_not_that_it_is_new(
+    dns_server, active, time_machine
+):
+    dns_server.remove("www.example.test")  # NXDOMAIN now
+    time_machine.move_to(T0 + timedelta(hours=1), tick=False)
+    domain = check(active)
+    assert domain.check_code == "nxdomain"
+    assert domain.check_message.startswith(
+        f"www.example.test no longer has its CNAME record pointing to {TARGET}: the name no "
+        "longer exists in DNS (NXDOMAIN). It was there when the domain went live"
+    )
+    assert "yet" not in domain.check_message and "48 hours" not in domain.check_message
+    [failing] = DomainEvent.objects.filter(domain=domain, action="stopped_verifying")
+    assert failing.message.startswith(domain.check_message)
+
+    dns_server.add("www.example.test", "TXT", '"other records stay"')  # no CNAME: no_record
+    time_machine.move_to(T0 + timedelta(hours=50), tick=False)
+    domain = check(active)
+    assert (domain.state, domain.check_code) == (State.MISCONFIGURED, "no_record")
+    assert f"no longer has its CNAME record pointing to {TARGET}. It was" in domain.check_message
+    assert "yet" not in domain.check_message
+    # Stopped, it is still a domain that was live, not a new one.
+    domain = check(domain)
+    assert domain.check_message.startswith("www.example.test no longer has its CNAME record")
+
+
+def test_a_new_domain_without_its_record_is_still_told_to_create_it(dns_server, www):
+    dns_server.add("example.test", "TXT", '"zone exists"')
+    domain = check(www)
+    assert domain.check_code == "nxdomain"
+    assert "does not exist in DNS yet" in domain.check_message
+
+
+def test_a_live_apex_whose_alias_left_is_told_its_alias_is_gone(dns_server, shop, alice):
+    apex = go_live(domain_add(project=shop, hostname="example.test", actor=alice))
+    dns_server.add("example.test", "MX", "10 mail.example.test.")  # the A/AAAA left
+    domain = check(apex)
+    assert domain.check_code == "no_record"
+    assert domain.check_message.startswith(
+        f"example.test no longer has its ALIAS or ANAME record pointing to {TARGET}. It was "
+        "there when the domain went live"
+    )
