@@ -12,6 +12,7 @@ services and everything else read this module, never the other way round.
 
 from __future__ import annotations
 
+import random
 from datetime import timedelta
 
 from django.conf import settings
@@ -95,6 +96,30 @@ def cert_lost_at_sweep() -> timedelta:
 # A check that passes while the domain is issuing (the owner chose Re-verify and waits)
 # takes its certificate work for late this long after the issue delay, and asks again.
 CERT_LATE_AT_CHECK = timedelta(minutes=1)
+
+
+# --- Retries of the certificate and check tasks (domains/tasks.py) ---
+
+# Delays before the n-th retry of a task whose work failed for now (a DNS lookup that timed
+# out, a CA not done yet or unreachable, a challenge the CA could not fetch from us); past
+# the last the sweep takes the work up again.
+TASK_RETRY_BACKOFF = delays(10, 30, 90, 270, 810)
+# Each delay is stretched by up to this fraction of itself, at random: after a CA outage
+# the tasks that failed together must not all ask again in the same second.
+RETRY_JITTER = 0.5
+
+
+def jittered(delay: timedelta) -> timedelta:
+    """`delay` stretched by a random part of itself, up to RETRY_JITTER: never sooner than
+    asked (a CA's Retry-After stays a floor), never in lockstep."""
+    return delay * (1 + random.uniform(0, RETRY_JITTER))  # noqa: S311 (spread, not secrecy)
+
+
+def task_retry_delay(retries: int, *, at_least: float = 0.0) -> timedelta:
+    """The wait before retry number `retries` + 1 (TASK_RETRY_BACKOFF, the last for any
+    further one), not shorter than `at_least` seconds (the CA's Retry-After), jittered."""
+    step = TASK_RETRY_BACKOFF[min(retries, len(TASK_RETRY_BACKOFF) - 1)]
+    return jittered(max(step, timedelta(seconds=at_least)))
 
 
 # --- Owner events (domains/services/events.py, domains/channels/email.py) ---
