@@ -95,6 +95,13 @@ class CertCode(models.TextChoices):
     CA_REFUSED = "ca_refused", "The CA refused the order"
 
 
+class PlatformKeyUse(models.TextChoices):
+    """The platform's own private keys (PlatformKey), one of each, kept in the database."""
+
+    ACME_ACCOUNT = "acme_account", "The ACME account's key"
+    LOCAL_CA = "local_ca", "The local CA's key and certificate"
+
+
 # Temporary: retried, never reported as the owner's misconfiguration.
 TEMPORARY_CHECK_CODES = frozenset(
     {CheckCode.DNS_TIMEOUT, CheckCode.DNS_SERVFAIL, CheckCode.TARGET_UNRESOLVED}

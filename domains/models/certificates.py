@@ -8,6 +8,7 @@ from typing import Any
 from django.db import models
 from django.utils import timezone
 
+from domains.choices import PlatformKeyUse
 from domains.querysets import CertificateQuerySet
 
 # Domain is named, not imported: domains.models.domains imports Certificate (the type of
@@ -76,3 +77,20 @@ class AcmeChallenge(models.Model):
 
     def __str__(self) -> str:
         return f"ACME challenge {self.token} for {self.domain_id}"
+
+
+class PlatformKey(models.Model):
+    """A private key of the platform's own, sealed: the ACME account's, the local CA's (with
+    its certificate). In the database, not on one host's disk, so every certificates worker
+    on any host signs with the same ones (one ACME account, whose orders any of them can
+    resume) and a restart on an empty disk registers nothing new (domains/pki/held.py)."""
+
+    use = models.CharField(max_length=20, choices=PlatformKeyUse.choices, unique=True)
+    # Sealed (domains/pki/keys.py), like every private key the platform keeps.
+    key_pem = models.TextField()
+    # The local CA's own certificate, public; empty for the ACME account.
+    certificate_pem = models.TextField(blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    def __str__(self) -> str:
+        return self.get_use_display()

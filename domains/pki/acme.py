@@ -1,8 +1,9 @@
 """Certificates from an ACME certificate authority (RFC 8555), with the `acme` client.
 
-One account per platform: its key is created on first use under DOMAINS_CA_DIR
-(`acme-account-key`, mode 0600, sealed like every private key) and registered
-again on each run, which an ACME server answers with the existing account.
+One account per platform: its key is a row (PlatformKey, domains/pki/held.py, sealed like
+every private key), created on first use by whichever process comes first, and registered
+again on each run, which an ACME server answers with the existing account. So every
+certificates worker, on any host, is the same account and can resume another's order.
 
 A domain has at most one order under way (`AcmeOrder`), created under the
 domain's row lock, so two runs never place two. `prepare` answers its HTTP-01
@@ -36,12 +37,12 @@ from django.db import transaction
 from josepy import ES256, JWKEC
 
 from domains import metrics
-from domains.choices import CertCode
+from domains.choices import CertCode, PlatformKeyUse
 from domains.models import AcmeChallenge, AcmeOrder, Domain
-from domains.pki import files, keys
+from domains.pki import keys
 from domains.pki.authority import Issued, Pending, Refused, issued_from_pem, shown
+from domains.pki.held import held
 
-ACCOUNT_KEY_FILE = "acme-account-key"
 # How long one run waits for the CA to validate or to sign before it hands back to the
 # task's retry (a worker must not be held for minutes by a slow CA).
 WAIT = timedelta(seconds=30)
@@ -50,17 +51,15 @@ DEFAULT_RETRY_AFTER = 10
 USER_AGENT = "petstore-domains"
 
 
-def _create_account_key() -> None:
-    sealed = keys.seal(keys.pem(keys.new_key()))
-    files.write_atomically(files.directory() / ACCOUNT_KEY_FILE, sealed.encode(), 0o600)
+def _create_account_key() -> tuple[str, str]:
+    return keys.seal(keys.pem(keys.new_key())), ""
 
 
 def account_key() -> ec.EllipticCurvePrivateKey:
-    path = files.directory() / ACCOUNT_KEY_FILE
-    files.create_once(path, "acme-account.lock", _create_account_key)
-    key = serialization.load_pem_private_key(keys.unseal(path.read_text()).encode(), None)
+    stored = held(PlatformKeyUse.ACME_ACCOUNT, _create_account_key)
+    key = serialization.load_pem_private_key(keys.unseal(stored.key_pem).encode(), None)
     if not isinstance(key, ec.EllipticCurvePrivateKey):
-        raise TypeError(f"{path} does not hold an EC private key; remove it to recreate it")
+        raise TypeError("the ACME account's stored key is not an EC private key")
     return key
 
 

@@ -20,25 +20,9 @@ from domains.choices import CertCode, CertState, State
 from domains.models import AcmeChallenge, AcmeOrder, Certificate, Domain
 from domains.pki import keys
 from domains.services import certificates
-from domains.services.custom_domains import domain_add
-from domains.services.verification import domain_check
 from tests.fixtures.domains import TARGET, in_step
 
 pytestmark = pytest.mark.acme
-
-
-@pytest.fixture
-def verified(pebble, dns_server, shop, alice):
-    """www.example.test verified, pointing (through the platform's target) at 127.0.0.1,
-    where the live server that Pebble validates against runs."""
-    dns_server.remove(TARGET)
-    dns_server.add(TARGET, "A", "127.0.0.1")
-    dns_server.add("www.example.test", "CNAME", TARGET + ".")
-    domain = domain_add(project=shop, hostname="www.example.test", actor=alice)
-    domain_check(domain_id=domain.pk)
-    domain.refresh_from_db()
-    assert domain.state == State.ISSUING
-    return domain
 
 
 def leaf(certificate: Certificate) -> x509.Certificate:
