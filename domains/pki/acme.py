@@ -5,11 +5,13 @@ every private key), created on first use by whichever process comes first, and r
 again on each run, which an ACME server answers with the existing account. So every
 certificates worker, on any host, is the same account and can resume another's order.
 
-A domain has at most one order under way (`AcmeOrder`), created under the
-domain's row lock, so two runs never place two. `prepare` answers its HTTP-01
-challenges (the rows the host routing serves) and waits a little for the CA to
-validate them; `issue` finalizes the order, or collects the certificate of an
-order finalized by a run that died, and forgets the order. A CA that is not done
+A domain has at most one order under way (`AcmeOrder`, one-to-one with the domain), so a
+run resumes the order another placed. No lock is held while the CA is asked: two runs that
+place an order at once both reach the CA, the first stored is kept and the other left to
+expire there. `prepare` answers its HTTP-01 challenges (the rows the host routing serves)
+and waits a little for the CA to validate them; `issue` finalizes the order, or collects
+the certificate of an order finalized by a run that died; `stored`, in the transaction
+that stores the certificate, forgets the order. A CA that is not done
 yet, or that limits our rate (429), is `Pending` with its Retry-After; an
 invalid authorization or order is `Refused` with the CA's own detail.
 
@@ -33,7 +35,6 @@ from acme import challenges, client, crypto_util, errors, messages
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from django.conf import settings
-from django.db import transaction
 from josepy import ES256, JWKEC
 
 from domains import metrics
@@ -193,28 +194,31 @@ class AcmeAuthority:
                     "The certificate authority has not signed yet.",
                     retry_after=DEFAULT_RETRY_AFTER,
                 ) from slow
-            issued = issued_from_pem(
+            return issued_from_pem(
                 resource.fullchain_pem, keys.unseal(order.key_pem), hostname=domain.hostname
             )
+
+    def stored(self, domain: Domain) -> None:
         forget(domain)
-        return issued
 
     def _order(self, acme: client.ClientV2, domain: Domain) -> AcmeOrder:
-        """The domain's order under way, placed now if there is none."""
-        with transaction.atomic():
-            Domain.objects.select_for_update(no_key=True).filter(pk=domain.pk).first()
-            order = AcmeOrder.objects.filter(domain=domain).first()
-            if order is not None:
-                return order
-            key = keys.new_key()
-            csr_pem = crypto_util.make_csr(keys.pem(key).encode(), [domain.hostname])
-            placed = acme.new_order(csr_pem)
-            return AcmeOrder.objects.create(
-                domain=domain,
-                url=placed.uri,
-                csr_pem=csr_pem.decode(),
-                key_pem=keys.seal(keys.pem(key)),
-            )
+        """The domain's order under way, placed now if there is none (no lock held while
+        the CA answers; a concurrent run's order, stored first, is the one kept)."""
+        order = AcmeOrder.objects.filter(domain=domain).first()
+        if order is not None:
+            return order
+        key = keys.new_key()
+        csr_pem = crypto_util.make_csr(keys.pem(key).encode(), [domain.hostname])
+        placed = acme.new_order(csr_pem)
+        order, _ = AcmeOrder.objects.get_or_create(
+            domain=domain,
+            defaults={
+                "url": placed.uri,
+                "csr_pem": csr_pem.decode(),
+                "key_pem": keys.seal(keys.pem(key)),
+            },
+        )
+        return order
 
     def _answer(self, acme: client.ClientV2, domain: Domain, url: str) -> None:
         authorization = messages.Authorization.from_json(_get(acme, url).json())

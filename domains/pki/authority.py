@@ -1,11 +1,13 @@
 """What every certificate authority offers the platform, whichever it is.
 
 `prepare` does what comes before signing and may take a while (an ACME order's
-challenges); the caller holds no lock (ACME takes the row's only to place its order) and it
-is safe to repeat. `issue` signs
-or collects the certificate; the caller holds the domain's row lock, so two
-runs never both store one. Both raise `Pending` when the CA is not done yet
-(retry after `retry_after` seconds) and `Refused` when it will not issue.
+challenges); `issue` signs or collects the certificate (an ACME order finalized and
+polled). Both are called outside any database transaction and hold no lock while they
+wait for the CA, and both are safe to repeat: a run that dies before the certificate is
+stored leaves what the next run resumes. Both raise `Pending` when the CA is not done yet
+(retry after `retry_after` seconds) and `Refused` when it will not issue. `stored` is
+called in the short transaction that stores the certificate, under the domain's row lock,
+to forget the work that got it (no network there).
 
 Whatever a CA returns passes `issued_from_pem`, which takes only the certificate
 that was ordered: its one name the domain's, its public key the order's, valid
@@ -63,6 +65,8 @@ class Authority(Protocol):
     def prepare(self, domain: Domain) -> None: ...
 
     def issue(self, domain: Domain) -> Issued: ...
+
+    def stored(self, domain: Domain) -> None: ...
 
 
 def common_name(name: x509.Name) -> str:

@@ -190,9 +190,11 @@ class _Renewal:
 
 
 def _obtain(domain: Domain, way: _Way) -> Certificate | None:
-    """The one path to a certificate: CAA, then the CA's `prepare` outside this transaction
-    (it may take a while; ACME locks the row only to place its order), then its `issue` and
-    the store under the domain's row lock, so two runs never both store one."""
+    """The one path to a certificate: CAA, then the CA's `prepare` and `issue`, outside any
+    transaction (the CA may take its time: an ACME order validated, finalized, polled), then
+    the store in one short transaction under the domain's row lock, where no network call
+    is made: the row is asked again whether the work is still wanted (a concurrent run may
+    have stored it), and the issuance's move is the state table's conditional UPDATE."""
     result = _caa(domain)
     if not result.ok:
         way.refused(domain, result.code, result.message)
@@ -200,6 +202,7 @@ def _obtain(domain: Domain, way: _Way) -> Certificate | None:
     authority = pki.authority()
     try:
         authority.prepare(domain)
+        issued = authority.issue(domain)
     except pki.Refused as refused:
         way.refused(domain, CertCode.CA_REFUSED, str(refused))
         return None
@@ -208,13 +211,10 @@ def _obtain(domain: Domain, way: _Way) -> Certificate | None:
         locked = _locked(domain.pk)
         if not way.wanted(locked):
             return way.found_done(locked)
-        try:
-            issued = authority.issue(locked)
-        except pki.Refused as refused:
-            way.refused(locked, CertCode.CA_REFUSED, str(refused))
-            return None
         way.done(locked)
-        return _store(locked, issued, action=way.action)
+        certificate = _store(locked, issued, action=way.action)
+        authority.stored(locked)
+        return certificate
 
 
 def _locked(domain_id: int) -> Domain:

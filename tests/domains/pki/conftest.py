@@ -8,6 +8,7 @@ import pytest
 from domains.choices import State
 from domains.services.custom_domains import domain_add
 from domains.services.verification import domain_check
+from tests.domains.pki.acme_front import AcmeFront
 from tests.fixtures.domains import TARGET
 
 
@@ -23,3 +24,17 @@ def verified(pebble, dns_server, shop, alice):
     domain.refresh_from_db()
     assert domain.state == State.ISSUING
     return domain
+
+
+@pytest.fixture
+def acme_front(pebble, settings, _pebble_tls):
+    """Pebble behind a front of the test's own (tests/domains/pki/acme_front.py): the
+    platform's ACME directory is the front's."""
+    ca_file, cert_file, key_file = _pebble_tls
+    front = AcmeFront(pebble.directory.removesuffix("/dir"), ca_file, cert_file, key_file)
+    front.start()
+    settings.DOMAINS_ACME_DIRECTORY = front.directory
+    try:
+        yield front
+    finally:
+        front.stop()
