@@ -122,6 +122,7 @@ class Action(models.TextChoices):
     CERTIFICATE_REQUESTED = "certificate_requested", "Certificate requested"
     CERTIFICATE_ISSUED = "certificate_issued", "Certificate issued"
     CERTIFICATE_BLOCKED = "certificate_blocked", "Certificate blocked"
+    CERTIFICATE_DELAYED = "certificate_delayed", "Certificate delayed: the CA could not reach us"
     CERTIFICATE_RENEWED = "certificate_renewed", "Certificate renewed"
     RENEWAL_BLOCKED = "renewal_blocked", "Renewal blocked"
     REMOVED = "removed", "Removed the domain"

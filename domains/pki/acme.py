@@ -24,6 +24,7 @@ and the certificate it returns is stored only if it is the one ordered
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime, timedelta
@@ -41,7 +42,7 @@ from domains import metrics
 from domains.choices import CertCode, PlatformKeyUse
 from domains.models import AcmeChallenge, AcmeOrder, Domain
 from domains.pki import keys
-from domains.pki.authority import Issued, Pending, Refused, issued_from_pem, shown
+from domains.pki.authority import Issued, NotReached, Pending, Refused, issued_from_pem, shown
 from domains.pki.held import held
 
 # How long one run waits for the CA to validate or to sign before it hands back to the
@@ -50,6 +51,14 @@ WAIT = timedelta(seconds=30)
 # Seconds before asking again when the CA named no Retry-After.
 DEFAULT_RETRY_AFTER = 10
 USER_AGENT = "petstore-domains"
+# A 5xx the CA got from us when it fetched a challenge, in Pebble's words ("... returned
+# 502") or Let's Encrypt's ("Invalid response from <url>: 503").
+SERVER_ERROR = re.compile(r"(?:returned|:)\s+5\d\d\b")
+# A connection to us that failed, not a name that did not resolve (the owner's DNS, which
+# CAs report as a `connection` problem too): refused, reset, timed out.
+CONNECTION_FAILED = re.compile(
+    r"connection refused|connection reset|timeout|timed out|deadline exceeded", re.IGNORECASE
+)
 
 
 def _create_account_key() -> tuple[str, str]:
@@ -132,6 +141,17 @@ def _problem(error: Any) -> str:
     return f'"{detail}"'
 
 
+def not_reached(error: Any) -> bool:
+    """Whether a challenge's error says the CA could not reach us: it could not connect
+    (refused, reset, timed out: `connection`) or our edge answered with a 5xx. Not the
+    owner's: a name pointing elsewhere fails the platform's own DNS check."""
+    code = getattr(error, "code", None)
+    detail = getattr(error, "detail", None) or ""
+    if code == "connection":
+        return bool(CONNECTION_FAILED.search(detail))
+    return code == "unauthorized" and bool(SERVER_ERROR.search(detail))
+
+
 class AcmeAuthority:
     def caa_identity(self) -> str:
         # An ACME directory need not publish its CAA identity (Pebble does not): a setting.
@@ -142,7 +162,7 @@ class AcmeAuthority:
             order = self._order(acme, domain)
             body = messages.Order.from_json(_get(acme, order.url).json())
             if body.status == messages.STATUS_INVALID:
-                self._refuse(domain, self._reason(acme, body))
+                self._failed(self._errors(acme, body))
             if body.status != messages.STATUS_PENDING:
                 return
             for url in body.authorizations:
@@ -151,13 +171,14 @@ class AcmeAuthority:
             try:
                 acme.poll_authorizations(messages.OrderResource(body=body, uri=order.url), deadline)
             except errors.ValidationError as failed:
-                details = [
-                    f"{authz.body.identifier.value}: {_problem(challenge.error)}"
-                    for authz in failed.failed_authzrs
-                    for challenge in authz.body.challenges
-                    if challenge.error is not None
-                ]
-                self._refuse(domain, "; ".join(details))
+                self._failed(
+                    [
+                        challenge.error
+                        for authz in failed.failed_authzrs
+                        for challenge in authz.body.challenges
+                        if challenge.error is not None
+                    ]
+                )
             except errors.TimeoutError as slow:
                 raise Pending(
                     "The certificate authority has not validated the domain yet.",
@@ -181,7 +202,7 @@ class AcmeAuthority:
                     # A run that died after finalizing: collect that order's certificate.
                     resource = acme.poll_finalization(resource, deadline)
                 elif body.status == messages.STATUS_INVALID:
-                    self._refuse(domain, self._reason(acme, body))
+                    self._failed(self._errors(acme, body))
                 else:
                     raise Pending(
                         "The certificate authority has not validated the domain yet.",
@@ -238,18 +259,29 @@ class AcmeAuthority:
             return
         self._refuse(domain, "the certificate authority offered no HTTP-01 challenge")
 
-    def _reason(self, acme: client.ClientV2, body: messages.Order) -> str:
-        details = []
+    def _errors(self, acme: client.ClientV2, body: messages.Order) -> list[Any]:
+        """The problems an invalid order's authorizations and the order itself carry."""
+        found = []
         for url in body.authorizations:
             authorization = messages.Authorization.from_json(_get(acme, url).json())
-            details += [
-                _problem(challenge.error)
-                for challenge in authorization.challenges
-                if challenge.error is not None
-            ]
+            found += [c.error for c in authorization.challenges if c.error is not None]
         if body.error is not None:
-            details.append(_problem(body.error))
-        return "; ".join(details) or "the order became invalid and the CA gave no detail"
+            found.append(body.error)
+        return found
+
+    def _failed(self, problems: list[Any]) -> None:
+        """The order failed: ours to retry when every problem is the CA not reaching us,
+        else refused, in the CA's words (`connected` forgets the order either way)."""
+        reason = "; ".join(_problem(error) for error in problems)
+        if problems and all(not_reached(error) for error in problems):
+            raise NotReached(
+                "The certificate authority could not reach this domain's challenge through "
+                f"the platform: {reason}. The platform will try again by itself."
+            )
+        raise Refused(
+            f"{CertCode.CA_REFUSED.label}: "
+            f"{reason or 'the order became invalid and the CA gave no detail'}"
+        )
 
     def _refuse(self, domain: Domain, reason: str) -> None:
         """Say why, in the CA's words (`connected` forgets the order)."""
@@ -274,6 +306,10 @@ def connected(domain: Domain) -> Iterator[client.ClientV2]:
     except Refused:
         metrics.acme_error("refused")
         forget(domain)
+        raise
+    except NotReached:
+        metrics.acme_error("not_reached")
+        forget(domain)  # invalid at the CA: the next attempt places a new order
         raise
     except messages.Error as error:
         metrics.acme_error(error.code or "unknown")

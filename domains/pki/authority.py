@@ -51,6 +51,13 @@ class Pending(RetryLater):
         super().__init__(message, retry_after=retry_after)
 
 
+class NotReached(RetryLater):
+    """The CA could not fetch a challenge from us: our edge or web processes were down
+    (connection refused, reset, timed out) or answered it with a 5xx. Our outage, not the
+    owner's: retried with the backoff until it passes (or the owner's DNS check fails),
+    never left for a Re-verify. The message says what happened, in the CA's words."""
+
+
 class Refused(Exception):
     """No certificate: the CA will not issue, or what it answered is refused. The message says
     why in plain words, quoting the CA ("The CA refused the order: ...", "The CA returned a

@@ -6,8 +6,9 @@ They speak to the certificate authority only through domains.pki's interface
 (`_obtain`), told apart by a small strategy (`_Issuance`, `_Renewal`). A
 temporary failure raises `RetryLater` (a CAA lookup that timed out:
 `TemporaryDNSError`; a CA that is not done: `pki.Pending`, with its
-Retry-After); a CA that refuses leaves its reason on the domain, like a CAA
-block.
+Retry-After; a CA that could not reach our edge to validate: `pki.NotReached`,
+recorded on the Activity feed); a CA that refuses leaves its reason on the domain,
+like a CAA block.
 """
 
 from __future__ import annotations
@@ -203,6 +204,10 @@ def _obtain(domain: Domain, way: _Way) -> Certificate | None:
     try:
         authority.prepare(domain)
         issued = authority.issue(domain)
+    except pki.NotReached as unreached:
+        # Ours, not the owner's: said on the Activity feed, retried by the task's backoff.
+        record_event(domain=domain, action=Action.CERTIFICATE_DELAYED, message=str(unreached))
+        raise
     except pki.Refused as refused:
         way.refused(domain, CertCode.CA_REFUSED, str(refused))
         return None
