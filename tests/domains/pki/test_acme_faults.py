@@ -149,4 +149,3 @@ def test_a_domain_whose_first_validation_failed_because_the_edge_was_down_goes_a
     assert not DomainEvent.objects.filter(
         domain=verified, action__in=[Action.CERTIFICATE_BLOCKED, Action.REVERIFY_REQUESTED]
     ).exists()
-
