@@ -13,7 +13,7 @@ services and everything else read this module, never the other way round.
 from __future__ import annotations
 
 import random
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.conf import settings
 
@@ -96,6 +96,24 @@ def cert_lost_at_sweep() -> timedelta:
 # A check that passes while the domain is issuing (the owner chose Re-verify and waits)
 # takes its certificate work for late this long after the issue delay, and asks again.
 CERT_LATE_AT_CHECK = timedelta(minutes=1)
+
+
+# --- Renewal (domains/services/certificates.py) ---
+
+# When the CA suggests no renewal window (ACME Renewal Information, RFC 9773; the local CA
+# never does), a certificate is renewed two thirds into its own validity (60 of 90 days,
+# as Let's Encrypt advises), made earlier by a random part of its validity up to this
+# fraction (3 days of 90): certificates issued together (a batch, the hour after a CA's
+# outage) do not all renew in the same minute, and none later than two thirds.
+RENEWAL_SPREAD = 1 / 30
+
+
+def renewal_time(not_before: datetime, not_after: datetime) -> datetime:
+    """When to renew a certificate valid from `not_before` to `not_after`, lacking the CA's
+    window: two thirds into its validity, less a random part of up to RENEWAL_SPREAD."""
+    validity = not_after - not_before
+    early = random.uniform(0, RENEWAL_SPREAD)  # noqa: S311 (spread, not secrecy)
+    return not_before + validity * 2 / 3 - validity * early
 
 
 # --- Retries of the certificate and check tasks (domains/tasks.py) ---

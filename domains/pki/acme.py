@@ -24,6 +24,7 @@ and the certificate it returns is stored only if it is the one ordered
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -44,6 +45,9 @@ from domains.models import AcmeChallenge, AcmeOrder, Domain
 from domains.pki import keys
 from domains.pki.authority import Issued, NotReached, Pending, Refused, issued_from_pem, shown
 from domains.pki.held import held
+from domains.policy import renewal_time
+
+logger = logging.getLogger(__name__)
 
 # How long one run waits for the CA to validate or to sign before it hands back to the
 # task's retry (a worker must not be held for minutes by a slow CA).
@@ -221,6 +225,20 @@ class AcmeAuthority:
 
     def stored(self, domain: Domain) -> None:
         forget(domain)
+
+    def renew_after(self, issued: Issued) -> datetime:
+        """A random point in the window the CA suggests (ACME Renewal Information, RFC
+        9773: `ClientV2.renewal_time`) when its directory offers `renewalInfo`; else, or when
+        the window cannot be read, two thirds into the validity, jittered (policy)."""
+        planned = renewal_time(issued.not_before, issued.not_after)
+        try:
+            suggested, _ = _connect(RateLimits()).renewal_time(issued.pem.encode())
+        except (errors.Error, messages.Error, requests.RequestException) as error:
+            logger.warning(
+                "The CA's renewal window for %s could not be read: %s", issued.san, error
+            )
+            return planned
+        return suggested or planned
 
     def _order(self, acme: client.ClientV2, domain: Domain) -> AcmeOrder:
         """The domain's order under way, placed now if there is none (no lock held while

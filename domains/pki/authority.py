@@ -75,6 +75,11 @@ class Authority(Protocol):
 
     def stored(self, domain: Domain) -> None: ...
 
+    def renew_after(self, issued: Issued) -> datetime:
+        """When to renew `issued`: in the window the CA suggests, if it suggests one (asked
+        outside any transaction), else domains.policy.renewal_time."""
+        ...
+
 
 def common_name(name: x509.Name) -> str:
     names = name.get_attributes_for_oid(NameOID.COMMON_NAME)

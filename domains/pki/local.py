@@ -21,6 +21,7 @@ from domains.choices import PlatformKeyUse
 from domains.pki import files, keys
 from domains.pki.authority import Issued, issued_from_pem
 from domains.pki.held import held
+from domains.policy import renewal_time
 
 if TYPE_CHECKING:
     from domains.models import Domain
@@ -146,3 +147,6 @@ class LocalAuthority:
 
     def stored(self, domain: Domain) -> None:
         return None
+
+    def renew_after(self, issued: Issued) -> datetime:
+        return renewal_time(issued.not_before, issued.not_after)

@@ -204,6 +204,7 @@ def _obtain(domain: Domain, way: _Way) -> Certificate | None:
     try:
         authority.prepare(domain)
         issued = authority.issue(domain)
+        renew_after = authority.renew_after(issued)
     except pki.NotReached as unreached:
         # Ours, not the owner's: said on the Activity feed, retried by the task's backoff.
         record_event(domain=domain, action=Action.CERTIFICATE_DELAYED, message=str(unreached))
@@ -217,7 +218,7 @@ def _obtain(domain: Domain, way: _Way) -> Certificate | None:
         if not way.wanted(locked):
             return way.found_done(locked)
         way.done(locked)
-        certificate = _store(locked, issued, action=way.action)
+        certificate = _store(locked, issued, renew_after=renew_after, action=way.action)
         authority.stored(locked)
         return certificate
 
@@ -256,7 +257,9 @@ def _caa(domain: Domain) -> CheckResult:
     return result
 
 
-def _store(domain: Domain, issued: pki.Issued, *, action: Action) -> Certificate:
+def _store(
+    domain: Domain, issued: pki.Issued, *, renew_after: datetime, action: Action
+) -> Certificate:
     """Store what the CA issued, its key sealed, and record `action` (inside the row lock)."""
     certificate = Certificate.objects.create(
         domain=domain,
@@ -267,6 +270,7 @@ def _store(domain: Domain, issued: pki.Issued, *, action: Action) -> Certificate
         pem=issued.pem,
         key_pem=keys.seal(issued.key_pem),
         issuer=issued.issuer,
+        renew_after=renew_after,
     )
     record_event(
         domain=domain,
