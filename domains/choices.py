@@ -95,6 +95,13 @@ class CertCode(models.TextChoices):
     CA_REFUSED = "ca_refused", "The CA refused the order"
 
 
+class PlatformKeyUse(models.TextChoices):
+    """The platform's own private keys (PlatformKey), one of each, kept in the database."""
+
+    ACME_ACCOUNT = "acme_account", "The ACME account's key"
+    LOCAL_CA = "local_ca", "The local CA's key and certificate"
+
+
 # Temporary: retried, never reported as the owner's misconfiguration.
 TEMPORARY_CHECK_CODES = frozenset(
     {CheckCode.DNS_TIMEOUT, CheckCode.DNS_SERVFAIL, CheckCode.TARGET_UNRESOLVED}
@@ -118,6 +125,7 @@ class Action(models.TextChoices):
     CERTIFICATE_REQUESTED = "certificate_requested", "Certificate requested"
     CERTIFICATE_ISSUED = "certificate_issued", "Certificate issued"
     CERTIFICATE_BLOCKED = "certificate_blocked", "Certificate blocked"
+    CERTIFICATE_DELAYED = "certificate_delayed", "Certificate delayed: the CA could not reach us"
     CERTIFICATE_RENEWED = "certificate_renewed", "Certificate renewed"
     RENEWAL_BLOCKED = "renewal_blocked", "Renewal blocked"
     REMOVED = "removed", "Removed the domain"

@@ -12,7 +12,8 @@ services and everything else read this module, never the other way round.
 
 from __future__ import annotations
 
-from datetime import timedelta
+import random
+from datetime import datetime, timedelta
 
 from django.conf import settings
 
@@ -95,6 +96,48 @@ def cert_lost_at_sweep() -> timedelta:
 # A check that passes while the domain is issuing (the owner chose Re-verify and waits)
 # takes its certificate work for late this long after the issue delay, and asks again.
 CERT_LATE_AT_CHECK = timedelta(minutes=1)
+
+
+# --- Renewal (domains/services/certificates.py) ---
+
+# When the CA suggests no renewal window (ACME Renewal Information, RFC 9773; the local CA
+# never does), a certificate is renewed two thirds into its own validity (60 of 90 days,
+# as Let's Encrypt advises), made earlier by a random part of its validity up to this
+# fraction (3 days of 90): certificates issued together (a batch, the hour after a CA's
+# outage) do not all renew in the same minute, and none later than two thirds.
+RENEWAL_SPREAD = 1 / 30
+
+
+def renewal_time(not_before: datetime, not_after: datetime) -> datetime:
+    """When to renew a certificate valid from `not_before` to `not_after`, lacking the CA's
+    window: two thirds into its validity, less a random part of up to RENEWAL_SPREAD."""
+    validity = not_after - not_before
+    early = random.uniform(0, RENEWAL_SPREAD)  # noqa: S311 (spread, not secrecy)
+    return not_before + validity * 2 / 3 - validity * early
+
+
+# --- Retries of the certificate and check tasks (domains/tasks.py) ---
+
+# Delays before the n-th retry of a task whose work failed for now (a DNS lookup that timed
+# out, a CA not done yet or unreachable, a challenge the CA could not fetch from us); past
+# the last the sweep takes the work up again.
+TASK_RETRY_BACKOFF = delays(10, 30, 90, 270, 810)
+# Each delay is stretched by up to this fraction of itself, at random: after a CA outage
+# the tasks that failed together must not all ask again in the same second.
+RETRY_JITTER = 0.5
+
+
+def jittered(delay: timedelta) -> timedelta:
+    """`delay` stretched by a random part of itself, up to RETRY_JITTER: never sooner than
+    asked (a CA's Retry-After stays a floor), never in lockstep."""
+    return delay * (1 + random.uniform(0, RETRY_JITTER))  # noqa: S311 (spread, not secrecy)
+
+
+def task_retry_delay(retries: int, *, at_least: float = 0.0) -> timedelta:
+    """The wait before retry number `retries` + 1 (TASK_RETRY_BACKOFF, the last for any
+    further one), not shorter than `at_least` seconds (the CA's Retry-After), jittered."""
+    step = TASK_RETRY_BACKOFF[min(retries, len(TASK_RETRY_BACKOFF) - 1)]
+    return jittered(max(step, timedelta(seconds=at_least)))
 
 
 # --- Owner events (domains/services/events.py, domains/channels/email.py) ---

@@ -15,7 +15,7 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth.models import User
 
-from domains import metrics
+from domains import metrics, policy
 from domains.channels import CHANNELS
 from domains.choices import TEMPORARY_CHECK_CODES
 from domains.models import Domain
@@ -26,12 +26,13 @@ from domains.services.nextsteps import NextSteps
 from domains.services.scheduling import BATCH_SIZE, chunked
 from petstore.queueing import QueueTask, queue_task
 
-# Delays (seconds) before retrying a temporary DNS failure: 10s, 30s, 90s, 270s, 810s.
-MAX_RETRIES = 5
+# One retry per step of the backoff (domains.policy.TASK_RETRY_BACKOFF), then the sweep.
+MAX_RETRIES = len(policy.TASK_RETRY_BACKOFF)
 
 
-def retry_countdown(retries: int) -> int:
-    return 10 * 3**retries
+def retry_countdown(retries: int, *, at_least: float = 0.0) -> float:
+    """Seconds before the next retry, jittered (domains.policy.task_retry_delay)."""
+    return policy.task_retry_delay(retries, at_least=at_least).total_seconds()
 
 
 def enqueue(steps: NextSteps) -> None:
@@ -113,16 +114,17 @@ def _retry_later(
     """
     waiting: list[int] = []
     failure: RetryLater | None = None
-    countdown = float(retry_countdown(task.request.retries))
+    asked = 0.0
     for domain_id in domain_ids:
         try:
             service(domain_id=domain_id)
         except RetryLater as exc:
             waiting.append(domain_id)
             failure = exc
-            countdown = max(countdown, exc.retry_after)
+            asked = max(asked, exc.retry_after)
     if failure is None:
         return
+    countdown = retry_countdown(task.request.retries, at_least=asked)
     if not batch:
         raise task.retry(exc=failure, countdown=countdown) from failure
     if task.request.retries < MAX_RETRIES:

@@ -282,6 +282,7 @@ def test_the_policy_imports_only_the_settings_and_the_choices():
         "datetime",
         "django.conf",
         "domains.choices",
+        "random",  # the jitter of a backoff: how long to wait is policy, spread out
     }
 
 

@@ -7,7 +7,7 @@ domains/services/lifecycle.py; every enumerated value in domains/choices.py; reu
 reads in domains/querysets.py.
 """
 
-from domains.models.certificates import AcmeChallenge, AcmeOrder, Certificate
+from domains.models.certificates import AcmeChallenge, AcmeOrder, Certificate, PlatformKey
 from domains.models.deliveries import Delivery, DeliveryAttempt
 from domains.models.domains import Domain, ProvenHostname, Redirect, new_verification_token
 from domains.models.events import (
@@ -31,6 +31,7 @@ __all__ = [
     "DomainEvent",
     "NotificationPreference",
     "OwnerEvent",
+    "PlatformKey",
     "Project",
     "ProvenHostname",
     "Redirect",

@@ -2,22 +2,17 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 
 from django.db import models
 from django.utils import timezone
 
+from domains.choices import PlatformKeyUse
+from domains.policy import renewal_time
 from domains.querysets import CertificateQuerySet
 
 # Domain is named, not imported: domains.models.domains imports Certificate (the type of
 # `Domain.certificate`), and an import each way would be a cycle (tests/test_architecture.py).
-
-
-def renewal_time(not_before: datetime, not_after: datetime) -> datetime:
-    """Two thirds into a certificate's own validity: 60 of 90 days for the local CA, as
-    for Let's Encrypt's; a CA issuing for years is not asked again every 60 days."""
-    return not_before + (not_after - not_before) * 2 / 3
 
 
 class Certificate(models.Model):
@@ -32,7 +27,8 @@ class Certificate(models.Model):
     key_pem = models.TextField()
     # The issuer's common name: the local CA or the ACME CA's intermediate.
     issuer = models.CharField(max_length=200, blank=True)
-    # Planned from this certificate's own validity (`renewal_time`), filled on save.
+    # The CA's suggested window (ACME Renewal Information) when it offers one, else planned
+    # from this certificate's own validity (domains.policy.renewal_time, filled on save).
     renew_after = models.DateTimeField(db_index=True)
     created_at = models.DateTimeField(default=timezone.now)
 
@@ -76,3 +72,20 @@ class AcmeChallenge(models.Model):
 
     def __str__(self) -> str:
         return f"ACME challenge {self.token} for {self.domain_id}"
+
+
+class PlatformKey(models.Model):
+    """A private key of the platform's own, sealed: the ACME account's, the local CA's (with
+    its certificate). In the database, not on one host's disk, so every certificates worker
+    on any host signs with the same ones (one ACME account, whose orders any of them can
+    resume) and a restart on an empty disk registers nothing new (domains/pki/held.py)."""
+
+    use = models.CharField(max_length=20, choices=PlatformKeyUse.choices, unique=True)
+    # Sealed (domains/pki/keys.py), like every private key the platform keeps.
+    key_pem = models.TextField()
+    # The local CA's own certificate, public; empty for the ACME account.
+    certificate_pem = models.TextField(blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    def __str__(self) -> str:
+        return self.get_use_display()

@@ -8,12 +8,13 @@ from __future__ import annotations
 from django.conf import settings
 
 from domains.pki.acme import AcmeAuthority
-from domains.pki.authority import Authority, Issued, Pending, Refused
+from domains.pki.authority import Authority, Issued, NotReached, Pending, Refused
 from domains.pki.local import LocalAuthority, load_or_create_ca, root_certificate_path
 
 __all__ = [
     "Authority",
     "Issued",
+    "NotReached",
     "Pending",
     "Refused",
     "authority",

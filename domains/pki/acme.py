@@ -1,14 +1,17 @@
 """Certificates from an ACME certificate authority (RFC 8555), with the `acme` client.
 
-One account per platform: its key is created on first use under DOMAINS_CA_DIR
-(`acme-account-key`, mode 0600, sealed like every private key) and registered
-again on each run, which an ACME server answers with the existing account.
+One account per platform: its key is a row (PlatformKey, domains/pki/held.py, sealed like
+every private key), created on first use by whichever process comes first, and registered
+again on each run, which an ACME server answers with the existing account. So every
+certificates worker, on any host, is the same account and can resume another's order.
 
-A domain has at most one order under way (`AcmeOrder`), created under the
-domain's row lock, so two runs never place two. `prepare` answers its HTTP-01
-challenges (the rows the host routing serves) and waits a little for the CA to
-validate them; `issue` finalizes the order, or collects the certificate of an
-order finalized by a run that died, and forgets the order. A CA that is not done
+A domain has at most one order under way (`AcmeOrder`, one-to-one with the domain), so a
+run resumes the order another placed. No lock is held while the CA is asked: two runs that
+place an order at once both reach the CA, the first stored is kept and the other left to
+expire there. `prepare` answers its HTTP-01 challenges (the rows the host routing serves)
+and waits a little for the CA to validate them; `issue` finalizes the order, or collects
+the certificate of an order finalized by a run that died; `stored`, in the transaction
+that stores the certificate, forgets the order. A CA that is not done
 yet, or that limits our rate (429), is `Pending` with its Retry-After; an
 invalid authorization or order is `Refused` with the CA's own detail.
 
@@ -21,6 +24,8 @@ and the certificate it returns is stored only if it is the one ordered
 
 from __future__ import annotations
 
+import logging
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime, timedelta
@@ -32,35 +37,43 @@ from acme import challenges, client, crypto_util, errors, messages
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from django.conf import settings
-from django.db import transaction
 from josepy import ES256, JWKEC
 
 from domains import metrics
-from domains.choices import CertCode
+from domains.choices import CertCode, PlatformKeyUse
 from domains.models import AcmeChallenge, AcmeOrder, Domain
-from domains.pki import files, keys
-from domains.pki.authority import Issued, Pending, Refused, issued_from_pem, shown
+from domains.pki import keys
+from domains.pki.authority import Issued, NotReached, Pending, Refused, issued_from_pem, shown
+from domains.pki.held import held
+from domains.policy import renewal_time
 
-ACCOUNT_KEY_FILE = "acme-account-key"
+logger = logging.getLogger(__name__)
+
 # How long one run waits for the CA to validate or to sign before it hands back to the
 # task's retry (a worker must not be held for minutes by a slow CA).
 WAIT = timedelta(seconds=30)
 # Seconds before asking again when the CA named no Retry-After.
 DEFAULT_RETRY_AFTER = 10
 USER_AGENT = "petstore-domains"
+# A 5xx the CA got from us when it fetched a challenge, in Pebble's words ("... returned
+# 502") or Let's Encrypt's ("Invalid response from <url>: 503").
+SERVER_ERROR = re.compile(r"(?:returned|:)\s+5\d\d\b")
+# A connection to us that failed, not a name that did not resolve (the owner's DNS, which
+# CAs report as a `connection` problem too): refused, reset, timed out.
+CONNECTION_FAILED = re.compile(
+    r"connection refused|connection reset|timeout|timed out|deadline exceeded", re.IGNORECASE
+)
 
 
-def _create_account_key() -> None:
-    sealed = keys.seal(keys.pem(keys.new_key()))
-    files.write_atomically(files.directory() / ACCOUNT_KEY_FILE, sealed.encode(), 0o600)
+def _create_account_key() -> tuple[str, str]:
+    return keys.seal(keys.pem(keys.new_key())), ""
 
 
 def account_key() -> ec.EllipticCurvePrivateKey:
-    path = files.directory() / ACCOUNT_KEY_FILE
-    files.create_once(path, "acme-account.lock", _create_account_key)
-    key = serialization.load_pem_private_key(keys.unseal(path.read_text()).encode(), None)
+    stored = held(PlatformKeyUse.ACME_ACCOUNT, _create_account_key)
+    key = serialization.load_pem_private_key(keys.unseal(stored.key_pem).encode(), None)
     if not isinstance(key, ec.EllipticCurvePrivateKey):
-        raise TypeError(f"{path} does not hold an EC private key; remove it to recreate it")
+        raise TypeError("the ACME account's stored key is not an EC private key")
     return key
 
 
@@ -132,6 +145,17 @@ def _problem(error: Any) -> str:
     return f'"{detail}"'
 
 
+def not_reached(error: Any) -> bool:
+    """Whether a challenge's error says the CA could not reach us: it could not connect
+    (refused, reset, timed out: `connection`) or our edge answered with a 5xx. Not the
+    owner's: a name pointing elsewhere fails the platform's own DNS check."""
+    code = getattr(error, "code", None)
+    detail = getattr(error, "detail", None) or ""
+    if code == "connection":
+        return bool(CONNECTION_FAILED.search(detail))
+    return code == "unauthorized" and bool(SERVER_ERROR.search(detail))
+
+
 class AcmeAuthority:
     def caa_identity(self) -> str:
         # An ACME directory need not publish its CAA identity (Pebble does not): a setting.
@@ -142,7 +166,7 @@ class AcmeAuthority:
             order = self._order(acme, domain)
             body = messages.Order.from_json(_get(acme, order.url).json())
             if body.status == messages.STATUS_INVALID:
-                self._refuse(domain, self._reason(acme, body))
+                self._failed(self._errors(acme, body))
             if body.status != messages.STATUS_PENDING:
                 return
             for url in body.authorizations:
@@ -151,13 +175,14 @@ class AcmeAuthority:
             try:
                 acme.poll_authorizations(messages.OrderResource(body=body, uri=order.url), deadline)
             except errors.ValidationError as failed:
-                details = [
-                    f"{authz.body.identifier.value}: {_problem(challenge.error)}"
-                    for authz in failed.failed_authzrs
-                    for challenge in authz.body.challenges
-                    if challenge.error is not None
-                ]
-                self._refuse(domain, "; ".join(details))
+                self._failed(
+                    [
+                        challenge.error
+                        for authz in failed.failed_authzrs
+                        for challenge in authz.body.challenges
+                        if challenge.error is not None
+                    ]
+                )
             except errors.TimeoutError as slow:
                 raise Pending(
                     "The certificate authority has not validated the domain yet.",
@@ -181,7 +206,7 @@ class AcmeAuthority:
                     # A run that died after finalizing: collect that order's certificate.
                     resource = acme.poll_finalization(resource, deadline)
                 elif body.status == messages.STATUS_INVALID:
-                    self._refuse(domain, self._reason(acme, body))
+                    self._failed(self._errors(acme, body))
                 else:
                     raise Pending(
                         "The certificate authority has not validated the domain yet.",
@@ -194,28 +219,45 @@ class AcmeAuthority:
                     "The certificate authority has not signed yet.",
                     retry_after=DEFAULT_RETRY_AFTER,
                 ) from slow
-            issued = issued_from_pem(
+            return issued_from_pem(
                 resource.fullchain_pem, keys.unseal(order.key_pem), hostname=domain.hostname
             )
+
+    def stored(self, domain: Domain) -> None:
         forget(domain)
-        return issued
+
+    def renew_after(self, issued: Issued) -> datetime:
+        """A random point in the window the CA suggests (ACME Renewal Information, RFC
+        9773: `ClientV2.renewal_time`) when its directory offers `renewalInfo`; else, or when
+        the window cannot be read, two thirds into the validity, jittered (policy)."""
+        planned = renewal_time(issued.not_before, issued.not_after)
+        try:
+            suggested, _ = _connect(RateLimits()).renewal_time(issued.pem.encode())
+        except (errors.Error, messages.Error, requests.RequestException) as error:
+            logger.warning(
+                "The CA's renewal window for %s could not be read: %s", issued.san, error
+            )
+            return planned
+        return suggested or planned
 
     def _order(self, acme: client.ClientV2, domain: Domain) -> AcmeOrder:
-        """The domain's order under way, placed now if there is none."""
-        with transaction.atomic():
-            Domain.objects.select_for_update(no_key=True).filter(pk=domain.pk).first()
-            order = AcmeOrder.objects.filter(domain=domain).first()
-            if order is not None:
-                return order
-            key = keys.new_key()
-            csr_pem = crypto_util.make_csr(keys.pem(key).encode(), [domain.hostname])
-            placed = acme.new_order(csr_pem)
-            return AcmeOrder.objects.create(
-                domain=domain,
-                url=placed.uri,
-                csr_pem=csr_pem.decode(),
-                key_pem=keys.seal(keys.pem(key)),
-            )
+        """The domain's order under way, placed now if there is none (no lock held while
+        the CA answers; a concurrent run's order, stored first, is the one kept)."""
+        order = AcmeOrder.objects.filter(domain=domain).first()
+        if order is not None:
+            return order
+        key = keys.new_key()
+        csr_pem = crypto_util.make_csr(keys.pem(key).encode(), [domain.hostname])
+        placed = acme.new_order(csr_pem)
+        order, _ = AcmeOrder.objects.get_or_create(
+            domain=domain,
+            defaults={
+                "url": placed.uri,
+                "csr_pem": csr_pem.decode(),
+                "key_pem": keys.seal(keys.pem(key)),
+            },
+        )
+        return order
 
     def _answer(self, acme: client.ClientV2, domain: Domain, url: str) -> None:
         authorization = messages.Authorization.from_json(_get(acme, url).json())
@@ -235,18 +277,29 @@ class AcmeAuthority:
             return
         self._refuse(domain, "the certificate authority offered no HTTP-01 challenge")
 
-    def _reason(self, acme: client.ClientV2, body: messages.Order) -> str:
-        details = []
+    def _errors(self, acme: client.ClientV2, body: messages.Order) -> list[Any]:
+        """The problems an invalid order's authorizations and the order itself carry."""
+        found = []
         for url in body.authorizations:
             authorization = messages.Authorization.from_json(_get(acme, url).json())
-            details += [
-                _problem(challenge.error)
-                for challenge in authorization.challenges
-                if challenge.error is not None
-            ]
+            found += [c.error for c in authorization.challenges if c.error is not None]
         if body.error is not None:
-            details.append(_problem(body.error))
-        return "; ".join(details) or "the order became invalid and the CA gave no detail"
+            found.append(body.error)
+        return found
+
+    def _failed(self, problems: list[Any]) -> None:
+        """The order failed: ours to retry when every problem is the CA not reaching us,
+        else refused, in the CA's words (`connected` forgets the order either way)."""
+        reason = "; ".join(_problem(error) for error in problems)
+        if problems and all(not_reached(error) for error in problems):
+            raise NotReached(
+                "The certificate authority could not reach this domain's challenge through "
+                f"the platform: {reason}. The platform will try again by itself."
+            )
+        raise Refused(
+            f"{CertCode.CA_REFUSED.label}: "
+            f"{reason or 'the order became invalid and the CA gave no detail'}"
+        )
 
     def _refuse(self, domain: Domain, reason: str) -> None:
         """Say why, in the CA's words (`connected` forgets the order)."""
@@ -271,6 +324,10 @@ def connected(domain: Domain) -> Iterator[client.ClientV2]:
     except Refused:
         metrics.acme_error("refused")
         forget(domain)
+        raise
+    except NotReached:
+        metrics.acme_error("not_reached")
+        forget(domain)  # invalid at the CA: the next attempt places a new order
         raise
     except messages.Error as error:
         metrics.acme_error(error.code or "unknown")

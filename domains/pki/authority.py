@@ -1,11 +1,13 @@
 """What every certificate authority offers the platform, whichever it is.
 
 `prepare` does what comes before signing and may take a while (an ACME order's
-challenges); the caller holds no lock (ACME takes the row's only to place its order) and it
-is safe to repeat. `issue` signs
-or collects the certificate; the caller holds the domain's row lock, so two
-runs never both store one. Both raise `Pending` when the CA is not done yet
-(retry after `retry_after` seconds) and `Refused` when it will not issue.
+challenges); `issue` signs or collects the certificate (an ACME order finalized and
+polled). Both are called outside any database transaction and hold no lock while they
+wait for the CA, and both are safe to repeat: a run that dies before the certificate is
+stored leaves what the next run resumes. Both raise `Pending` when the CA is not done yet
+(retry after `retry_after` seconds) and `Refused` when it will not issue. `stored` is
+called in the short transaction that stores the certificate, under the domain's row lock,
+to forget the work that got it (no network there).
 
 Whatever a CA returns passes `issued_from_pem`, which takes only the certificate
 that was ordered: its one name the domain's, its public key the order's, valid
@@ -49,6 +51,13 @@ class Pending(RetryLater):
         super().__init__(message, retry_after=retry_after)
 
 
+class NotReached(RetryLater):
+    """The CA could not fetch a challenge from us: our edge or web processes were down
+    (connection refused, reset, timed out) or answered it with a 5xx. Our outage, not the
+    owner's: retried with the backoff until it passes (or the owner's DNS check fails),
+    never left for a Re-verify. The message says what happened, in the CA's words."""
+
+
 class Refused(Exception):
     """No certificate: the CA will not issue, or what it answered is refused. The message says
     why in plain words, quoting the CA ("The CA refused the order: ...", "The CA returned a
@@ -63,6 +72,13 @@ class Authority(Protocol):
     def prepare(self, domain: Domain) -> None: ...
 
     def issue(self, domain: Domain) -> Issued: ...
+
+    def stored(self, domain: Domain) -> None: ...
+
+    def renew_after(self, issued: Issued) -> datetime:
+        """When to renew `issued`: in the window the CA suggests, if it suggests one (asked
+        outside any transaction), else domains.policy.renewal_time."""
+        ...
 
 
 def common_name(name: x509.Name) -> str:

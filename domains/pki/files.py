@@ -1,17 +1,12 @@
-"""Files under DOMAINS_CA_DIR that hold secrets: written atomically, created once.
-
-Creation is race-safe across processes (web, several workers): an exclusive
-flock on a lock file serialises creators, files are written to a temporary
-name and renamed into place, and whoever finds them already there loads them
-instead.
+"""Files under DOMAINS_CA_DIR (the local CA's certificate) and the edge's own, written
+atomically: to a temporary name, then renamed into place, so a reader never sees half of
+one. No key is kept on a disk: domains/pki/held.py.
 """
 
 from __future__ import annotations
 
-import fcntl
 import os
 import tempfile
-from collections.abc import Callable
 from pathlib import Path
 
 from django.conf import settings
@@ -35,16 +30,3 @@ def write_atomically(path: Path, data: bytes, mode: int) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-
-
-def create_once(done: Path, lock_name: str, create: Callable[[], None]) -> None:
-    """Run `create` unless `done` exists, at most once across processes."""
-    if done.exists():
-        return
-    with open(done.parent / lock_name, "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            if not done.exists():  # someone may have created it while we waited
-                create()
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)

@@ -1,8 +1,8 @@
 """The platform's own local certificate authority, and issuing with it (`cryptography`).
 
-The CA key and certificate live under DOMAINS_CA_DIR and are created on first
-use, race-safely across processes (domains/pki/files.py, lock `ca.lock`). It
-signs at once: `prepare` has nothing to do.
+The CA's key (sealed) and certificate are a row (PlatformKey, domains/pki/held.py),
+created on first use by whichever process comes first; DOMAINS_CA_DIR holds only a copy of
+the certificate, for clients to trust. It signs at once: `prepare` has nothing to do.
 """
 
 from __future__ import annotations
@@ -17,14 +17,17 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 from django.conf import settings
 
+from domains.choices import PlatformKeyUse
 from domains.pki import files, keys
 from domains.pki.authority import Issued, issued_from_pem
+from domains.pki.held import held
+from domains.policy import renewal_time
 
 if TYPE_CHECKING:
     from domains.models import Domain
 
 CA_VALIDITY = timedelta(days=3650)
-KEY_FILE = "ca-key.pem"
+# The copy of the CA's certificate under DOMAINS_CA_DIR (public: what clients trust).
 CERT_FILE = "ca-cert.pem"
 
 
@@ -43,8 +46,8 @@ def _key_usage(*, signs_certificates: bool) -> x509.KeyUsage:
     )
 
 
-def _create_ca() -> None:
-    directory = files.directory()
+def new_ca() -> tuple[str, str]:
+    """A new CA: its key, sealed, and its certificate, both PEM."""
     key = keys.new_key()
     name = x509.Name(
         [
@@ -66,32 +69,35 @@ def _create_ca() -> None:
         .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
         .sign(key, hashes.SHA256())
     )
-    # Key first: a reader that sees the certificate can always find its key. Sealed, like
-    # every private key the platform keeps.
-    files.write_atomically(directory / KEY_FILE, keys.seal(keys.pem(key)).encode(), 0o600)
-    cert_pem = cert.public_bytes(serialization.Encoding.PEM)
-    files.write_atomically(directory / CERT_FILE, cert_pem, 0o644)
+    # Sealed, like every private key the platform keeps.
+    return keys.seal(keys.pem(key)), cert.public_bytes(serialization.Encoding.PEM).decode()
 
 
 def load_or_create_ca() -> tuple[ec.EllipticCurvePrivateKey, x509.Certificate]:
-    directory = files.directory()
-    cert_path, key_path = directory / CERT_FILE, directory / KEY_FILE
-    files.create_once(cert_path, "ca.lock", _create_ca)
-    pem = keys.unseal(key_path.read_text())
-    key = serialization.load_pem_private_key(pem.encode(), password=None)
+    stored = held(PlatformKeyUse.LOCAL_CA, new_ca)
+    key = serialization.load_pem_private_key(keys.unseal(stored.key_pem).encode(), password=None)
     if not isinstance(key, ec.EllipticCurvePrivateKey):
-        raise TypeError(f"{key_path} does not hold an EC private key; remove the CA to recreate it")
-    cert = x509.load_pem_x509_certificate(cert_path.read_bytes())
-    return key, cert
+        raise TypeError("the local CA's stored key is not an EC private key")
+    copy_certificate(stored.certificate_pem)
+    return key, x509.load_pem_x509_certificate(stored.certificate_pem.encode())
 
 
 def root_certificate_path() -> Path:
-    """The local CA's certificate: what a client trusts to verify the edge under `make run`.
-    Created (with its sealed key) if need be, but its key is not opened: reading the
-    certificate needs no DOMAINS_KEY_ENCRYPTION_KEY once the CA exists."""
-    cert_path = files.directory() / CERT_FILE
-    files.create_once(cert_path, "ca.lock", _create_ca)
-    return cert_path
+    """The local CA's certificate, copied under DOMAINS_CA_DIR: what a client trusts to
+    verify the edge under `make run`. The CA is created (with its sealed key) if need be,
+    but its key is not opened: the certificate needs no DOMAINS_KEY_ENCRYPTION_KEY once the
+    CA exists."""
+    return copy_certificate(held(PlatformKeyUse.LOCAL_CA, new_ca).certificate_pem)
+
+
+def copy_certificate(certificate_pem: str) -> Path:
+    """The CA's certificate written under DOMAINS_CA_DIR (CERT_FILE) for clients to trust,
+    again whenever the stored one differs (a new database); a copy, nothing to keep."""
+    path = files.directory() / CERT_FILE
+    certificate = certificate_pem.encode()
+    if not path.is_file() or path.read_bytes() != certificate:
+        files.write_atomically(path, certificate, 0o644)
+    return path
 
 
 def issue(hostname: str, *, now: datetime | None = None) -> Issued:
@@ -138,3 +144,9 @@ class LocalAuthority:
 
     def issue(self, domain: Domain) -> Issued:
         return issue(domain.hostname)
+
+    def stored(self, domain: Domain) -> None:
+        return None
+
+    def renew_after(self, issued: Issued) -> datetime:
+        return renewal_time(issued.not_before, issued.not_after)

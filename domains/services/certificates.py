@@ -6,8 +6,9 @@ They speak to the certificate authority only through domains.pki's interface
 (`_obtain`), told apart by a small strategy (`_Issuance`, `_Renewal`). A
 temporary failure raises `RetryLater` (a CAA lookup that timed out:
 `TemporaryDNSError`; a CA that is not done: `pki.Pending`, with its
-Retry-After); a CA that refuses leaves its reason on the domain, like a CAA
-block.
+Retry-After; a CA that could not reach our edge to validate: `pki.NotReached`,
+recorded on the Activity feed); a CA that refuses leaves its reason on the domain,
+like a CAA block.
 """
 
 from __future__ import annotations
@@ -190,9 +191,11 @@ class _Renewal:
 
 
 def _obtain(domain: Domain, way: _Way) -> Certificate | None:
-    """The one path to a certificate: CAA, then the CA's `prepare` outside this transaction
-    (it may take a while; ACME locks the row only to place its order), then its `issue` and
-    the store under the domain's row lock, so two runs never both store one."""
+    """The one path to a certificate: CAA, then the CA's `prepare` and `issue`, outside any
+    transaction (the CA may take its time: an ACME order validated, finalized, polled), then
+    the store in one short transaction under the domain's row lock, where no network call
+    is made: the row is asked again whether the work is still wanted (a concurrent run may
+    have stored it), and the issuance's move is the state table's conditional UPDATE."""
     result = _caa(domain)
     if not result.ok:
         way.refused(domain, result.code, result.message)
@@ -200,6 +203,12 @@ def _obtain(domain: Domain, way: _Way) -> Certificate | None:
     authority = pki.authority()
     try:
         authority.prepare(domain)
+        issued = authority.issue(domain)
+        renew_after = authority.renew_after(issued)
+    except pki.NotReached as unreached:
+        # Ours, not the owner's: said on the Activity feed, retried by the task's backoff.
+        record_event(domain=domain, action=Action.CERTIFICATE_DELAYED, message=str(unreached))
+        raise
     except pki.Refused as refused:
         way.refused(domain, CertCode.CA_REFUSED, str(refused))
         return None
@@ -208,13 +217,10 @@ def _obtain(domain: Domain, way: _Way) -> Certificate | None:
         locked = _locked(domain.pk)
         if not way.wanted(locked):
             return way.found_done(locked)
-        try:
-            issued = authority.issue(locked)
-        except pki.Refused as refused:
-            way.refused(locked, CertCode.CA_REFUSED, str(refused))
-            return None
         way.done(locked)
-        return _store(locked, issued, action=way.action)
+        certificate = _store(locked, issued, renew_after=renew_after, action=way.action)
+        authority.stored(locked)
+        return certificate
 
 
 def _locked(domain_id: int) -> Domain:
@@ -251,7 +257,9 @@ def _caa(domain: Domain) -> CheckResult:
     return result
 
 
-def _store(domain: Domain, issued: pki.Issued, *, action: Action) -> Certificate:
+def _store(
+    domain: Domain, issued: pki.Issued, *, renew_after: datetime, action: Action
+) -> Certificate:
     """Store what the CA issued, its key sealed, and record `action` (inside the row lock)."""
     certificate = Certificate.objects.create(
         domain=domain,
@@ -262,6 +270,7 @@ def _store(domain: Domain, issued: pki.Issued, *, action: Action) -> Certificate
         pem=issued.pem,
         key_pem=keys.seal(issued.key_pem),
         issuer=issued.issuer,
+        renew_after=renew_after,
     )
     record_event(
         domain=domain,

@@ -150,4 +150,14 @@ def test_tasks_acknowledge_late_and_retry_with_a_limit():
     for task in every:
         assert task.acks_late is True
         assert task.max_retries == tasks.MAX_RETRIES
-    assert [tasks.retry_countdown(n) for n in range(3)] == [10, 30, 90]
+    for retries, (low, high) in enumerate([(10, 15), (30, 45), (90, 135)]):
+        assert low <= tasks.retry_countdown(retries) <= high
+
+
+def test_tasks_that_failed_together_retry_spread_out_not_in_lockstep():
+    """After a CA outage every certificate task fails at once, and the CA asks each for the
+    same Retry-After: their retries must not all arrive in the same second."""
+    countdowns = [tasks.retry_countdown(0, at_least=60) for _ in range(50)]
+    assert all(60 <= countdown <= 90 for countdown in countdowns)  # never before the CA asked
+    assert len({round(countdown) for countdown in countdowns}) > 15
+    assert max(countdowns) - min(countdowns) > 10

@@ -12,8 +12,8 @@ from cryptography import x509
 from cryptography.hazmat.primitives.asymmetric import ec
 
 from domains import pki, tasks
-from domains.choices import CertState, State
-from domains.models import Certificate, Domain, DomainEvent
+from domains.choices import CertState, PlatformKeyUse, State
+from domains.models import Certificate, Domain, DomainEvent, PlatformKey
 from domains.pki import keys
 from domains.policy import CERT_LATE_AT_CHECK, cert_lost_at_sweep
 from domains.services import certificates, scheduling
@@ -154,11 +154,12 @@ def test_the_ca_is_created_once_even_when_many_ask_at_the_same_time(settings, tm
     assert cert.extensions.get_extension_for_class(x509.BasicConstraints).value.ca is True
     usage = cert.extensions.get_extension_for_class(x509.KeyUsage).value
     assert usage.key_cert_sign and usage.crl_sign
-    key_file = tmp_path / "fresh-ca" / "ca-key.pem"
-    assert key_file.stat().st_mode & 0o077 == 0
-    # Sealed at rest like every private key the platform keeps: no PEM in the file.
-    assert "PRIVATE KEY" not in key_file.read_text()
-    assert keys.is_sealed(key_file.read_text())
+    # In the database, sealed like every private key the platform keeps; none on a disk.
+    stored = PlatformKey.objects.get(use=PlatformKeyUse.LOCAL_CA)
+    assert "PRIVATE KEY" not in stored.key_pem and keys.is_sealed(stored.key_pem)
+    # The folder holds only a copy of the CA's certificate, for clients to trust.
+    assert [path.name for path in (tmp_path / "fresh-ca").iterdir()] == ["ca-cert.pem"]
+    assert (tmp_path / "fresh-ca" / "ca-cert.pem").read_text() == stored.certificate_pem
 
 
 def test_sweep_requeues_a_certificate_whose_task_was_lost(verified, settings):
