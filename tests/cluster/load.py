@@ -27,6 +27,7 @@ class Answer:
     answered: float
     status: int  # 0: the connection failed
     path: str
+    edge: int  # which edge node it was sent to
 
 
 @dataclass
@@ -52,8 +53,14 @@ class Api:
         self.edge = first_edge
 
     def attempt(self, method: str, path: str, body: dict, key: str) -> tuple[int, Any]:
-        started = time.monotonic()
-        status, answer = 0, None
+        status, answer, _ = self.attempt_with_headers(method, path, body, key)
+        return status, answer
+
+    def attempt_with_headers(
+        self, method: str, path: str, body: dict, key: str
+    ) -> tuple[int, Any, http.client.HTTPMessage | None]:
+        started, edge = time.monotonic(), self.edge
+        status, answer, headers = 0, None, None
         try:
             connection = http.client.HTTPSConnection(
                 API_HOST, self.ports[self.edge], context=self.context, timeout=30
@@ -65,15 +72,15 @@ class Api:
                              "Content-Type": "application/json", "Idempotency-Key": key},
                 )  # fmt: skip
                 response = connection.getresponse()
-                status, raw = response.status, response.read()
+                status, raw, headers = response.status, response.read(), response.headers
             finally:
                 connection.close()
             answer = json.loads(raw) if raw else None
         except (OSError, http.client.HTTPException, json.JSONDecodeError):
             self.edge = (self.edge + 1) % len(self.ports)
         with self.tally.lock:
-            self.tally.answers.append(Answer(started, time.monotonic(), status, path))
-        return status, answer
+            self.tally.answers.append(Answer(started, time.monotonic(), status, path, edge))
+        return status, answer, headers
 
     def send(self, method: str, path: str, body: dict, *, done: set[int]) -> tuple[int, Any, int]:
         """Until an answer in `done`: the status, the body and the attempts it took."""
@@ -105,20 +112,26 @@ class PetClient(Api):
                     self.tally.problems.append(f"{name}: {status} {answer}")
                 continue
             # Every fifth create, and every one that needed a retry, is sent once more with
-            # its key: the answer must be the same pet.
-            again = None
+            # its key: the answer must be the same pet, said to be a replay.
             if attempts > 1 or sequence % 5 == 0:
-                for _ in range(20):
-                    again, replay = self.attempt("POST", "/v1/pets", body, key)
-                    if again == 201:
+                for _ in range(20):  # a fault's cut or 5xx is sent again (and counted)
+                    again, replay, headers = self.attempt_with_headers(
+                        "POST", "/v1/pets", body, key
+                    )
+                    if again != 0 and again < 500:
                         break
                     time.sleep(0.2)
+                replayed = headers is not None and headers.get("Idempotent-Replayed") == "true"
+                if again != 201 or not replayed:
+                    with self.tally.lock:
+                        self.tally.problems.append(f"{name}: replay {again} {replay} {headers}")
+                else:
+                    with self.tally.lock:
+                        self.tally.ids_per_key[key].add(replay["id"])
             with self.tally.lock:
                 self.tally.created[key] = (name, answer["id"])
                 self.tally.ids_per_key[key].add(answer["id"])
                 self.tally.retried_keys += attempts > 1
-                if again == 201:
-                    self.tally.ids_per_key[key].add(replay["id"])
 
 
 def add_and_verify(api: Api, hostnames: list[str], dns_server, pause: float) -> None:

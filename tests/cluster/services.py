@@ -43,14 +43,15 @@ def production_command(name: str) -> str:
 
 
 class PrivatePostgres(embedded.Postgres):
-    """A PostgreSQL cluster of the test's own on a free loopback port: stop() and start()
-    again on the same port. Nothing in it must survive a crash of the machine: the test's
-    speed matters."""
+    """A PostgreSQL cluster of the test's own on a free loopback port: crash() and start()
+    again on the same port. A commit is acknowledged once its WAL is written, as in
+    production (`synchronous_commit=on`), so a crash of PostgreSQL loses none; nothing in it
+    must survive a crash of the machine (no fsync): the test's speed matters."""
 
     def __init__(self) -> None:
         # A short path: the unix socket lives here too (108 bytes at most).
         self.dir = Path(tempfile.mkdtemp(prefix="pg-cluster-"))
-        options = ["fsync=off", "synchronous_commit=off", "full_page_writes=off"]
+        options = ["fsync=off", "synchronous_commit=on", "full_page_writes=off"]
         options.append("max_connections=200")
         super().__init__(self.dir / "data", self.dir / "run", options=options, port=free_port())
         self.init()
