@@ -59,9 +59,11 @@ USER_AGENT = "petstore-domains"
 # 502") or Let's Encrypt's ("Invalid response from <url>: 503").
 SERVER_ERROR = re.compile(r"(?:returned|:)\s+5\d\d\b")
 # A connection to us that failed, not a name that did not resolve (the owner's DNS, which
-# CAs report as a `connection` problem too): refused, reset, timed out.
+# CAs report as a `connection` problem too): refused, reset, timed out, or closed before an
+# answer (Go's `EOF`, when an edge node dies with the CA's request on it).
 CONNECTION_FAILED = re.compile(
-    r"connection refused|connection reset|timeout|timed out|deadline exceeded", re.IGNORECASE
+    r"connection refused|connection reset|timeout|timed out|deadline exceeded|\bEOF\b",
+    re.IGNORECASE,
 )
 
 

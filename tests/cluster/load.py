@@ -114,11 +114,12 @@ class PetClient(Api):
             # Every fifth create, and every one that needed a retry, is sent once more with
             # its key: the answer must be the same pet, said to be a replay.
             if attempts > 1 or sequence % 5 == 0:
-                for _ in range(20):  # a fault's cut or 5xx is sent again (and counted)
+                deadline = time.monotonic() + RETRY_FOR
+                while True:  # a fault's cut or 5xx is sent again (and counted)
                     again, replay, headers = self.attempt_with_headers(
                         "POST", "/v1/pets", body, key
                     )
-                    if again != 0 and again < 500:
+                    if (again != 0 and again < 500) or time.monotonic() > deadline:
                         break
                     time.sleep(0.2)
                 replayed = headers is not None and headers.get("Idempotent-Replayed") == "true"
