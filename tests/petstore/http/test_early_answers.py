@@ -2,7 +2,7 @@
 processes' server itself (`python -m petstore.webserver`): the client keeps its connection,
 as requests.Session, httpx.Client and the edge do, and the next request on it gets its own
 answer. A body the server will not read says `Connection: close` and the connection ends.
-The same through the edge: tests/domains/edge/."""
+The same through the edge: tests/domains/edge/test_early_answers_edge.py."""
 
 from __future__ import annotations
 
