@@ -38,11 +38,12 @@ import threading
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-# The most of an unread body read to keep its connection: an upload the app refused is
-# rarely larger (the app accepts 64 KiB), and reading it costs less than a new connection.
-DRAIN_LIMIT = 1024 * 1024
+# The most of an unread body read to keep its connection (Go's server reads as much): four
+# times what the app accepts (64 KiB), so an upload it refused keeps its connection, and
+# little enough that a client sending megabytes to be refused costs a worker milliseconds.
+DRAIN_LIMIT = 256 * 1024
 # How long a worker's thread waits for that: the time it is not serving anyone. A client on
-# loopback or behind the edge sends a MiB in milliseconds; a slower one pays a new connection.
+# loopback or behind the edge sends 256 KiB in milliseconds; a slower one pays a new connection.
 DRAIN_DEADLINE = 0.2
 # Drains under way at once in a process; past that, answers say close at once. Each holds a
 # thread blocked on a client, until its body ends, reaches DRAIN_LIMIT or the connection drops.
