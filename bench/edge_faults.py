@@ -157,9 +157,11 @@ def section(results: dict[tuple[int, float], Comparison], elapsed: float, load: 
         "",
     ]
     for (count, rate), result in results.items():
+        reached = sum(result.attacker.values()) / (ROUNDS * WINDOW)
         lines.append(
-            f"- {count} web process{'es' if count > 1 else ''}, {rate:g}/s: the attacker was "
-            f"answered {described(result.attacker)}; the victim {described(result.victim)}."
+            f"- {count} web process{'es' if count > 1 else ''}, {rate:g}/s asked, {reached:.1f}/s "
+            f"sent (one body after the other): the attacker was answered "
+            f"{described(result.attacker)}; the victim {described(result.victim)}."
         )
     lines += [
         "",
