@@ -24,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench import fairness, servers  # noqa: E402
+from bench import edge_faults, fairness, servers  # noqa: E402
 from bench.edge import kept_section, measure, write_section  # noqa: E402
 from bench.environment import ENV, create_database, machine, setup_django  # noqa: E402
 from bench.load import add_load_arguments, interleaved, paired, side_by_side  # noqa: E402
@@ -281,7 +281,8 @@ def main() -> None:
     kept_fairness = fairness.measure() if args.fairness else fairness.kept_section()
     edge = kept_section() if args.skip_edge else measure(args)
     rows += edge_rows(edge)
-    write_results(rows, notes, args, elapsed, load, workers, kept_servers + kept_fairness + edge)
+    kept = kept_servers + kept_fairness + edge_faults.kept_section() + edge
+    write_results(rows, notes, args, elapsed, load, workers, kept)
 
 
 if __name__ == "__main__":

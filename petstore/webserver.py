@@ -1,5 +1,6 @@
 """The web processes' server, configured here and nowhere else: granian, in WSGI mode, serving
-`petstore.wsgi:application`.
+`petstore.wsgi:served` (the application, its early answers ending cleanly on kept-alive
+connections: petstore/http/earlyanswers.py).
 
     python -m petstore.webserver
 
@@ -60,7 +61,7 @@ from granian.server import MPServer, MTServer
 
 from petstore.env import env_bool, env_int, env_str
 
-APPLICATION = "petstore.wsgi:application"
+APPLICATION = "petstore.wsgi:served"
 ACCESS_LOG_FORMAT = (
     '%(addr)s "%(method)s %(path)s %(protocol)s" %(status)d %(dt_ms).1fms '
     'query="%(query_string)s" id=%(header{x-request-id})s'

@@ -56,6 +56,36 @@ RETRY_MATCH: list[dict[str, Any]] = [
 ]
 
 
+# Which web process is taken out of rotation, and by what: only what says the process itself
+# is unwell. Caddy's passive checks count every failed request against its upstream, a write
+# the web process cut short included, and a client makes those at will: a chunked body the
+# app refuses before reading it (petstore/http/earlyanswers.py closes such a connection) took
+# the only web process out for the 5 s they remembered it, and every other client waited. So
+# there are none: a process that is gone refuses the connection, which the retries above send
+# on to another; one that no longer answers fails the active check, a GET /healthz every
+# HEALTH_INTERVAL to each process (answered before any host check, petstore/http/health.py),
+# HEALTH_FAILS times in a row, each within HEALTH_TIMEOUT; one answer puts it back. With a
+# single web process there is nothing to fail over to, and a check could only turn slow
+# answers into 503s: it has none (docs/decisions/edge.md).
+HEALTH_INTERVAL = "2s"
+HEALTH_TIMEOUT = "5s"
+HEALTH_FAILS = 3
+
+
+def _health_checks() -> dict[str, Any]:
+    if len(settings.EDGE_UPSTREAMS) < 2:
+        return {}
+    active = {
+        "uri": "/healthz",
+        "interval": HEALTH_INTERVAL,
+        "timeout": HEALTH_TIMEOUT,
+        "fails": HEALTH_FAILS,
+        "passes": 1,
+        "expect_status": 200,
+    }
+    return {"health_checks": {"active": active}}
+
+
 def _proxy(scheme: str) -> dict[str, Any]:
     return {
         "handler": "reverse_proxy",
@@ -70,7 +100,8 @@ def _proxy(scheme: str) -> dict[str, Any]:
         },
         # A web process that is gone (killed, restarting) refuses the connection: the request
         # goes to another within 5 s instead of ending in a 502 (Caddy retries no request by
-        # default). A failed dial is retried for any method. A request the dead process had
+        # default; a retry may pick the same one again until the health check below takes it
+        # out). A failed dial is retried for any method. A request the dead process had
         # received is sent again only if the app makes that safe: a GET, HEAD or OPTIONS, or
         # a POST to the API carrying an Idempotency-Key (petstore/api/idempotency.py answers
         # its retry with the first answer, or 409 while the first attempt commits it). The
@@ -80,8 +111,7 @@ def _proxy(scheme: str) -> dict[str, Any]:
             "try_interval": "100ms",
             "retry_match": RETRY_MATCH,
         },
-        # And the next requests skip it for a while rather than each trying it first.
-        "health_checks": {"passive": {"fail_duration": "5s", "max_fails": 1}},
+        **_health_checks(),
         # A web worker serves one request at a time on each of its threads: the edge reads
         # a whole request body (up to the largest the app accepts) before passing it on,
         # so a client that sends slowly holds an edge goroutine, not a worker.

@@ -8,55 +8,17 @@ live one, none with the 502 Caddy gives when it tries a dead upstream and stops 
 
 from __future__ import annotations
 
-import contextlib
 import http.client
 import json
-import os
-import sys
-import tempfile
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from django.conf import settings as django_settings
 
-from devtools.processes import spawn, stop_group
-from devtools.sockets import free_port, tcp_port_open
-from tests.cluster.services import production_command
+from devtools.sockets import free_port
+from tests.fixtures.edge import plain_edge
 from tests.processes import service_env, wait_for, web_server
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-@contextlib.contextmanager
-def edge_before(upstreams: list[str], tmp_path: Path, **extra: str) -> Iterator[int]:
-    """Procfile.production's edge in front of `upstreams`; yields its plain HTTP port. Its
-    output: `edge.log`."""
-    http_port = free_port()
-    admin = Path(tempfile.mkdtemp(prefix="edge-")) / "admin.sock"
-    env = service_env(
-        django_settings,
-        HTTP_PORT=str(http_port),
-        HTTPS_PORT=str(free_port()),
-        EDGE_CERTIFICATES_PORT=str(free_port()),
-        EDGE_UPSTREAMS=",".join(upstreams),
-        EDGE_ADMIN=f"unix/{admin}",
-        PETSTORE_VAR_DIR=str(tmp_path / "var"),
-        PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
-        **extra,
-    )
-    edge = spawn(
-        ["/bin/sh", "-c", "exec " + production_command("edge")],
-        env=env,
-        log_path=tmp_path / "edge.log",
-    )
-    try:
-        wait_for(lambda: tcp_port_open(http_port), timeout=30, what="the edge's HTTP port")
-        yield http_port
-    finally:
-        stop_group(edge)
-        admin.unlink(missing_ok=True)
-        admin.parent.rmdir()
 
 
 def get(port: int, method: str = "GET", **headers: str) -> http.client.HTTPResponse:
@@ -74,7 +36,7 @@ def test_requests_skip_a_dead_web_process(tmp_path):
     dead = f"127.0.0.1:{free_port()}"
     with (
         web_server(service_env(django_settings), tmp_path) as web,
-        edge_before([dead, web.removeprefix("http://")], tmp_path) as port,
+        plain_edge([dead, web.removeprefix("http://")], tmp_path) as port,
     ):
         statuses = [get(port, method).status for method in ["GET", "POST"] * 10]
     # /healthz answers GET (200) and refuses POST (405): every one reached the live process.
@@ -83,7 +45,7 @@ def test_requests_skip_a_dead_web_process(tmp_path):
 
 def test_with_no_web_process_the_502_has_a_request_id_and_an_access_line(tmp_path):
     dead = f"127.0.0.1:{free_port()}"
-    with edge_before([dead], tmp_path, LOG_FORMAT="json") as port:
+    with plain_edge([dead], tmp_path, LOG_FORMAT="json") as port:
         # After the edge's retries (domains/edge/caddy.py: 5 s).
         response = get(port, Authorization="Bearer never-logged-5e0b")
         request_id = response.headers["X-Request-ID"]

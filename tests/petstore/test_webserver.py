@@ -52,7 +52,7 @@ def test_the_defaults_listen_on_loopback_with_a_worker_per_core_and_one_more(mon
 
 def test_the_server_keeps_connections_alive_respawns_workers_and_stops_them_in_time(monkeypatch):
     server = webserver.build(config_from(monkeypatch, WEB_GRACEFUL_TIMEOUT="7"), {"version": 1})
-    assert server.interface == "wsgi" and server.target == "petstore.wsgi:application"
+    assert server.interface == "wsgi" and server.target == "petstore.wsgi:served"
     assert server.http1_settings is not None and server.http1_settings.keep_alive
     assert server.respawn_failed_workers is True
     assert server.workers_kill_timeout == 7

@@ -73,3 +73,32 @@ def test_what_the_app_makes_idempotent_is_sent_again(settings, tmp_path, method,
 )
 def test_nothing_else_is_sent_twice(settings, tmp_path, method, path, headers):
     assert not retried(settings, tmp_path, method, path, headers)
+
+
+def proxy_handlers(settings, tmp_path, upstreams: list[str]) -> list[dict]:
+    settings.EDGE_HTTP = True
+    settings.EDGE_UPSTREAMS = upstreams
+    servers = caddy.config(data_dir=tmp_path, secret=SECRET)["apps"]["http"]["servers"]
+    return [
+        handler
+        for server in servers.values()
+        for route in server["routes"]
+        for handler in route.get("handle", [])
+        if handler.get("handler") == "reverse_proxy"
+    ]
+
+
+def test_only_an_unanswered_health_check_takes_a_web_process_out(settings, tmp_path):
+    """No passive checks: they count a write a client's own request cut short against the web
+    process (tests/domains/edge/test_client_faults.py shows the edge running this)."""
+    for handler in proxy_handlers(settings, tmp_path, ["127.0.0.1:8000", "127.0.0.1:8001"]):
+        assert set(handler["health_checks"]) == {"active"}
+        active = handler["health_checks"]["active"]
+        assert (active["uri"], active["expect_status"]) == ("/healthz", 200)
+        assert active["fails"] > 1  # one slow answer is no verdict
+
+
+def test_a_single_web_process_is_never_taken_out(settings, tmp_path):
+    """Nothing to send its requests to instead: a check could only turn them into 503s."""
+    for handler in proxy_handlers(settings, tmp_path, ["127.0.0.1:8000"]):
+        assert "health_checks" not in handler
