@@ -10,12 +10,14 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 import requests
+from acme import messages
 from django.db import connection
 
 from devtools.sockets import free_port
 from domains import pki
 from domains.choices import Action, CertState, State
 from domains.models import AcmeOrder, Certificate, Domain, DomainEvent
+from domains.pki.acme import not_reached
 from domains.retry import RetryLater
 from domains.services import certificates
 from domains.services.custom_domains import domain_add
@@ -149,3 +151,23 @@ def test_a_domain_whose_first_validation_failed_because_the_edge_was_down_goes_a
     assert not DomainEvent.objects.filter(
         domain=verified, action__in=[Action.CERTIFICATE_BLOCKED, Action.REVERIFY_REQUESTED]
     ).exists()
+
+
+@pytest.mark.parametrize(
+    ("code", "detail", "ours"),
+    [
+        ("connection", 'Get "http://a.test/.well-known/acme-challenge/x": EOF', True),
+        ("connection", "dial tcp 127.0.0.1:80: connect: connection refused", True),
+        ("connection", "read tcp 127.0.0.1:80: read: connection reset by peer", True),
+        ("connection", "Timeout during connect (likely firewall problem)", True),
+        ("unauthorized", "The key authorization file from the server returned 502", True),
+        ("connection", "lookup a.test on 127.0.0.1:53: no such host", False),
+        ("unauthorized", "The key authorization file from the server did not match", False),
+        ("dns", "DNS problem: NXDOMAIN looking up A for a.test", False),
+    ],
+)
+def test_a_challenge_error_is_ours_only_when_the_ca_could_not_reach_us(code, detail, ours):
+    """The CA's words decide: a connection that failed or a 5xx from us is our outage (the
+    order is retried), a name that does not resolve or a wrong answer is the owner's."""
+    error = messages.Error.with_code(code, detail=detail)
+    assert not_reached(error) is ours
