@@ -4,15 +4,14 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('domains', '0013_carry_outbox_into_deliveries'),
+        ("domains", "0013_carry_outbox_into_deliveries"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='domain',
-            name='check_diagnosis',
+            model_name="domain",
+            name="check_diagnosis",
             field=models.JSONField(blank=True, null=True),
         ),
     ]
