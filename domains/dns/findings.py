@@ -147,7 +147,7 @@ def _listed(items: list[str]) -> str:
 
 def _unreachable(zone: str, silent: list[Server]) -> dict[str, Any]:
     names = _names(silent)
-    verb = "does" if len(names) == 1 else "do"
+    verb = _verb(names, "does", "do")
     return {
         "code": FindingCode.NAMESERVER_UNREACHABLE,
         "message": (
@@ -162,22 +162,25 @@ def _unreachable(zone: str, silent: list[Server]) -> dict[str, Any]:
 
 
 def _disagree(zone: str, right: list[Server], wrong: list[Server], needs: Needs) -> dict[str, Any]:
-    names = _names(wrong)
+    names, good = _names(wrong), _names(right)
     answers = sorted({server.answer for server in wrong})
-    verb = "gives" if len(names) == 1 else "give"
     return {
         "code": FindingCode.NAMESERVERS_DISAGREE,
         "message": (
-            f"The name servers of {zone} disagree: {_listed(_names(right))} "
-            f"{'gives' if len(_names(right)) == 1 else 'give'} {needs.described}, but "
-            f"{_listed(names)} still {verb} {'; '.join(answers)}. Resolvers ask any of them, "
-            "so some visitors and the certificate authority get the old answer. Make the "
-            "change again at your DNS provider so it reaches every name server (or ask them "
-            "why it has not)."
+            f"The name servers of {zone} disagree: {_listed(good)} "
+            f"{_verb(good, 'gives', 'give')} the right record ({needs.described}), but "
+            f"{_listed(names)} still {_verb(names, 'gives', 'give')} another answer "
+            f"({'; '.join(answers)}). Resolvers ask any of them, so some visitors and the "
+            "certificate authority get the old answer. Make the change again at your DNS "
+            "provider so it reaches every name server (or ask them why it has not)."
         ),
         "nameservers": names,
         "records": answers,
     }
+
+
+def _verb(subjects: list[str], one: str, many: str) -> str:
+    return one if len(subjects) == 1 else many
 
 
 def _cached(

@@ -66,8 +66,8 @@ def test_a_server_with_the_old_record_is_named(zone, www):
     disagree = findings(domain)[FindingCode.NAMESERVERS_DISAGREE]
     assert disagree["nameservers"] == [NS2]
     assert disagree["records"] == [f"CNAME {OLD}."]
-    assert f"{NS1} gives CNAME {TARGET}." in disagree["message"]
-    assert f"{NS2} still gives CNAME {OLD}." in disagree["message"]
+    assert f"{NS1} gives the right record (CNAME {TARGET}.)" in disagree["message"]
+    assert f"{NS2} still gives another answer (CNAME {OLD}.)" in disagree["message"]
     assert list(findings(domain)) == [FindingCode.NAMESERVERS_DISAGREE]
 
 
