@@ -98,7 +98,19 @@ def chain(hostname: str, *, is_apex: bool, txt: bool) -> lookups.Group:
             for name, rdtype in wanted(hostname, is_apex=is_apex, txt=txt)
         ]
 
-    return lookups.Group([(name, "NS") for name in zone_candidates(hostname)], then=addresses)
+    def own_zone(answers: dict[lookups.Question, lookups.Lookup]) -> lookups.Group:
+        asked.update(answers)
+        if asked[(hostname, "A")].cname:
+            return addresses(answers)  # a CNAME is never a zone's apex: a parent is the zone
+        return lookups.Group([(hostname, "NS")], then=addresses)
+
+    candidates = zone_candidates(hostname)
+    parents: list[lookups.Question] = [(name, "NS") for name in candidates[1:]]
+    if not parents:
+        return lookups.Group([(hostname, "NS")], then=addresses)
+    # The name's own A question is the check's (asked once for both): when it shows a CNAME,
+    # the name is no zone of its own, and its NS question is not asked (the usual case).
+    return lookups.Group([(hostname, "A"), *parents], then=own_zone)
 
 
 @dataclass(frozen=True)

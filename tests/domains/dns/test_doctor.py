@@ -168,3 +168,19 @@ def test_the_txt_proof_is_asked_of_each_server_when_the_name_is_contested(zone, 
     assert [server[3] for server in answers(domain)] == [True, False]
     assert f'TXT "{rival.verification_token}"' in answers(domain)[0][2]
     assert findings(domain)[FindingCode.NAMESERVERS_DISAGREE]["nameservers"] == [NS2]
+
+
+def test_the_closest_enclosing_zone_is_the_one_asked(zone, shop, alice):
+    """www.sub.example.test lives in sub.example.test, delegated to ns1 alone; a name with
+    no CNAME may be a zone of its own (api.example.test, on ns2), so its NS is asked too."""
+    zone.resolver.add("sub.example.test", "NS", f"{NS1}.")
+    zone.resolver.add("www.sub.example.test", "CNAME", TARGET + ".")
+    zone.serve("www.sub.example.test", "CNAME", TARGET + ".", on=(NS1,))
+    sub = check(domain_add(project=shop, hostname="www.sub.example.test", actor=alice))
+    assert answers(sub) == [(NS1, "127.0.0.2", f"CNAME {TARGET}.", True)]
+    zone.resolver.add("api.example.test", "NS", f"{NS2}.")
+    zone.resolver.add("api.example.test", "A", "192.0.2.10")
+    zone.serve("api.example.test", "A", "192.0.2.10", on=(NS2,))
+    own = check(domain_add(project=shop, hostname="api.example.test", actor=alice))
+    assert answers(own) == [(NS2, "127.0.0.3", "A 192.0.2.10", False)]
+    assert own.check_code == CheckCode.CONFLICTING_RECORD
