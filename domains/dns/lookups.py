@@ -355,6 +355,9 @@ async def _ask_directly(
     except (dns.exception.Timeout, OSError) as exc:
         # Silent, or nothing listens there (an ICMP "port unreachable"): no answer either way.
         return Lookup(name, rdtype, TIMEOUT, error=f"{type(exc).__name__}: {exc}".strip(": "))
+    except dns.exception.DNSException as exc:
+        # It answered something that is no DNS answer to this question (garbage, a forgery).
+        return Lookup(name, rdtype, SERVFAIL, error=f"{type(exc).__name__}: {exc}".strip(": "))
     rcode = response.rcode()
     if rcode == dns.rcode.NXDOMAIN and response.flags & dns.flags.AA:
         return Lookup(name, rdtype, NXDOMAIN, ttl=_negative_ttl(response))
