@@ -7,6 +7,7 @@ Codes: domains.choices.FindingCode.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -187,7 +188,8 @@ def _cached(
     zone: str, needs: Needs, result: Any, old: list[lookups.Lookup], now: datetime
 ) -> dict[str, Any]:
     ttls = [answer.ttl for answer in old if answer.ttl is not None]
-    records = [record for record in result.found.split("; ") if record]
+    # `found` joins records with "; " (a subdomain's) or ", " (an apex's addresses).
+    records = [record for record in re.split(r"; |, ", result.found) if record]
     said = ", ".join(records) or "no record"
     if ttls:
         seconds = math.ceil((now + timedelta(seconds=max(ttls))).timestamp() / 60) * 60

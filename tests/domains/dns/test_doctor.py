@@ -184,3 +184,22 @@ def test_the_closest_enclosing_zone_is_the_one_asked(zone, shop, alice):
     own = check(domain_add(project=shop, hostname="api.example.test", actor=alice))
     assert answers(own) == [(NS2, "127.0.0.3", "A 192.0.2.10", False)]
     assert own.check_code == CheckCode.CONFLICTING_RECORD
+
+
+def test_an_apexs_old_addresses_kept_by_the_resolvers_are_named_one_by_one(
+    zone, shop, alice, time_machine
+):
+    time_machine.move_to(datetime(2026, 11, 2, 12, 0, tzinfo=UTC), tick=False)
+    apex = domain_add(project=shop, hostname=ZONE, actor=alice)
+    zone.serve(ZONE, "A", TARGET_ADDRESS)
+    zone.serve(ZONE, "AAAA", TARGET_ADDRESS6)
+    zone.resolver.add(ZONE, "A", "192.0.2.7", ttl=600)
+    zone.resolver.add(ZONE, "AAAA", "2001:db8::7", ttl=120)
+    domain = check(apex)
+    assert domain.check_code == CheckCode.WRONG_TARGET
+    cached = findings(domain)[FindingCode.CACHED_ELSEWHERE]
+    assert cached["records"] == ["A 192.0.2.7", "AAAA 2001:db8::7"]
+    assert "gone by 2026-11-02 12:10 UTC" in cached["message"]  # the longer TTL of the two
+    assert [server[2] for server in answers(domain)] == [
+        f"A {TARGET_ADDRESS}, AAAA {TARGET_ADDRESS6}"
+    ] * 2
