@@ -171,6 +171,17 @@ def diagnose_all(
 
 def _server(name: str, address: str, needs: Needs, hostname: str, get: Get) -> Server:
     if not address:
+        found = [get((name, rdtype)) for rdtype in ("A", "AAAA")]
+        if any(answer is None or answer.temporary for answer in found):
+            # Its address is unknown for now, not missing: nothing to say about the server.
+            return Server(
+                name,
+                "",
+                "not asked: its address did not resolve in time",
+                None,
+                False,
+                unasked=True,
+            )
         return Server(name, "", "no address (its name has no A or AAAA record)", None, False, True)
     asked = wanted(hostname, is_apex=needs.is_apex, txt=needs.token is not None)
     answers = [get((qname, rdtype, address)) for qname, rdtype in asked]
