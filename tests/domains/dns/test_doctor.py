@@ -220,3 +220,17 @@ def test_an_apexs_old_addresses_kept_by_the_resolvers_are_named_one_by_one(
     assert [server[2] for server in answers(domain)] == [
         f"A {TARGET_ADDRESS}, AAAA {TARGET_ADDRESS6}"
     ] * 2
+
+
+def test_a_name_server_whose_name_has_no_address_is_unreachable(zone, www):
+    zone.resolver.add(ZONE, "NS", f"ns9.{ZONE}.")  # named in the zone's NS records, nowhere else
+    zone.resolver.add(WWW, "CNAME", TARGET + ".")
+    zone.serve(WWW, "CNAME", TARGET + ".")
+    domain = check(www)
+    assert answers(domain)[2] == (
+        f"ns9.{ZONE}",
+        "",
+        "no address (its name has no A or AAAA record)",
+        False,
+    )
+    assert findings(domain)[FindingCode.NAMESERVER_UNREACHABLE]["nameservers"] == [f"ns9.{ZONE}"]
