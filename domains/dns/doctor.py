@@ -19,6 +19,7 @@ The finding codes are domains.choices.FindingCode; their words are below, in one
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -30,6 +31,7 @@ from django.utils import timezone
 from domains.dns import findings, hostnames, lookups
 from domains.dns.findings import Needs, Result, Server
 
+log = logging.getLogger(__name__)
 Get = Callable[[lookups.Question], lookups.Lookup | None]
 # A server whose answer to one of its questions is one of these does not answer.
 SILENT = frozenset({lookups.TIMEOUT, lookups.SERVFAIL})
@@ -157,15 +159,13 @@ def diagnose_all(
         ask = asks.get(host)
         if ask is None or isinstance(result, Exception) or not (ask.always or not result.ok):
             continue
-        found[host] = diagnose(
-            host,
-            is_apex=apex,
-            result=result,
-            get=answers.get,
-            lookup=lookup,
-            token=ask.token,
-            now=now,
-        )
+        try:
+            found[host] = diagnose(
+                host, is_apex=apex, result=result, get=answers.get, lookup=lookup,
+                token=ask.token, now=now,
+            )  # fmt: skip
+        except Exception:  # noqa: BLE001 - this domain's diagnosis, never its check or the batch's
+            log.exception("diagnosing %s failed; its check is recorded without one", host)
     return found
 
 

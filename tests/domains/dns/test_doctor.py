@@ -13,8 +13,10 @@ import pytest
 from django.db import connection
 
 from domains.choices import CheckCode, FindingCode, State
+from domains.dns import doctor
 from domains.models import Domain
 from domains.services.custom_domains import domain_add
+from domains.services.verification import domain_check_many
 from domains.tasks import check_domain
 from tests.fixtures.domains import TARGET, TARGET_ADDRESS, TARGET_ADDRESS6, check, go_live
 from tests.fixtures.nameservers import NS1, NS2, NS3, ZONE
@@ -234,3 +236,25 @@ def test_a_name_server_whose_name_has_no_address_is_unreachable(zone, www):
         False,
     )
     assert findings(domain)[FindingCode.NAMESERVER_UNREACHABLE]["nameservers"] == [f"ns9.{ZONE}"]
+
+
+def test_a_diagnosis_that_raises_leaves_its_check_and_the_batch_alone(
+    zone, www, shop, alice, monkeypatch
+):
+    other = domain_add(project=shop, hostname="shop.example.test", actor=alice)
+    for name in (WWW, "shop.example.test"):
+        zone.resolver.add(name, "CNAME", TARGET + ".")
+        zone.serve(name, "CNAME", TARGET + ".")
+    real = doctor.diagnose
+
+    def diagnose(hostname, **kwargs):
+        if hostname == WWW:
+            raise RuntimeError("a reply the doctor chokes on")
+        return real(hostname, **kwargs)
+
+    monkeypatch.setattr(doctor, "diagnose", diagnose)
+    domain_check_many(domain_ids=[www.pk, other.pk])
+    broken, fine = Domain.objects.get(pk=www.pk), Domain.objects.get(pk=other.pk)
+    assert broken.check_code == fine.check_code == CheckCode.OK
+    assert broken.check_diagnosis is None
+    assert diagnosis(fine)["findings"] == []
