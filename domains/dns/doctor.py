@@ -13,8 +13,9 @@ into the stored diagnosis:
     {"checked_at", "nameservers": [{name, address, answer, ttl, agrees}],
      "findings": [{code, message, nameservers, records}]}
 
-The finding codes are domains.choices.FindingCode; their words are below, in one place
-(docs/decisions/domains.md, "The domain doctor", says what each means for the owner).
+What the answers mean, and the owner's words for it, is domains/dns/findings.py (codes:
+domains.choices.FindingCode; docs/decisions/domains.md, "The domain doctor", says what
+each means for the owner and what to do).
 """
 
 from __future__ import annotations

@@ -83,6 +83,7 @@ class Needs:
 
 
 def address_records(addresses: frozenset[str] | set[str]) -> list[str]:
+    """Addresses as records a person reads: `A 192.0.2.1`, `AAAA 2001:db8::1`."""
     return sorted(f"{'AAAA' if ':' in a else 'A'} {a}" for a in addresses)
 
 
@@ -95,6 +96,8 @@ def findings(
     lookup: Callable[[str, str], lookups.Lookup],
     now: datetime,
 ) -> list[dict[str, Any]]:
+    """What the servers' answers, and the resolvers' beside them, mean for the owner: each
+    finding as stored ({code, message, nameservers, records}); none when all is well."""
     found = []
     silent = [server for server in servers if server.silent]
     answered = [server for server in servers if not server.silent and not server.unasked]
@@ -107,8 +110,8 @@ def findings(
     if answered and not wrong and result.code in POINTING_CODES:
         old = _resolver_answers(hostname, needs, lookup)
         found.append(_cached(zone, needs, result, old, now))
-    extra = sorted({record for server in answered for record in server.extra})
-    extra = sorted(set(extra) | set(_resolver_extra(hostname, needs, lookup)))
+    extra = {record for server in answered for record in server.extra}
+    extra = sorted(extra | set(_resolver_extra(hostname, needs, lookup)))
     if extra:
         found.append(_extra(hostname, extra))
     return found
@@ -185,7 +188,7 @@ def _verb(subjects: list[str], one: str, many: str) -> str:
 
 
 def _cached(
-    zone: str, needs: Needs, result: Any, old: list[lookups.Lookup], now: datetime
+    zone: str, needs: Needs, result: Result, old: list[lookups.Lookup], now: datetime
 ) -> dict[str, Any]:
     ttls = [answer.ttl for answer in old if answer.ttl is not None]
     # `found` joins records with "; " (a subdomain's) or ", " (an apex's addresses).
