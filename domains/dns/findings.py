@@ -110,8 +110,8 @@ def findings(
     if answered and not wrong and result.code in POINTING_CODES:
         old = _resolver_answers(hostname, needs, lookup)
         found.append(_cached(zone, needs, result, old, now))
-    extra = {record for server in answered for record in server.extra}
-    extra = sorted(extra | set(_resolver_extra(hostname, needs, lookup)))
+    beside = {record for server in answered for record in server.extra}
+    extra = sorted(beside | set(_resolver_extra(hostname, needs, lookup)))
     if extra:
         found.append(_extra(hostname, extra))
     return found
