@@ -8,20 +8,17 @@ Unlike a dnspython Zone, the store accepts a CNAME beside other data, because
 that is exactly the broken setup the platform must recognise (an A record left
 beside a CNAME). It keeps NXDOMAIN (name unknown) and NODATA (name known, no
 record of that type) apart, can be told to answer SERVFAIL for a name, or to
-never answer for one (the client times out).
+never answer for one (the client times out), or to answer nothing at all (`silent`: a
+name server of a zone that never answers, a lame delegation). Several servers, each on
+its own loopback address with its own records, share one port: devtools/nameservers.py.
 """
 
 from __future__ import annotations
 
-import contextlib
 import logging
-import socket
-import socketserver
-import struct
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
 from pathlib import Path
 
 import dns.exception
@@ -36,6 +33,7 @@ import dns.rdatatype
 import dns.rrset
 from publicsuffixlist import PublicSuffixList
 
+from devtools.dnswire import TCPServer, UDPServer
 from devtools.sockets import bind_udp_and_tcp
 from devtools.zonefiles import read_zone_file
 
@@ -68,6 +66,8 @@ class Records:
         # asked; bounded, since `make run`'s server runs for days.
         self.queries: deque[tuple[str, str]] = deque(maxlen=10_000)
         self.servfailing: set[dns.name.Name] = set()
+        # Answer nothing, whatever is asked (a silent name server).
+        self.silent = False
         self._psl = PublicSuffixList()
 
     # --- writing ------------------------------------------------------------
@@ -169,7 +169,7 @@ class Records:
         question = query.question[0]
         qname, qtype = question.name, question.rdtype
         self.queries.append((qname.to_text(omit_final_dot=True), dns.rdatatype.to_text(qtype)))
-        if qname in self.blackholed:
+        if self.silent or qname in self.blackholed:
             return None
         if qname in self.servfailing:
             response.set_rcode(dns.rcode.SERVFAIL)
@@ -215,111 +215,25 @@ class Records:
         return rrset
 
 
-def _wire(response: dns.message.Message, limit: int) -> bytes:
-    try:
-        return response.to_wire(max_size=limit)
-    except dns.exception.TooBig:
-        response.answer, response.authority, response.additional = [], [], []
-        response.flags |= dns.flags.TC
-        return response.to_wire()
-
-
-def _parse(data: bytes) -> dns.message.Message | None:
-    try:
-        return dns.message.from_wire(data)
-    except dns.exception.DNSException:
-        return None
-
-
-class _UDPHandler(socketserver.BaseRequestHandler):
-    server: _UDPServer
-
-    def handle(self) -> None:
-        data, sock = self.request
-        query = _parse(data)
-        if query is None:
-            return
-        response = self.server.records_for().answer(query)
-        if response is not None:
-            limit = max(512, query.payload if query.edns >= 0 else 512)
-            sock.sendto(_wire(response, limit), self.client_address)
-
-
-class _TCPHandler(socketserver.BaseRequestHandler):
-    server: _TCPServer
-
-    def handle(self) -> None:
-        conn = self.request
-        conn.settimeout(10)
-        try:
-            while True:
-                header = _recv_exactly(conn, 2)
-                if header is None:
-                    return
-                query = _parse(_recv_exactly(conn, struct.unpack("!H", header)[0]) or b"")
-                if query is None:
-                    return
-                response = self.server.records_for().answer(query)
-                if response is None:
-                    return  # blackholed: hang up without an answer
-                wire = response.to_wire()
-                conn.sendall(struct.pack("!H", len(wire)) + wire)
-        except OSError:
-            return
-
-
-def _recv_exactly(conn: socket.socket, size: int) -> bytes | None:
-    chunks, remaining = [], size
-    while remaining:
-        chunk = conn.recv(remaining)
-        if not chunk:
-            return None
-        chunks.append(chunk)
-        remaining -= len(chunk)
-    return b"".join(chunks)
-
-
-class _UDPServer(socketserver.UDPServer):
-    """Serves on a socket bound beforehand (sockets.bind_udp_and_tcp)."""
-
-    # One thread answers every datagram in turn: an answer comes from memory and never
-    # blocks, and a thread per datagram costs more than the answer itself (the sweep
-    # benchmark sends tens of thousands). A large receive buffer absorbs the bursts.
-    records_for: Callable[[], Records]
-
-    def __init__(self, sock: socket.socket) -> None:
-        super().__init__(sock.getsockname(), _UDPHandler, bind_and_activate=False)
-        self.socket.close()  # the one socketserver made, unbound
-        self.socket = sock
-        with contextlib.suppress(OSError):
-            self.socket.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 * 2**20)
-
-
-class _TCPServer(socketserver.ThreadingTCPServer):
-    """Serves on a socket bound and listening beforehand (sockets.bind_udp_and_tcp)."""
-
-    daemon_threads = True
-    records_for: Callable[[], Records]
-
-    def __init__(self, sock: socket.socket) -> None:
-        super().__init__(sock.getsockname(), _TCPHandler, bind_and_activate=False)
-        self.socket.close()  # the one socketserver made, unbound
-        self.socket = sock
-
-
 class DNSServer:
     """UDP + TCP servers on one port, answering from `records` (or a zone directory)."""
 
     def __init__(
-        self, host: str = "127.0.0.1", port: int = 0, *, zone_dir: Path | None = None
+        self,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        *,
+        zone_dir: Path | None = None,
+        silent: bool = False,
     ) -> None:
         self.records = Records()
+        self.records.silent = silent
         self.zone_dir = Path(zone_dir) if zone_dir else None
         self._zone_stamp: tuple | None = None
         self._checked_at = 0.0
         self.host = host
         udp, tcp = bind_udp_and_tcp(host, port)
-        self.udp, self.tcp = _UDPServer(udp), _TCPServer(tcp)
+        self.udp, self.tcp = UDPServer(udp), TCPServer(tcp)
         self.port: int = udp.getsockname()[1]
         for server in (self.udp, self.tcp):
             server.records_for = self._records_for

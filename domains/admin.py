@@ -8,6 +8,7 @@ from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import ValidationError
 from django.http import HttpRequest
+from django.template.loader import render_to_string
 
 from domains import tasks
 from domains.models import Certificate, Deploy, Domain, DomainEvent, Project, Redirect
@@ -123,8 +124,16 @@ class DomainAdmin(admin.ModelAdmin):
         "hostname", "is_apex", "state", "check_code", "check_message", "check_expected",
         "check_found", "checked_at", "next_check_at", "check_attempts", "window_started_at",
         "verified_at", "cert_state", "cert_requested_at", "cert_code", "cert_message",
-        "created_at",
+        "created_at", "what_the_dns_says",
     )  # fmt: skip
+    # The stored diagnosis is shown as the owner's page shows it, never as raw JSON to edit.
+    exclude = ("check_diagnosis",)
+
+    @admin.display(description="What the DNS says")
+    def what_the_dns_says(self, obj: Domain) -> str:
+        if not obj.check_diagnosis:
+            return "Not asked yet: the next check of a domain not live yet asks."
+        return render_to_string("domains/_doctor_admin.html", {"domain": obj})
 
     def has_add_permission(self, request):
         return False  # adding goes through domain_add's rules (dashboard or `adddomain`)

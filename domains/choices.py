@@ -88,6 +88,16 @@ class CheckCode(models.TextChoices):
     UNASKABLE = "unaskable", "The name cannot be asked in DNS"
 
 
+class FindingCode(models.TextChoices):
+    """What the domain doctor (domains/dns/doctor.py) found by asking the zone's own name
+    servers each directly; the owner's words for each are there."""
+
+    NAMESERVERS_DISAGREE = "nameservers_disagree", "The zone's name servers disagree"
+    NAMESERVER_UNREACHABLE = "nameserver_unreachable", "A name server of the zone does not answer"
+    CACHED_ELSEWHERE = "cached_elsewhere", "Resolvers still have the old answer"
+    EXTRA_ADDRESS = "extra_address", "An address beside the right ones"
+
+
 class CertCode(models.TextChoices):
     """Why no certificate could be issued when it is not the DNS (whose CheckCode, such as
     caa_blocked, is stored in its place)."""

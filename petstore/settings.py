@@ -489,6 +489,12 @@ DOMAINS_DNS_NAMESERVERS = env_list(
 )
 DOMAINS_DNS_TIMEOUT = env_float("DOMAINS_DNS_TIMEOUT", 2.0)
 DOMAINS_DNS_LIFETIME = env_float("DOMAINS_DNS_LIFETIME", 5.0)
+# The port a zone's own name servers are asked on, each directly (the domain doctor,
+# domains/dns/doctor.py): 53 on the internet; under DEBUG the dev DNS server's, which the
+# development zones name as their name server.
+DOMAINS_DNS_AUTHORITATIVE_PORT = env_int(
+    "DOMAINS_DNS_AUTHORITATIVE_PORT", DOMAINS_DEV_DNS_PORT if DEBUG else 53
+)
 DOMAINS_CA_IDENTIFIER = env_str("DOMAINS_CA_IDENTIFIER", "ca.petstore.localhost")
 DOMAINS_CERT_ISSUE_DELAY = env_float("DOMAINS_CERT_ISSUE_DELAY", 5.0)
 DOMAINS_VERIFY_WINDOW = env_int("DOMAINS_VERIFY_WINDOW", 48)  # hours

@@ -20,6 +20,7 @@ pytest_plugins = [
     "tests.fixtures.people",
     "tests.fixtures.pets",
     "tests.fixtures.domains",
+    "tests.fixtures.nameservers",
     "tests.fixtures.worker",
     "tests.fixtures.browser",
     "tests.fixtures.pebble",

@@ -112,6 +112,7 @@ def service_env(settings, **extra: str) -> dict[str, str]:
             "DOMAINS_DNS_NAMESERVERS": ",".join(settings.DOMAINS_DNS_NAMESERVERS),
             "DOMAINS_DNS_TIMEOUT": str(settings.DOMAINS_DNS_TIMEOUT),
             "DOMAINS_DNS_LIFETIME": str(settings.DOMAINS_DNS_LIFETIME),
+            "DOMAINS_DNS_AUTHORITATIVE_PORT": str(settings.DOMAINS_DNS_AUTHORITATIVE_PORT),
             "DOMAINS_CA_IDENTIFIER": settings.DOMAINS_CA_IDENTIFIER,
             "DOMAINS_CA_DIR": str(settings.DOMAINS_CA_DIR),
             "DOMAINS_CA": settings.DOMAINS_CA,

@@ -10,7 +10,14 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from domains.choices import DeliveryState, EventType, Plan, RedirectStatus, State
+from domains.choices import (
+    DeliveryState,
+    EventType,
+    FindingCode,
+    Plan,
+    RedirectStatus,
+    State,
+)
 from domains.dns import hostnames
 from domains.models import Delivery, DeliveryAttempt, Domain, WebhookEndpoint
 from domains.webhooks.address import MAX_URL_LENGTH
@@ -113,6 +120,39 @@ class CheckSerializer(serializers.Serializer):
         return serializers.DateTimeField().to_representation(when) if when else None
 
 
+class NameserverAnswerSerializer(serializers.Serializer):
+    name = serializers.CharField(help_text="A name server of the zone (its NS record).")
+    address = serializers.CharField(help_text="The address asked; empty when it has none.")
+    answer = serializers.CharField(
+        help_text="What it answered, as a person reads it: `CNAME cname.example.net.`, "
+        "`A 192.0.2.1, AAAA 2001:db8::1`, `no record`, `no answer`."
+    )
+    ttl = serializers.IntegerField(allow_null=True, help_text="Its records' TTL, in seconds.")
+    agrees = serializers.BooleanField(help_text="Whether it gives what the platform needs.")
+
+
+class FindingSerializer(serializers.Serializer):
+    code = serializers.ChoiceField(choices=FindingCode.choices)
+    message = serializers.CharField(help_text="What it means and what to do, for a person.")
+    nameservers = serializers.ListField(
+        child=serializers.CharField(), help_text="The name servers it is about."
+    )
+    records = serializers.ListField(
+        child=serializers.CharField(), help_text="The records it is about (`AAAA 2001:db8::1`)."
+    )
+
+
+class DiagnosisSerializer(serializers.Serializer):
+    """What each of the zone's own name servers said at the last check that asked them
+    (every check of a domain not live yet; a live domain's failing ones)."""
+
+    checked_at = serializers.DateTimeField()
+    nameservers = NameserverAnswerSerializer(many=True)
+    findings = FindingSerializer(
+        many=True, help_text="Empty when every name server gives what the platform needs."
+    )
+
+
 class CertificateSerializer(serializers.Serializer):
     """The certificate served now (the newest valid one)."""
 
@@ -154,6 +194,11 @@ class DomainSerializer(DomainSummarySerializer):
     the TXT proof (selectors.is_contested), read once by the view."""
 
     check = CheckSerializer(source="*")
+    diagnosis = DiagnosisSerializer(
+        source="check_diagnosis",
+        allow_null=True,
+        help_text="Null until a check asks the zone's own name servers.",
+    )
     dns_records = serializers.SerializerMethodField()
     certificate = CertificateSerializer(allow_null=True)
     certificate_status = CertificateStatusSerializer(source="*")

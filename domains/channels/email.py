@@ -121,6 +121,7 @@ def _item(event: OwnerEvent) -> dict[str, Any]:
         "stops_serving_at": _when(data.get("stops_serving_at")),
         "expires_at": _when(data.get("expires_at")),
         "reason": data.get("reason", ""),
+        "findings": [finding["message"] for finding in data.get("findings", [])],
     }
 
 

@@ -14,14 +14,16 @@ its result, and the rest of the batch is decided as usual.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable
-from dataclasses import dataclass, replace
+import time
+from collections.abc import Callable, Collection, Iterable, Mapping
+from dataclasses import dataclass, field, replace
 from functools import partial
+from typing import Any
 
 from django.conf import settings
 
 from domains.choices import TEMPORARY_CHECK_CODES, CheckCode
-from domains.dns import hostnames, lookups
+from domains.dns import doctor, hostnames, lookups
 
 # CAA property tags we understand (RFC 8659 and registered extensions).
 _KNOWN_CAA_TAGS = frozenset(
@@ -37,6 +39,8 @@ class CheckResult:
     found: str = ""
     # The texts of the ownership TXT record, when it was asked for.
     txt: tuple[str, ...] = ()
+    # What the zone's own name servers said (domains/dns/doctor.py), when they were asked.
+    diagnosis: dict[str, Any] | None = field(default=None, compare=False)
 
     @property
     def ok(self) -> bool:
@@ -109,12 +113,17 @@ def verify_many(
     *,
     ask_txt: Collection[str] = (),
     deadline: float | None = None,
+    diagnose: Mapping[str, doctor.Ask] | None = None,
 ) -> list[CheckResult | Exception]:
     """`verify()` for each (hostname, is_apex), all DNS questions asked concurrently and
     answered within `deadline` seconds (default DOMAINS_DNS_LIFETIME); the ownership TXT
-    record is asked for the host names in `ask_txt`. A domain whose decision raised has the
-    exception as its result (the caller logs it with the domain's id)."""
+    record is asked for the host names in `ask_txt`, and the zone's own name servers for
+    those in `diagnose` (domains/dns/doctor.py; the result's `diagnosis`). A domain whose
+    decision raised has the exception as its result (the caller logs it with the domain's
+    id)."""
     domains = list(domains)
+    diagnose = diagnose or {}
+    started = time.monotonic()
     groups = []
     for host, apex in domains:
         asked = questions(host, is_apex=apex, ask_txt=host in ask_txt)
@@ -123,6 +132,8 @@ def verify_many(
         else:
             first = [question for question in asked if question[1] != "CNAME"]
             groups.append(lookups.Group(first, partial(_cname_if_unclear, host)))
+        if host in diagnose and diagnose[host].always:
+            groups.append(doctor.chain(host, is_apex=apex, txt=diagnose[host].token is not None))
     answers = lookups.lookup_groups(groups, lifetime=deadline)
 
     def lookup(name: str, rdtype: str) -> lookups.Lookup:
@@ -138,6 +149,14 @@ def verify_many(
             results.append(_verify(host, apex, lookup, host in ask_txt))
         except Exception as exc:  # noqa: BLE001 - this domain's result, not the batch's
             results.append(exc)
+    if diagnose:
+        lifetime = settings.DOMAINS_DNS_LIFETIME if deadline is None else deadline
+        left = lifetime - (time.monotonic() - started)
+        found = doctor.diagnose_all(domains, results, diagnose, answers, lookup, left=left)
+        results = [
+            replace(r, diagnosis=found[h]) if h in found and isinstance(r, CheckResult) else r
+            for (h, _), r in zip(domains, results, strict=True)
+        ]
     return results
 
 

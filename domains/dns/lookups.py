@@ -20,7 +20,10 @@ question is resolved by dnspython's asyncio resolver, through its public API onl
 which answer ends a question, when a nameserver is given up, the backoff, the
 lifetime, TCP after a truncated answer, and which datagrams count as the reply (from
 the nameserver's address and port, with the query's id and question) all stay
-dnspython's rules, not ours. We only choose how many questions wait at once; asyncio
+dnspython's rules, not ours. A question may also name one server to ask directly (a
+zone's own name server, on DOMAINS_DNS_AUTHORITATIVE_PORT: `_ask_directly`), once,
+within what is left of its group's lifetime; its answer is read as the resolver's is.
+We only choose how many questions wait at once; asyncio
 lets them wait together in one thread, which is what makes a batch of hundreds of
 questions cost little more than its slowest answer. The cost per question is
 measured in docs/decisions/domain-sweep.md.
@@ -31,19 +34,24 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Coroutine, Iterable
+from collections.abc import Callable, Coroutine, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import dns.asyncbackend
+import dns.asyncquery
 import dns.asyncresolver
 import dns.exception
+import dns.flags
+import dns.message
 import dns.name
 import dns.nameserver
+import dns.rcode
 import dns.rdata
 import dns.rdatatype
 import dns.resolver
+import dns.rrset
 from django.conf import settings
 from dns.rdtypes.ANY.CNAME import CNAME
 from dns.rdtypes.ANY.DNAME import DNAME
@@ -81,6 +89,9 @@ class Lookup:
     error: str = ""
     # The name's own CNAME target, where an answer to a question of another type shows it.
     cname: tuple[str, ...] = ()
+    # Seconds the answer may still be kept: its records' (the name's own, else the final
+    # ones), or a negative answer's (the zone's SOA); None when nothing said.
+    ttl: int | None = field(default=None, compare=False)
 
     @property
     def temporary(self) -> bool:
@@ -121,16 +132,19 @@ def lookup(name: str, rdtype: str) -> Lookup:
     return lookup_many([(name, rdtype)])[(name, rdtype)]
 
 
-Question = tuple[str, str]
+# (name, type) asks the resolver; (name, type, address) asks the server at that address
+# directly (_ask_directly).
+Question = tuple[str, ...]
 
 
 @dataclass(frozen=True)
 class Group:
     """Questions asked together; once they are answered, `then` (given their answers)
-    names the questions still to ask, within what is left of the group's lifetime."""
+    names the questions still to ask, or a Group that may ask more after them in turn,
+    within what is left of the group's lifetime."""
 
-    questions: list[Question]
-    then: Callable[[dict[Question, Lookup]], Iterable[Question]] | None = None
+    questions: Sequence[Question]
+    then: Callable[[dict[Question, Lookup]], Iterable[Question] | Group] | None = None
 
 
 def lookup_many(
@@ -174,10 +188,14 @@ async def _ask_all(
     # How long each question waited for the DNS (not for its turn under the semaphore).
     waited: dict[Question, float] = {}
 
-    async def ask(name: str, rdtype: str, lifetime: float | None) -> Lookup:
+    async def ask(question: Question, lifetime: float | None) -> Lookup:
+        name, rdtype = question[0], question[1]
         async with in_flight:
             started = time.monotonic()
             try:
+                if len(question) == 3:
+                    timeout = resolver.lifetime if lifetime is None else lifetime
+                    return await _ask_directly(backend, question[2], name, rdtype, timeout)
                 return await _ask(resolver, backend, name, rdtype, lifetime)
             except Exception as exc:  # noqa: BLE001 - this question's failure, not the batch's
                 # Not one of the outcomes above (a resolver bug, a reply it chokes on): the
@@ -185,7 +203,7 @@ async def _ask_all(
                 log.exception("DNS question %s %s failed unexpectedly", name, rdtype)
                 return Lookup(name, rdtype, SERVFAIL, error=f"{type(exc).__name__}: {exc}")
             finally:
-                waited[(name, rdtype)] = time.monotonic() - started
+                waited[question] = time.monotonic() - started
 
     def answers_to(
         questions: Iterable[Question], lifetime: float | None
@@ -193,19 +211,25 @@ async def _ask_all(
         tasks = []
         for question in dict.fromkeys(questions):
             if question not in asked:
-                asked[question] = asyncio.create_task(ask(*question, lifetime))
+                asked[question] = asyncio.create_task(ask(question, lifetime))
             tasks.append(asked[question])
         return tasks
 
     async def run(group: Group) -> None:
-        first = await asyncio.gather(*answers_to(group.questions, None))
-        if group.then is None:
-            return
-        more = list(group.then(dict(zip(group.questions, first, strict=True))))
-        if more:
-            # The group waits for the DNS one lifetime in all: its follow-up gets the rest.
-            left = resolver.lifetime - max(waited[question] for question in group.questions)
-            await asyncio.gather(*answers_to(more, max(left, 0.0)))
+        lifetime: float | None = None
+        spent = 0.0
+        while True:
+            step = group.questions
+            answers = await asyncio.gather(*answers_to(step, lifetime))
+            if group.then is None:
+                return
+            more = group.then(dict(zip(step, answers, strict=True)))
+            group = more if isinstance(more, Group) else Group(list(more))
+            if not group.questions:
+                return
+            # The group waits for the DNS one lifetime in all: each follow-up gets the rest.
+            spent += max(waited.get(question, 0.0) for question in step)
+            lifetime = max(resolver.lifetime - spent, 0.0)
 
     await asyncio.gather(*(run(group) for group in groups))
     return {question: task.result() for question, task in asked.items()}
@@ -245,16 +269,103 @@ async def _ask(
         )
     except _CAUGHT as exc:
         status = next(status for kind, status in _FAILURES if isinstance(exc, kind))
-        return Lookup(name, rdtype, status, error="" if status == NXDOMAIN else str(exc))
-    owned = [rrset for rrset in answer.response.answer if rrset.name == qname]
+        if status == NXDOMAIN:
+            denial = exc.response(qname) if isinstance(exc, dns.resolver.NXDOMAIN) else None
+            return Lookup(name, rdtype, NXDOMAIN, ttl=_negative_ttl(denial))
+        return Lookup(name, rdtype, status, error=str(exc))
+    return _read(answer.response, qname, wanted, name, rdtype, answer.rrset)
+
+
+def _read(
+    response: dns.message.Message,
+    qname: dns.name.Name,
+    wanted: int,
+    name: str,
+    rdtype: str,
+    final_rrset: dns.rrset.RRset | None,
+) -> Lookup:
+    """A NOERROR response as a Lookup: the name's own records, the end of its chain."""
+    owned = [rrset for rrset in response.answer if rrset.name == qname]
     values = tuple(_text(rdata) for rrset in owned if rrset.rdtype == wanted for rdata in rrset)
     cname = tuple(
         _text(rdata) for rrset in owned if rrset.rdtype == dns.rdatatype.CNAME for rdata in rrset
     )
-    rdatas = tuple(answer.rrset) if answer.rrset is not None else ()
+    rdatas = tuple(final_rrset) if final_rrset is not None else ()
     final = tuple(_text(rdata) for rdata in rdatas)
-    status = OK if rdatas else NODATA
-    return Lookup(name, rdtype, status, values=values, final=final, rdatas=rdatas, cname=cname)
+    if not rdatas:
+        ttl = min((rrset.ttl for rrset in owned), default=None)
+        ttl = _negative_ttl(response) if ttl is None else ttl
+        return Lookup(name, rdtype, NODATA, values=values, cname=cname, ttl=ttl)
+    ttl = min(rrset.ttl for rrset in owned) if owned or final_rrset is None else final_rrset.ttl
+    return Lookup(name, rdtype, OK, values=values, final=final, rdatas=rdatas, cname=cname, ttl=ttl)
+
+
+def _chain_end(
+    response: dns.message.Message, qname: dns.name.Name, wanted: int
+) -> dns.rrset.RRset | None:
+    """The records of the asked type at the end of the name's CNAME chain in `response`."""
+    name = qname
+    for _ in range(16):
+        for rrset in response.answer:
+            if rrset.name == name and rrset.rdtype == wanted:
+                return rrset
+        cnames = [
+            rrset
+            for rrset in response.answer
+            if rrset.name == name and rrset.rdtype == dns.rdatatype.CNAME
+        ]
+        if not cnames:
+            return None
+        name = next(iter(cnames[0])).target
+    return None
+
+
+def _negative_ttl(response: dns.message.Message | None) -> int | None:
+    """How long a "no such name / no such record" may be kept (RFC 2308: the SOA's TTL,
+    at most its minimum field)."""
+    if response is None:
+        return None
+    for rrset in response.authority:
+        if rrset.rdtype == dns.rdatatype.SOA:
+            return min(rrset.ttl, next(iter(rrset)).minimum)
+    return None
+
+
+async def _ask_directly(
+    backend: dns.asyncbackend.Backend, address: str, name: str, rdtype: str, timeout: float
+) -> Lookup:
+    """Ask one server, by its address, on DOMAINS_DNS_AUTHORITATIVE_PORT, once (over TCP
+    again after a truncated answer): what that server itself says, which a resolver would
+    hide by asking another. Only an authoritative answer counts as one: a referral or a
+    recursive answer from a server of the zone is a server that does not serve it (lame)."""
+    try:
+        qname, wanted = dns.name.from_text(name), dns.rdatatype.from_text(rdtype)
+    except dns.exception.DNSException as exc:
+        return Lookup(name, rdtype, UNASKABLE, error=f"{type(exc).__name__}: {exc}")
+    query = dns.message.make_query(qname, wanted)
+    query.flags &= ~dns.flags.RD
+    try:
+        response, _ = await dns.asyncquery.udp_with_fallback(
+            query,
+            address,
+            timeout=timeout,
+            port=settings.DOMAINS_DNS_AUTHORITATIVE_PORT,
+            backend=backend,
+        )
+    except (dns.exception.Timeout, OSError) as exc:
+        # Silent, or nothing listens there (an ICMP "port unreachable"): no answer either way.
+        return Lookup(name, rdtype, TIMEOUT, error=f"{type(exc).__name__}: {exc}".strip(": "))
+    except dns.exception.DNSException as exc:
+        # It answered something that is no DNS answer to this question (garbage, a forgery).
+        return Lookup(name, rdtype, SERVFAIL, error=f"{type(exc).__name__}: {exc}".strip(": "))
+    rcode = response.rcode()
+    if rcode == dns.rcode.NXDOMAIN and response.flags & dns.flags.AA:
+        return Lookup(name, rdtype, NXDOMAIN, ttl=_negative_ttl(response))
+    if rcode != dns.rcode.NOERROR:
+        return Lookup(name, rdtype, SERVFAIL, error=dns.rcode.to_text(rcode))
+    if not response.flags & dns.flags.AA:
+        return Lookup(name, rdtype, SERVFAIL, error="not authoritative for the name")
+    return _read(response, qname, wanted, name, rdtype, _chain_end(response, qname, wanted))
 
 
 def _text(rdata: dns.rdata.Rdata) -> str:

@@ -49,6 +49,10 @@ class Domain(models.Model):
     check_expected = models.CharField(max_length=500, blank=True)
     check_found = models.CharField(max_length=500, blank=True)
     checked_at = models.DateTimeField(null=True, blank=True)
+    # What the zone's own name servers said at the last check that asked them (one of a
+    # domain not live yet, or a failing one of a live domain): domains/dns/doctor.py's
+    # diagnosis, {checked_at, nameservers, findings}; null when that check did not ask.
+    check_diagnosis = models.JSONField(null=True, blank=True)
     next_check_at = models.DateTimeField(null=True, blank=True, db_index=True)
     # Backoff bookkeeping: failed checks since the window opened, and when it opened.
     check_attempts = models.PositiveIntegerField(default=0)

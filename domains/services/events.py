@@ -139,6 +139,14 @@ def owner_event_build(
         data["state"] = domain.state
         if type == EventType.DOMAIN_FAILING and (stops := domain.stops_serving_at()):
             data["stops_serving_at"] = stops.isoformat()
+        if type == EventType.DOMAIN_FAILING:
+            # What the zone's own name servers said, in the owner's words (the email, the
+            # webhook's body): why it fails, before the owner has to ask.
+            diagnosis = domain.check_diagnosis or {}
+            data["findings"] = [
+                {"code": finding["code"], "message": finding["message"]}
+                for finding in diagnosis.get("findings", [])
+            ]
         if type == EventType.CERTIFICATE_RENEWAL_FAILED:
             data["reason"] = message
             if (current := domain.certificate) is not None:

@@ -35,6 +35,7 @@ def result_fields(result: CheckResult, now: datetime, message: str | None = None
         "check_expected": result.expected,
         "check_found": result.found,
         "checked_at": now,
+        "check_diagnosis": result.diagnosis,
     }
 
 

@@ -30,7 +30,7 @@ from django.utils import timezone
 
 from domains import metrics, selectors
 from domains.choices import AWAITING_OWNER_STATES, LIVE_STATES, Action, CheckCode, State
-from domains.dns import diagnosis
+from domains.dns import diagnosis, doctor
 from domains.dns.diagnosis import CheckResult
 from domains.models import Domain, DomainEvent, ProvenHostname, Redirect
 from domains.policy import CERT_LATE_AT_CHECK
@@ -87,18 +87,30 @@ def domain_check_many(*, domain_ids: Iterable[int], deadline: float | None = Non
     """
     targets = list(
         Domain.objects.filter(pk__in=list(domain_ids)).values_list(
-            "pk", "hostname", "is_apex", "project_id", "state"
+            "pk", "hostname", "is_apex", "project_id", "state", "verification_token"
         )
     )
     contested = selectors.contested_claims(
-        (host, project) for _, host, _, project, state in targets if state not in LIVE_STATES
+        (host, project) for _, host, _, project, state, _ in targets if state not in LIVE_STATES
     )
     ask_txt = {host for host, _ in contested}
+    # The zone's own name servers: with the check of a domain not live yet, after a live
+    # domain's failing one (domains/dns/doctor.py).
+    diagnose = {
+        host: doctor.Ask(
+            always=state not in LIVE_STATES,
+            token=token if (host, project) in contested else None,
+        )
+        for _, host, _, project, state, token in targets
+    }
     results = diagnosis.verify_many(
-        ((host, is_apex) for _, host, is_apex, _, _ in targets), ask_txt=ask_txt, deadline=deadline
+        ((host, is_apex) for _, host, is_apex, *_ in targets),
+        ask_txt=ask_txt,
+        deadline=deadline,
+        diagnose=diagnose,
     )
     checked: dict[int, Checked] = {}
-    for (pk, host, _, project, _), result in zip(targets, results, strict=True):
+    for (pk, host, _, project, *_), result in zip(targets, results, strict=True):
         if isinstance(result, Exception):
             _domain_failed(pk, "deciding", result)
         else:

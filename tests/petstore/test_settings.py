@@ -231,3 +231,16 @@ def test_an_env_file_name_that_is_no_file_stops_the_process():
 def test_without_a_secret_the_error_says_where_development_settings_are():
     result = _debug_with()
     assert "PETSTORE_ENV_FILE=var/local.env" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("debug", "port"), [("1", "5399"), ("0", "53")], ids=["development", "production"]
+)
+def test_a_zones_name_servers_are_asked_on_53_or_on_the_dev_dns_servers_port(debug, port):
+    """`make run`'s zones name the dev DNS server as their name server, on its port."""
+    printed = "from django.conf import settings; print(settings.DOMAINS_DNS_AUTHORITATIVE_PORT)"
+    result = _manage(
+        "shell", "-c", printed, DEBUG=debug, SECRET_KEY="x" * 50, PETSTORE_ENV_FILE="",
+        DOMAINS_DEV_DNS_PORT="5399", DOMAINS_DNS_AUTHORITATIVE_PORT="",
+    )  # fmt: skip
+    assert result.stdout.strip().splitlines()[-1] == port, result.stderr

@@ -33,6 +33,8 @@ def claim_status(domain: Domain) -> dict[str, Any]:
             "next_check_at": _iso(domain.next_check_at),
             "failing_since": _iso(domain.failing_since),
         },
+        # What each of the zone's own name servers said (domains/dns/doctor.py), or null.
+        "diagnosis": domain.check_diagnosis,
         "verified_at": _iso(domain.verified_at),
         "needs_troubleshooting": domain.needs_troubleshooting,
         "certificate": {

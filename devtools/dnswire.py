@@ -1,0 +1,114 @@
+"""The development DNS server's wire: UDP and TCP servers on sockets bound beforehand
+(devtools/sockets.py), which hand each query to what answers it (devtools/devdns.py's
+Records) and send its answer back, truncated over UDP when it does not fit; a query that
+gets no answer (a black-holed name, a silent server) gets nothing back.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import socketserver
+import struct
+from collections.abc import Callable
+from typing import Protocol
+
+import dns.exception
+import dns.flags
+import dns.message
+
+
+class Answerer(Protocol):
+    def answer(self, query: dns.message.Message) -> dns.message.Message | None: ...
+
+
+def _wire(response: dns.message.Message, limit: int) -> bytes:
+    try:
+        return response.to_wire(max_size=limit)
+    except dns.exception.TooBig:
+        response.answer, response.authority, response.additional = [], [], []
+        response.flags |= dns.flags.TC
+        return response.to_wire()
+
+
+def _parse(data: bytes) -> dns.message.Message | None:
+    try:
+        return dns.message.from_wire(data)
+    except dns.exception.DNSException:
+        return None
+
+
+class _UDPHandler(socketserver.BaseRequestHandler):
+    server: UDPServer
+
+    def handle(self) -> None:
+        data, sock = self.request
+        query = _parse(data)
+        if query is None:
+            return
+        response = self.server.records_for().answer(query)
+        if response is not None:
+            limit = max(512, query.payload if query.edns >= 0 else 512)
+            sock.sendto(_wire(response, limit), self.client_address)
+
+
+class _TCPHandler(socketserver.BaseRequestHandler):
+    server: TCPServer
+
+    def handle(self) -> None:
+        conn = self.request
+        conn.settimeout(10)
+        try:
+            while True:
+                header = _recv_exactly(conn, 2)
+                if header is None:
+                    return
+                query = _parse(_recv_exactly(conn, struct.unpack("!H", header)[0]) or b"")
+                if query is None:
+                    return
+                response = self.server.records_for().answer(query)
+                if response is None:
+                    return  # blackholed: hang up without an answer
+                wire = response.to_wire()
+                conn.sendall(struct.pack("!H", len(wire)) + wire)
+        except OSError:
+            return
+
+
+def _recv_exactly(conn: socket.socket, size: int) -> bytes | None:
+    chunks, remaining = [], size
+    while remaining:
+        chunk = conn.recv(remaining)
+        if not chunk:
+            return None
+        chunks.append(chunk)
+        remaining -= len(chunk)
+    return b"".join(chunks)
+
+
+class UDPServer(socketserver.UDPServer):
+    """Serves on a socket bound beforehand (sockets.bind_udp_and_tcp)."""
+
+    # One thread answers every datagram in turn: an answer comes from memory and never
+    # blocks, and a thread per datagram costs more than the answer itself (the sweep
+    # benchmark sends tens of thousands). A large receive buffer absorbs the bursts.
+    records_for: Callable[[], Answerer]
+
+    def __init__(self, sock: socket.socket) -> None:
+        super().__init__(sock.getsockname(), _UDPHandler, bind_and_activate=False)
+        self.socket.close()  # the one socketserver made, unbound
+        self.socket = sock
+        with contextlib.suppress(OSError):
+            self.socket.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 * 2**20)
+
+
+class TCPServer(socketserver.ThreadingTCPServer):
+    """Serves on a socket bound and listening beforehand (sockets.bind_udp_and_tcp)."""
+
+    daemon_threads = True
+    records_for: Callable[[], Answerer]
+
+    def __init__(self, sock: socket.socket) -> None:
+        super().__init__(sock.getsockname(), _TCPHandler, bind_and_activate=False)
+        self.socket.close()  # the one socketserver made, unbound
+        self.socket = sock

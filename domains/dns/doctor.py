@@ -1,0 +1,246 @@
+"""The domain doctor: what each of the zone's own name servers says about a custom domain,
+and what that means for its owner, before they have to ask.
+
+A check asks the platform's resolvers, which answer what one of the zone's servers said,
+maybe a while ago. The doctor finds the zone's authoritative name servers (the NS records
+of the closest enclosing zone, their addresses from A and AAAA) and asks each address
+directly (lookups' direct questions) for what the platform needs of the name: the A
+answer of a subdomain, which shows its CNAME; the apex's A and AAAA; and the TXT proof
+when one is asked for. `chain()` is those questions as one lookups.Group, asked with the
+check's own, in parallel, within the check's lifetime; `diagnose()` reads the answers
+into the stored diagnosis:
+
+    {"checked_at", "nameservers": [{name, address, answer, ttl, agrees}],
+     "findings": [{code, message, nameservers, records}]}
+
+What the answers mean, and the owner's words for it, is domains/dns/findings.py (codes:
+domains.choices.FindingCode; docs/decisions/domains.md, "The domain doctor", says what
+each means for the owner and what to do).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from django.conf import settings
+from django.utils import timezone
+
+from domains.dns import findings, hostnames, lookups
+from domains.dns.findings import Needs, Result, Server
+
+log = logging.getLogger(__name__)
+Get = Callable[[lookups.Question], lookups.Lookup | None]
+# A server whose answer to one of its questions is one of these does not answer.
+SILENT = frozenset({lookups.TIMEOUT, lookups.SERVFAIL})
+
+
+def zone_candidates(hostname: str) -> list[str]:
+    """The names that may be the closest enclosing zone: the name and its parents down to
+    its registrable domain (a zone is delegated no higher), nearest first."""
+    name = hostnames.comparable(hostname)
+    registrable = hostnames.registrable_domain(name)
+    labels = name.split(".")
+    names = [".".join(labels[i:]) for i in range(len(labels))]
+    return names[: names.index(registrable) + 1] if registrable in names else [name]
+
+
+def wanted(hostname: str, *, is_apex: bool, txt: bool) -> list[tuple[str, str]]:
+    """What each server is asked: a subdomain's A (its answer shows the CNAME, or the
+    records in its place), the apex's A and AAAA, the TXT proof when one is asked for."""
+    asked = [(hostname, "A"), (hostname, "AAAA")] if is_apex else [(hostname, "A")]
+    if txt:
+        asked.append((hostnames.ownership_txt_name(hostname), "TXT"))
+    return asked
+
+
+def _zone(hostname: str, get: Get) -> tuple[str, list[str]]:
+    """The closest enclosing zone with NS records, and its name servers' names."""
+    for name in zone_candidates(hostname):
+        found = get((name, "NS"))
+        if found is not None and found.values:
+            return name, sorted({hostnames.comparable(value) for value in found.values})
+    return "", []
+
+
+def _servers(names: list[str], get: Get) -> list[tuple[str, str]]:
+    """(name, address) of every server of the zone; ("name", "") for one without address."""
+    servers = []
+    for name in names:
+        addresses = [
+            address
+            for rdtype in ("A", "AAAA")
+            if (found := get((name, rdtype))) is not None
+            for address in found.values
+        ]
+        servers += [(name, address) for address in addresses] or [(name, "")]
+    return servers
+
+
+def chain(hostname: str, *, is_apex: bool, txt: bool) -> lookups.Group:
+    """The doctor's questions as one group: the zone's NS, then their addresses, then each
+    address directly; every step within what is left of the group's lifetime."""
+    asked: dict[lookups.Question, lookups.Lookup] = {}
+
+    def addresses(answers: dict[lookups.Question, lookups.Lookup]) -> lookups.Group:
+        asked.update(answers)
+        _, names = _zone(hostname, asked.get)
+        questions: list[lookups.Question] = [(n, t) for n in names for t in ("A", "AAAA")]
+        return lookups.Group(questions, then=directly)
+
+    def directly(answers: dict[lookups.Question, lookups.Lookup]) -> list[lookups.Question]:
+        asked.update(answers)
+        _, names = _zone(hostname, asked.get)
+        return [
+            (name, rdtype, address)
+            for _, address in _servers(names, asked.get)
+            if address
+            for name, rdtype in wanted(hostname, is_apex=is_apex, txt=txt)
+        ]
+
+    def own_zone(answers: dict[lookups.Question, lookups.Lookup]) -> lookups.Group:
+        asked.update(answers)
+        if asked[(hostname, "A")].cname:
+            return addresses(answers)  # a CNAME is never a zone's apex: a parent is the zone
+        return lookups.Group([(hostname, "NS")], then=addresses)
+
+    candidates = zone_candidates(hostname)
+    parents: list[lookups.Question] = [(name, "NS") for name in candidates[1:]]
+    if not parents:
+        return lookups.Group([(hostname, "NS")], then=addresses)
+    # The name's own A question is the check's (asked once for both): when it shows a CNAME,
+    # the name is no zone of its own, and its NS question is not asked (the usual case).
+    return lookups.Group([(hostname, "A"), *parents], then=own_zone)
+
+
+@dataclass(frozen=True)
+class Ask:
+    """Whether a domain's check asks its zone's name servers: `always` (not live yet: with
+    the check's own questions), or only when the check fails (a live domain: after them,
+    within what is left of the deadline); `token`, the TXT proof its servers should have."""
+
+    always: bool
+    token: str | None = None
+
+
+# Below this many seconds left of a check's deadline, a failing live domain's servers are
+# not asked: no answer would come in time.
+LEAST_TIME = 0.05
+
+
+def diagnose_all(
+    domains: list[tuple[str, bool]],
+    results: Sequence[Result | Exception],
+    asks: Mapping[str, Ask],
+    answers: dict[lookups.Question, lookups.Lookup],
+    lookup: Callable[[str, str], lookups.Lookup],
+    *,
+    left: float,
+) -> dict[str, dict[str, Any]]:
+    """The diagnosis of each domain of a checked batch that `asks` names: the ones asked
+    with the check (`Ask.always`), and the live ones whose check failed, whose servers are
+    asked now, in `left` seconds at most. A domain whose check raised gets none."""
+    failing = [
+        (host, apex)
+        for (host, apex), result in zip(domains, results, strict=True)
+        if host in asks
+        and not asks[host].always
+        and not isinstance(result, Exception)
+        and not result.ok
+    ]
+    if failing and left > LEAST_TIME:
+        groups = [chain(h, is_apex=a, txt=asks[h].token is not None) for h, a in failing]
+        answers = answers | lookups.lookup_groups(groups, lifetime=left)
+    now = timezone.now()
+    found = {}
+    for (host, apex), result in zip(domains, results, strict=True):
+        ask = asks.get(host)
+        if ask is None or isinstance(result, Exception) or not (ask.always or not result.ok):
+            continue
+        try:
+            found[host] = diagnose(
+                host, is_apex=apex, result=result, get=answers.get, lookup=lookup,
+                token=ask.token, now=now,
+            )  # fmt: skip
+        except Exception:  # noqa: BLE001 - this domain's diagnosis, never its check or the batch's
+            log.exception("diagnosing %s failed; its check is recorded without one", host)
+    return found
+
+
+def _server(name: str, address: str, needs: Needs, hostname: str, get: Get) -> Server:
+    if not address:
+        found = [get((name, rdtype)) for rdtype in ("A", "AAAA")]
+        if any(answer is None or answer.temporary for answer in found):
+            # Its address is unknown for now, not missing: nothing to say about the server.
+            return Server(
+                name,
+                "",
+                "not asked: its address did not resolve in time",
+                None,
+                False,
+                unasked=True,
+            )
+        return Server(name, "", "no address (its name has no A or AAAA record)", None, False, True)
+    asked = wanted(hostname, is_apex=needs.is_apex, txt=needs.token is not None)
+    answers = [get((qname, rdtype, address)) for qname, rdtype in asked]
+    if any(answer is None for answer in answers):
+        return Server(name, address, "not asked: no time was left", None, False, unasked=True)
+    got = [answer for answer in answers if answer is not None]
+    failed = [answer for answer in got if answer.status in SILENT]
+    if failed:
+        why = failed[0].error if failed[0].status == lookups.SERVFAIL else ""
+        return Server(
+            name, address, f"no answer ({why})" if why else "no answer", None, False, True
+        )
+    pointing = [answer for answer in got if answer.rdtype in ("A", "AAAA")]
+    cname = next((value for answer in pointing for value in answer.cname), "")
+    addresses = {value for answer in pointing for value in answer.values}
+    records = [f"CNAME {cname}."] if cname else findings.address_records(addresses)
+    if needs.is_apex:
+        agrees = not cname and addresses == needs.addresses and bool(addresses)
+        extra = (
+            tuple(findings.address_records(addresses - needs.addresses))
+            if addresses & needs.addresses
+            else ()
+        )
+    else:
+        agrees = cname == needs.target and not addresses
+        extra = tuple(findings.address_records(addresses)) if cname == needs.target else ()
+    if needs.token is not None:
+        txt = got[-1]
+        texts = [b"".join(rdata.strings).decode("utf-8", "replace") for rdata in txt.rdatas]
+        records += [f'TXT "{text}"' for text in texts]
+        agrees = agrees and needs.token in texts
+    ttls = [a.ttl for a in got if a.ttl is not None and (a.values or a.cname or a.rdatas)]
+    answer = ", ".join(records) if records else "no record"
+    return Server(name, address, answer, min(ttls, default=None), agrees, extra=extra)
+
+
+def diagnose(
+    hostname: str,
+    *,
+    is_apex: bool,
+    result: Result,
+    get: Get,
+    lookup: Callable[[str, str], lookups.Lookup],
+    token: str | None,
+    now: datetime,
+) -> dict[str, Any]:
+    """The stored diagnosis of one check: each server's answer, and the findings."""
+    target = hostnames.comparable(settings.PLATFORM_CNAME_TARGET)
+    addresses: frozenset[str] = frozenset()
+    if is_apex:
+        addresses = frozenset(v for t in ("A", "AAAA") for v in lookup(target, t).final)
+    needs = Needs(target, addresses, is_apex, token)
+    zone, names = _zone(hostname, get)
+    servers = [
+        _server(name, address, needs, hostname, get) for name, address in _servers(names, get)
+    ]
+    return {
+        "checked_at": now.isoformat(),
+        "nameservers": [server.as_dict() for server in servers],
+        "findings": findings.findings(hostname, zone, servers, needs, result, lookup, now),
+    }
