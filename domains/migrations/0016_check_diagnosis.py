@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("domains", "0013_carry_outbox_into_deliveries"),
+        ("domains", "0015_certificate_delayed"),
     ]
 
     operations = [

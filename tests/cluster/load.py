@@ -29,6 +29,11 @@ class Answer:
     path: str
     edge: int  # which edge node it was sent to
 
+    @property
+    def failed(self) -> bool:
+        """A 5xx or a failed connection: what only a fault's window may excuse."""
+        return self.status == 0 or self.status >= 500
+
 
 @dataclass
 class Tally:

@@ -371,16 +371,13 @@ def test_the_platform_twice_over_through_faults(
     # processes were ready again), or to the edge node while it was dead.
     statuses = collections.Counter(answer.status for answer in tally.answers)
 
-    def failed(a: Answer) -> bool:
-        return a.status == 0 or a.status >= 500
-
     def excused(a: Answer) -> bool:
         postgres_down = a.answered >= window_start and a.started <= window_end
         edge_dead = a.edge == 0 and a.answered >= edge_down and a.started <= edge_up
         return postgres_down or edge_dead
 
-    outside = [a for a in tally.answers if failed(a) and not excused(a)]
-    in_window = [a for a in tally.answers if failed(a) and a not in outside]
+    outside = [a for a in tally.answers if a.failed and not excused(a)]
+    in_window = [a for a in tally.answers if a.failed and a not in outside]
     figures.update(
         requests=len(tally.answers),
         statuses=dict(statuses),
