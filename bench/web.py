@@ -42,10 +42,19 @@ def server_env() -> dict[str, str]:
     }  # fmt: skip
 
 
-def production_workers() -> int:
-    """The worker count production's launcher reads from this environment."""
+def production_workers(**extra: str) -> int:
+    """The worker count production's launcher reads from this environment (and `extra`)."""
     os.environ.update(server_env())
-    return WebServerConfig.from_environment().workers
+    saved = {name: os.environ.get(name) for name in extra}
+    os.environ.update(extra)
+    try:
+        return WebServerConfig.from_environment().workers
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                del os.environ[name]
+            else:
+                os.environ[name] = value
 
 
 def listens(process: psutil.Process, port: int) -> bool:
@@ -62,7 +71,7 @@ def listens(process: psutil.Process, port: int) -> bool:
 def start_server(**extra: str) -> tuple[subprocess.Popen, int]:
     """Procfile.production's web line, as a process manager runs it, on PORT (or `extra`'s),
     once every worker listens; with their number (what the peer is given)."""
-    expected = production_workers()
+    expected = production_workers(**extra)
     env = {**server_env(), **extra}
     port = int(env["PORT"])
     proc = start(["/bin/sh", "-c", "exec " + WEB_LINE], port, env, "/healthz")

@@ -59,6 +59,7 @@ from rest_framework.permissions import IsAuthenticated
 
 from pets import listversion
 from pets.api.serializers import Int64Field
+from pets.metrics import KEPT_PAGE_LOOKUPS, KEPT_PAGE_MISSES
 from pets.models import Pet, PetStatus
 from petstore.api import pagination
 from petstore.api.authentication import BearerKeyAuthentication
@@ -251,6 +252,7 @@ def _kept_page(*, status: str | None, after: int | None, limit: int) -> Page:
     stamp = _LIST.read()
     if not _version_kept(stamp.incarnation):
         return _read_page(status=status, after=after, limit=limit)
+    KEPT_PAGE_LOOKUPS.inc()
     return kept_pages()(stamp, status=status, after=after, limit=limit)
 
 
@@ -263,6 +265,7 @@ def kept_pages() -> Callable[..., Page]:
 
     @functools.lru_cache(maxsize=settings.API_LIST_PAGES_KEPT)
     def page_at(stamp: Stamp, *, status: str | None, after: int | None, limit: int) -> Page:
+        KEPT_PAGE_MISSES.inc()
         return _read_page(status=status, after=after, limit=limit)
 
     return page_at

@@ -18,6 +18,7 @@ from pets import listversion
 from pets.api import hotpath
 from pets.models import Category, Pet, PetStatus
 from petstore.apikeys.services import api_key_issue
+from petstore.metrics.store import REGISTRY
 from tests.pets.api.test_hotpath import play
 from tests.petstore.database_copies import connected_to, older_copy
 from tests.processes import service_env, web_server
@@ -25,6 +26,9 @@ from tests.processes import service_env, web_server
 # Committed writes: the version moves when the writing transaction commits.
 pytestmark = pytest.mark.django_db(transaction=True)
 
+# The kept pages' counters (pets/metrics.py), as their samples are named.
+LOOKUPS = "petstore_list_kept_page_lookups_total"
+MISSES = "petstore_list_kept_page_misses_total"
 # The row trigger on the pets.
 TRIGGER = listversion.LIST.triggers()[0].name
 
@@ -113,6 +117,22 @@ def test_inside_a_transaction_the_page_is_read_every_time(dogs, settings):
     assert pages.cache_info().currsize == 0
     hotpath._kept_page(status=None, after=None, limit=10)
     assert pages.cache_info().currsize == 1
+
+
+def count(name: str) -> float:
+    return REGISTRY.get_sample_value(name) or 0.0
+
+
+def test_every_lookup_of_the_kept_pages_and_every_miss_is_counted(dogs):
+    """Their hit rate, over every process: 1 - misses / lookups."""
+    Pet.objects.create(name="Rex", category=dogs)
+    hotpath.kept_pages().cache_clear()  # type: ignore[attr-defined]
+    before = count(LOOKUPS), count(MISSES)
+    hotpath._kept_page(status=None, after=None, limit=10)  # a miss: read and kept
+    hotpath._kept_page(status=None, after=None, limit=10)  # kept
+    Pet.objects.create(name="Fido", category=dogs)
+    hotpath._kept_page(status=None, after=None, limit=10)  # the version moved: a miss
+    assert (count(LOOKUPS) - before[0], count(MISSES) - before[1]) == (3, 2)
 
 
 def test_a_kept_page_is_answered_byte_for_byte_as_drf_answers_it(settings, alice_key, dogs):
