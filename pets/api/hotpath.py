@@ -93,8 +93,11 @@ _FILTERS = (
     # name, class, field_name, lookup_expr, exclude, distinct, method
     ("status", ChoiceFilter, "status", "exact", False, False, None),
 )
-# A query parameter that urlencode writes back exactly as it reads (quote_plus leaves
-# these characters alone), with its one '='.
+# A query parameter that parsing decodes nothing of (no percent-escape, no '+', ASCII), with
+# its one '=': QueryDict would read the same name and value.
+_AS_WRITTEN = re.compile(r"[A-Za-z0-9_.~:-]+=[A-Za-z0-9_.~:-]*")
+# One that urlencode also writes back exactly as it reads (quote_plus leaves these
+# characters alone, and escapes ':').
 _AS_ENCODED = re.compile(r"[A-Za-z0-9_.~-]+=[A-Za-z0-9_.~-]*")
 # The list version, read per request.
 _LIST = Watcher(listversion.LIST)
@@ -222,7 +225,8 @@ def _check_throttles(view: GenericAPIView, request: HttpRequest) -> None:
 def _page(request: HttpRequest, filterset_class: type) -> HttpResponse:
     """The page as DRF's list writes it: filter, then limit and cursor, validated in
     that order; the body; the next link when there is a next page."""
-    params = request.GET
+    parts = _parts(request)
+    params = request.GET if parts is None else dict(part.split("=") for part in parts)
     raw_status = params.get("status")
     status = _valid_status(filterset_class, raw_status) if raw_status is not None else None
     limit = pagination.parse_limit(params.get("limit"))
@@ -233,7 +237,7 @@ def _page(request: HttpRequest, filterset_class: type) -> HttpResponse:
     if last_id is not None:
         response["Link"] = pagination.next_link(
             request.build_absolute_uri(request.path),
-            _carried(request),
+            _carried(request, parts),
             limit=limit,
             last_id=last_id,
         )
@@ -336,15 +340,30 @@ def _pets(rows: list[tuple]) -> list[dict]:
     ]
 
 
-def _carried(request: HttpRequest) -> list[str]:
+def _parts(request: HttpRequest) -> list[str] | None:
+    """The query's parameters as sent, when each one reads as it is written (_AS_WRITTEN)
+    and they are within Django's limit on their number; otherwise None, and Django's
+    QueryDict (request.GET) reads them. A dict of these parts holds what QueryDict's `get`
+    reads (the last value of a name) without building one, which was about a twentieth of
+    a list request's instructions (docs/decisions/performance.md, "The list on every read")."""
+    query = request.META.get("QUERY_STRING", "")
+    most = settings.DATA_UPLOAD_MAX_NUMBER_FIELDS  # QueryDict refuses more (a 400)
+    if most is not None and query.count("&") >= most:
+        return None
+    parts = [part for part in query.split("&") if part]
+    return parts if all(_AS_WRITTEN.fullmatch(part) for part in parts) else None
+
+
+def _carried(request: HttpRequest, parts: list[str] | None) -> list[str]:
     """The next link's other parameters: as sent when every one appears once and is
     written as urlencode would write it back (nearly always); otherwise re-encoded
     from the parsed values, as the paginator does."""
-    parts = [part for part in request.META.get("QUERY_STRING", "").split("&") if part]
-    names = [part.partition("=")[0] for part in parts]
-    if len(set(names)) == len(names) and all(_AS_ENCODED.fullmatch(part) for part in parts):
+    if parts is not None:
+        names = [part.partition("=")[0] for part in parts]
         paging = pagination.PAGING_PARAMS
-        return [part for part, name in zip(parts, names, strict=True) if name not in paging]
+        carried = [part for part, name in zip(parts, names, strict=True) if name not in paging]
+        if len(set(names)) == len(names) and all(_AS_ENCODED.fullmatch(p) for p in carried):
+            return carried
     return pagination.carried_params(request.GET)
 
 
