@@ -11,6 +11,7 @@ the processes through the metrics store) says how much of the reads they still a
 
 from __future__ import annotations
 
+import contextlib
 import time
 
 from bench.load import Side, interleaved
@@ -41,10 +42,13 @@ def measure(args, token: str, deep: tuple[str, str]) -> tuple[list[str], list[st
     and for the peer (each signs its own cursor)."""
     reads = ("limit=100", "limit=100&status=sold", "limit=100&status=available")
     env = {"METRICS_FLUSH_INTERVAL": str(FLUSH_INTERVAL), "WEB_CONCURRENCY": str(MIXED_WORKERS)}
-    kept, _ = start_server(PORT=str(KEPT_PORT), **env)
-    unkept, _ = start_server(PORT=str(UNKEPT_PORT), API_LIST_PAGES_KEPT="0", **env)
-    peer = start(uvicorn(PEER_PORT, MIXED_WORKERS), PEER_PORT, server_env(), "/v1/pets?limit=1")
-    try:
+    with contextlib.ExitStack() as started_servers:  # each stopped, whatever fails after it
+        kept, _ = start_server(PORT=str(KEPT_PORT), **env)
+        started_servers.callback(stop, kept)
+        unkept, _ = start_server(PORT=str(UNKEPT_PORT), API_LIST_PAGES_KEPT="0", **env)
+        started_servers.callback(stop, unkept)
+        peer = start(uvicorn(PEER_PORT, MIXED_WORKERS), PEER_PORT, server_env(), "/v1/pets?limit=1")
+        started_servers.callback(stop, peer)
         before = _counted()
         sides = []
         for label, port, server, deep_query in (
@@ -66,9 +70,6 @@ def measure(args, token: str, deep: tuple[str, str]) -> tuple[list[str], list[st
         )
         time.sleep(2 * FLUSH_INTERVAL)
         after = _counted()
-    finally:
-        for server in (peer, unkept, kept):
-            stop(server)
     lookups, misses = after[0] - before[0], after[1] - before[1]
     return _rows(with_pages, without, fastapi), [_hit_note(lookups, misses, with_pages)]
 

@@ -16,6 +16,7 @@ on and off) runs with the API part. The server table (bench/servers.py) is measu
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import subprocess
 import sys
@@ -193,11 +194,15 @@ def main() -> None:
     notes: list[str] = []
 
     notes.append(page_sql(token))
-    server, workers = start_server()
-    unkept, _ = start_server(PORT=str(UNKEPT_PORT), API_LIST_PAGES_KEPT="0")
-    peer = start(uvicorn(PEER_PORT, workers), PEER_PORT, server_env(), "/v1/pets?limit=1")
-    ours_cpu, unkept_cpu, peer_cpu = cpu_counter(server), cpu_counter(unkept), cpu_counter(peer)
-    try:
+    with contextlib.ExitStack() as started_servers:  # each stopped, whatever fails after it
+        server, workers = start_server()
+        started_servers.callback(stop, server)
+        unkept, _ = start_server(PORT=str(UNKEPT_PORT), API_LIST_PAGES_KEPT="0")
+        started_servers.callback(stop, unkept)
+        peer = start(uvicorn(PEER_PORT, workers), PEER_PORT, server_env(), "/v1/pets?limit=1")
+        started_servers.callback(stop, peer)
+        ours_cpu, unkept_cpu = cpu_counter(server), cpu_counter(unkept)
+        peer_cpu = cpu_counter(peer)
         unkept_base = f"http://127.0.0.1:{UNKEPT_PORT}"
         for name, query, floor_query, peer_url in (
             ("`GET /v1/pets?limit=100` (1M rows)", "limit=100", "limit=100",
@@ -259,10 +264,6 @@ def main() -> None:
         errors = sum(s.errors for s in (plain, keyed))
         if errors:
             notes.append(f"POST rounds saw {errors} non-2xx answers or socket errors.")
-    finally:
-        stop(peer)
-        stop(unkept)
-        stop(server)
     deep = (deep_cursor_query(900_000, 100), peer_deep_url(900_000, 100).partition("?")[2])
     mixed_rows, mixed_notes = mixed.measure(args, token, deep)
     rows += mixed_rows
