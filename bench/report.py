@@ -74,7 +74,7 @@ def edge_rows(section: list[str]) -> list[str]:
     for label, name, least in wanted:
         for pin in ("", ", pinned"):
             figure = f"Edge: {name}{pin}, vs its floor (the same Caddy, its certificate loaded)"
-            found = [c for c in table if c[0] == label or (pin and c[0].startswith(label + pin))]
+            found = [c for c in table if (c[0].startswith(label + pin) if pin else c[0] == label)]
             if not found:
                 rows.append(f"| {figure} | - | - | not measured | throughput ≥ {least} | MISSED |")
                 continue
