@@ -19,6 +19,7 @@ from bench.processes import stop
 from bench.report import row
 from bench.servers import start, uvicorn
 from bench.web import PORT, cpu_counter, server_env, start_server
+from petstore.metrics.store import store
 
 READS_PER_CREATE = 20
 MIXED_WORKERS = 4
@@ -31,8 +32,6 @@ MISSES = "petstore_list_kept_page_misses_total"
 
 def _counted() -> tuple[float, float]:
     """The kept pages' lookups and misses so far, every process's pushed (Django set up)."""
-    from petstore.metrics.store import store
-
     totals = store().totals()
     return totals.get((LOOKUPS, ()), 0.0), totals.get((MISSES, ()), 0.0)
 

@@ -24,6 +24,7 @@ the query is cheap (numbers: docs/decisions/performance.md):
   the very next list from any process;
 - no FilterSet per request: PetFilter's validation depends on the `status`
   value alone (a choice filter), so each value is validated once per process;
+- no QueryDict when every parameter reads as it is written (nothing to decode);
 - no `urlencode` of the carried parameters when re-encoding them would give
   back exactly what the client sent.
 
