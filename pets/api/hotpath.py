@@ -15,7 +15,8 @@ the query is cheap (numbers: docs/decisions/performance.md):
   category_id, status) rows and written as PetSerializer writes a pet;
 - no query compilation per request: each statement shape is compiled by the
   ORM once per process and run with the request's parameters;
-- no page read twice while no pet changed: each process keeps the pages it wrote
+- with API_LIST_PAGES_KEPT set (off by default), no page read twice while no pet
+  changed: each process keeps the pages it wrote
   (body and next-page id) under the list version, a number the database raises in
   the same commit as any write to a pet (pets/listversion.py), with the database's
   incarnation (petstore/versions.py: a failover or a restore can bring a number back

@@ -29,8 +29,16 @@ pytestmark = pytest.mark.django_db(transaction=True)
 # The kept pages' counters (pets/metrics.py), as their samples are named.
 LOOKUPS = "petstore_list_kept_page_lookups_total"
 MISSES = "petstore_list_kept_page_misses_total"
+# Pages kept per process in these tests (API_LIST_PAGES_KEPT).
+KEPT = 1024
 # The row trigger on the pets.
 TRIGGER = listversion.LIST.triggers()[0].name
+
+
+@pytest.fixture(autouse=True)
+def kept(settings) -> None:
+    """Pages kept, as a deployment that turns them on keeps them (the default keeps none)."""
+    settings.API_LIST_PAGES_KEPT = KEPT
 
 
 @pytest.fixture
@@ -165,7 +173,12 @@ def test_a_change_is_in_the_next_list_from_another_process(
     user = django_user_model.objects.create_user("dora")
     auth = {"Authorization": f"Bearer {api_key_issue(user=user).plaintext}"}
     rex = Pet.objects.create(name="Rex", category=dogs)
-    env = service_env(settings, DB_CONN_MAX_AGE="600", API_LIST_FAST_PATH="1" if fast else "0")
+    env = service_env(
+        settings,
+        DB_CONN_MAX_AGE="600",
+        API_LIST_FAST_PATH="1" if fast else "0",
+        API_LIST_PAGES_KEPT=str(KEPT),
+    )
 
     with web_server(env, tmp_path) as reader, web_server(env, tmp_path) as writer:
 
