@@ -5,9 +5,11 @@ httptools), as its users would write a fast list endpoint.
 placeholders; asyncpg prepares it once per connection) on the same table and answers what our
 list answers: a bare JSON array of `{id, name, categoryId, status}` written with orjson, and a
 `Link: <...>; rel="next"` whose cursor is `<id>:<HMAC-SHA256>` as ours is, checked when sent
-back. What it leaves out, as the floor does: authentication, rate limits, validation errors in
-our Error shape. Serve it with `uvicorn bench.peer:app --loop uvloop --http httptools`
-(bench/servers.py); DATABASE_URL names the database, PEER_POOL the connections per worker.
+back. `POST /v1/pets` (for the mixed benchmark, bench/mixed.py) inserts the pet in one
+statement and answers 201 with it, as ours does. What it leaves out, as the floor does:
+authentication, rate limits, idempotency keys, validation errors in our Error shape. Serve
+it with `uvicorn bench.peer:app --loop uvloop --http httptools` (bench/servers.py);
+DATABASE_URL names the database, PEER_POOL the connections per worker.
 """
 
 from __future__ import annotations
@@ -24,6 +26,12 @@ import orjson
 from fastapi import FastAPI, HTTPException, Request, Response
 
 from bench.statements import SELECT
+
+_INSERT = (
+    "INSERT INTO pets_pet (name, category_id, status, created_at, updated_at) "
+    "VALUES ($1, $2, $3, now(), now()) RETURNING id"
+)
+_STATUSES = ("available", "pending", "sold")
 
 _KEY = hashlib.sha256(os.environ.get("SECRET_KEY", "bench-only-not-secret").encode()).digest()
 _ORDER = " ORDER BY 1 ASC LIMIT $"
@@ -89,3 +97,19 @@ async def list_pets(
             f'<{next_url}?{query}limit={limit}&cursor={encode_cursor(page[-1][0])}>; rel="next"'
         )
     return response
+
+
+@app.post("/v1/pets")
+async def create_pet(request: Request) -> Response:
+    try:
+        data = orjson.loads(await request.body())
+        name, category_id = data["name"], data["categoryId"]
+        status = data.get("status", "available")
+    except (orjson.JSONDecodeError, KeyError, TypeError) as exc:
+        raise HTTPException(400, "A pet needs a name and a categoryId.") from exc
+    if not isinstance(name, str) or not isinstance(category_id, int) or status not in _STATUSES:
+        raise HTTPException(400, "Invalid pet.")
+    pk = await request.app.state.pool.fetchval(_INSERT, name, category_id, status)
+    body = orjson.dumps({"id": pk, "name": name, "categoryId": category_id, "status": status})
+    headers = {"Location": f"/v1/pets/{pk}"}
+    return Response(body, status_code=201, media_type="application/json", headers=headers)

@@ -7,7 +7,8 @@ database connections), drives it with wrk from a separate process on loopback, a
 bench/results.md. Every target is a ratio against a floor or the peer measured in the same
 run, alternating rounds. Then the domain sweep (bench/domains_sweep.py) and the TLS edge
 (bench/edge/, a section of its own: `--edge-only` runs that alone, `--skip-edge` keeps the
-one the file has). The server table (bench/servers.py) is measured too unless
+one the file has). The mixed benchmark (bench/mixed.py: creates among the reads, kept pages
+on and off) runs with the API part. The server table (bench/servers.py) is measured too unless
 `--skip-servers` keeps it (`--servers-only` measures it alone); the fairness section
 (bench/fairness.py) only with `--fairness`, and kept as it stands otherwise.
 """
@@ -15,6 +16,7 @@ one the file has). The server table (bench/servers.py) is measured too unless
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import subprocess
 import sys
@@ -24,7 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench import edge_faults, fairness, servers  # noqa: E402
+from bench import edge_faults, fairness, mixed, servers  # noqa: E402
 from bench.edge import kept_section, measure, write_section  # noqa: E402
 from bench.environment import ENV, create_database, machine, setup_django  # noqa: E402
 from bench.load import add_load_arguments, interleaved, paired, side_by_side  # noqa: E402
@@ -42,9 +44,10 @@ from bench.report import (  # noqa: E402
 from bench.servers import start, uvicorn  # noqa: E402
 from bench.web import (  # noqa: E402
     BASE,
+    KEPT_PAGES,
+    KEPT_PORT,
     PEER,
     PEER_PORT,
-    UNKEPT_PORT,
     cpu_counter,
     server_env,
     start_server,
@@ -191,19 +194,16 @@ def main() -> None:
     notes: list[str] = []
 
     notes.append(page_sql(token))
-    server, workers = start_server()
-    unkept, _ = start_server(PORT=str(UNKEPT_PORT), API_LIST_PAGES_KEPT="0")
-    peer = start(uvicorn(PEER_PORT, workers), PEER_PORT, server_env(), "/v1/pets?limit=1")
-    ours_cpu, unkept_cpu, peer_cpu = cpu_counter(server), cpu_counter(unkept), cpu_counter(peer)
-    try:
-        name = "`GET /v1/pets?limit=100`, every page read (`API_LIST_PAGES_KEPT=0`)"
-        unkept_side, fastapi = interleaved(
-            ("ours, no kept pages", {"url": f"http://127.0.0.1:{UNKEPT_PORT}/v1/pets?limit=100",
-                                     "headers": auth, "cpu": unkept_cpu}),
-            ("FastAPI peer", {"url": f"{PEER}/v1/pets?limit=100", "cpu": peer_cpu}),
-            **common,
-        )  # fmt: skip
-        rows.append(row(f"{name} vs FastAPI peer", fastapi, unkept_side, None))
+    with contextlib.ExitStack() as started_servers:  # each stopped, whatever fails after it
+        server, workers = start_server()
+        started_servers.callback(stop, server)
+        kept, _ = start_server(PORT=str(KEPT_PORT), API_LIST_PAGES_KEPT=KEPT_PAGES)
+        started_servers.callback(stop, kept)
+        peer = start(uvicorn(PEER_PORT, workers), PEER_PORT, server_env(), "/v1/pets?limit=1")
+        started_servers.callback(stop, peer)
+        ours_cpu, kept_cpu = cpu_counter(server), cpu_counter(kept)
+        peer_cpu = cpu_counter(peer)
+        kept_base = f"http://127.0.0.1:{KEPT_PORT}"
         for name, query, floor_query, peer_url in (
             ("`GET /v1/pets?limit=100` (1M rows)", "limit=100", "limit=100",
              f"{PEER}/v1/pets?limit=100"),
@@ -213,13 +213,18 @@ def main() -> None:
              deep_cursor_query(900_000, 100), "limit=100&after=900000",
              peer_deep_url(900_000, 100)),
         ):  # fmt: skip
-            floor, ours, fastapi = interleaved(
+            floor, ours, kept_side, fastapi = interleaved(
                 ("floor", {"url": f"{BASE}/bench/floor?{floor_query}", "cpu": ours_cpu}),
                 ("ours", {"url": f"{BASE}/v1/pets?{query}", "headers": auth, "cpu": ours_cpu}),
+                ("ours, kept pages", {"url": f"{kept_base}/v1/pets?{query}",
+                                      "headers": auth, "cpu": kept_cpu}),
                 ("FastAPI peer", {"url": peer_url, "cpu": peer_cpu}),
                 **common,
-            )
+            )  # fmt: skip
+            # Production's default reads every page: the targets are its.
             rows += list_rows(name, floor, ours, fastapi)
+            rows.append(row(f"{name}, kept pages (`API_LIST_PAGES_KEPT={KEPT_PAGES}`, no pet "
+                            "written) vs FastAPI peer", fastapi, kept_side, None))  # fmt: skip
 
         anon, authed = side_by_side(
             ("unauthenticated", {"url": f"{BASE}/bench/trivial-open"}),
@@ -260,10 +265,10 @@ def main() -> None:
         errors = sum(s.errors for s in (plain, keyed))
         if errors:
             notes.append(f"POST rounds saw {errors} non-2xx answers or socket errors.")
-    finally:
-        stop(peer)
-        stop(unkept)
-        stop(server)
+    deep = (deep_cursor_query(900_000, 100), peer_deep_url(900_000, 100).partition("?")[2])
+    mixed_rows, mixed_notes = mixed.measure(args, token, deep)
+    rows += mixed_rows
+    notes += mixed_notes
 
     if not args.skip_domains:
         from bench.domains_sweep import sweep_rows

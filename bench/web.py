@@ -1,6 +1,6 @@
 """The web process under test: Procfile.production's web line with the benchmark's settings,
 started as a process manager starts it, on the ports of the floor, the FastAPI peer and the
-unkept run, with the CPU its process tree and its database backends use."""
+run with kept pages, with the CPU its process tree and its database backends use."""
 
 from __future__ import annotations
 
@@ -22,9 +22,10 @@ from petstore.webserver import WebServerConfig
 PORT = int(os.environ.get("BENCH_PORT", "8077"))
 BASE = f"http://127.0.0.1:{PORT}"
 PEER_PORT = PORT + 1
-# The same web line keeping no list pages (API_LIST_PAGES_KEPT=0): what every request costs
-# when a pet changes between every two lists.
-UNKEPT_PORT = PORT + 2
+# The same web line keeping list pages (API_LIST_PAGES_KEPT, off by default): what a request
+# costs while no pet changes.
+KEPT_PORT = PORT + 2
+KEPT_PAGES = "1024"
 PEER = f"http://127.0.0.1:{PEER_PORT}"
 # The web process as production starts it (Procfile.production's `web` line) with the
 # benchmark's settings and production's worker count (petstore/webserver.py: WEB_CONCURRENCY,
@@ -42,10 +43,19 @@ def server_env() -> dict[str, str]:
     }  # fmt: skip
 
 
-def production_workers() -> int:
-    """The worker count production's launcher reads from this environment."""
+def production_workers(**extra: str) -> int:
+    """The worker count production's launcher reads from this environment (and `extra`)."""
     os.environ.update(server_env())
-    return WebServerConfig.from_environment().workers
+    saved = {name: os.environ.get(name) for name in extra}
+    os.environ.update(extra)
+    try:
+        return WebServerConfig.from_environment().workers
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                del os.environ[name]
+            else:
+                os.environ[name] = value
 
 
 def listens(process: psutil.Process, port: int) -> bool:
@@ -62,7 +72,7 @@ def listens(process: psutil.Process, port: int) -> bool:
 def start_server(**extra: str) -> tuple[subprocess.Popen, int]:
     """Procfile.production's web line, as a process manager runs it, on PORT (or `extra`'s),
     once every worker listens; with their number (what the peer is given)."""
-    expected = production_workers()
+    expected = production_workers(**extra)
     env = {**server_env(), **extra}
     port = int(env["PORT"])
     proc = start(["/bin/sh", "-c", "exec " + WEB_LINE], port, env, "/healthz")

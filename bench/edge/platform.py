@@ -37,6 +37,7 @@ from domains.edge.paths import CERTIFICATE_PATH, SECRET_FILE
 from domains.pki.local import CERT_FILE
 
 WEB = "web (granian)"  # the web processes' CPU group
+FLOOR = "floor"  # the edge's floor among the processes (bench/edge/floor.py)
 WEB_LINE = procfile_lines()["web"]  # Procfile.production's
 
 # petstore/Procfile's workers: one per Celery queue.
@@ -147,11 +148,14 @@ class Platform:
         self.dns.stop()
 
     def cpu_seconds(self) -> dict[tuple[str, int], float]:
-        """CPU seconds used so far per process of the web, Caddy, the certificate endpoint
-        and the PostgreSQL backends of the bench database (the server is shared)."""
+        """CPU seconds used so far per process of the web, Caddy (the edge's and the
+        floor's), the certificate endpoint and the PostgreSQL backends of the bench database
+        (the server is shared)."""
         edge = psutil.Process(self.processes["edge"].pid).children(recursive=True)
         groups = [(WEB, p) for p in tree(psutil.Process(self.processes["web"].pid))]
         groups += [("Caddy" if p.name() == "caddy" else "certificate endpoint", p) for p in edge]
+        if FLOOR in self.processes:  # the floor's Caddy, which only its own rows load
+            groups.append(("Caddy", psutil.Process(self.processes[FLOOR].pid)))
         for process in psutil.process_iter(["name", "cmdline"]):
             command = " ".join(process.info["cmdline"] or [])
             if process.info["name"] == "postgres" and f" {DB_NAME} " in command:

@@ -13,12 +13,14 @@ from pathlib import Path
 
 from django.conf import settings
 
+from bench.edge.floor import start_floor
 from bench.edge.platform import WEB_LINE, Platform, start_pebble
 from bench.edge.throughput import (
     CPU_GROUPS,
     CPU_SECONDS,
     cpu_rows,
     endpoint_note,
+    lookups_note,
     throughput_rows,
 )
 from bench.edge.verify import (
@@ -71,8 +73,10 @@ def measure(args) -> list[str]:
                 notes["latency"] += delay_share(results)
                 # The local CA's warm-up domain: active, and measured by nothing else.
                 hostname = Scenario("local", None).warm_up_hostname
-                rows = throughput_rows(platform, hostname, args, notes["throughput"])
-                cpu = cpu_rows(platform, hostname, args.connections)
+                floor_port = start_floor(platform, hostname)
+                rows = throughput_rows(platform, hostname, floor_port, args, notes["throughput"])
+                notes["throughput"].append(lookups_note(platform, hostname, args))
+                cpu = cpu_rows(platform, hostname, floor_port, args.connections)
                 notes["throughput"].append(endpoint_note(platform, hostname, args))
             finally:
                 platform.stop()
@@ -129,12 +133,22 @@ def section(latency: list[str], throughput: list[str], cpu: list[str],
         "",
         "### HTTPS throughput through the edge",
         "",
-        "wrk on one active domain's page (local CA certificate): HTTPS through the edge "
-        "(Caddy → the web processes) against plain HTTP straight to the same web processes, "
-        "one wrk thread, "
-        f"{args.connections} connections, {args.rounds} rounds of {args.seconds} s per side, "
-        "the two sides alternating after a 2 s warm-up each; figures are each side's median "
-        "round, ratios the median of the per-round ratios. wrk sends the URL's host as SNI "
+        "wrk on one active domain's page (local CA certificate), three sides alternating "
+        "round by round: plain HTTP straight to the web processes; the edge's floor, the same "
+        "Caddy binary in the edge's own configuration (domains/edge/caddy.py, on a port of its "
+        "own) proxying to the same web processes, but holding this domain's certificate (the "
+        "stored one, the same files) in its configuration (`tls.certificates.load_files`) "
+        "instead of asking the certificate endpoint in each full handshake "
+        "(bench/edge/floor.py); and HTTPS through the edge (Caddy → the web processes). One "
+        f"wrk thread, {args.connections} connections, {args.rounds} rounds of {args.seconds} s "
+        "per side after a 2 s warm-up each; figures are each side's median round, ratios the "
+        "median of the per-round ratios. The targets are the edge against its floor: what "
+        "TLS and proxying cost is in both, so the ratio is what the edge's own way of "
+        "finding certificates costs. The pinned rows measure the same with the edge's "
+        "processes (its Caddy, the certificate endpoint and the floor's Caddy) on one half "
+        "of the cores and the web processes on the other, every thread of each (as "
+        "`taskset -a -p` pins them; PostgreSQL and wrk unpinned), so the two sides of a "
+        "round cannot take each other's core. wrk sends the URL's host as SNI "
         "and Host; bench/wrk/loopback.lua connects it to 127.0.0.1, so the custom domain's "
         "name needs no /etc/hosts entry. The plain side sends `X-Forwarded-Proto: https`, as "
         "Caddy does: the domain is active, and without it the web answers plain HTTP with a "
@@ -145,16 +159,18 @@ def section(latency: list[str], throughput: list[str], cpu: list[str],
         "edge version moves (domains/edge/cache.py). Certificate lookups are counted "
         "from PostgreSQL's statistics of the certificates table (one index scan per lookup).",
         "",
-        "| Figure | Plain HTTP → web | HTTPS → edge → web | Throughput edge / plain "
-        "| p50 latency edge / plain | Certificate lookups per edge request | Target | Met |",
-        "|---|---|---|---|---|---|---|---|",
+        "| Figure | Plain HTTP → web | Floor: HTTPS → Caddy, certificate in its configuration "
+        "→ web | HTTPS → edge → web | Throughput edge / floor | Edge / plain | Floor / plain "
+        "| p50 latency edge / floor | Certificate lookups per edge request | Target | Met |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
         *throughput,
         "",
         f"CPU per request, in ms, from each process's CPU time around one more {CPU_SECONDS} s "
         "run per figure (wrk: the load generator itself, on the same 2 cores; PostgreSQL: the "
-        "backends of the bench database). The last column is the edge's cost without the load "
+        "backends of the bench database; Caddy: the floor's on its rows, the edge's on its "
+        "own). The last column is the cost without the load "
         "generator's: the share of plain HTTP's throughput the same CPU would serve through "
-        "the edge.",
+        "the floor or the edge.",
         "",
         "| Figure | req/s | " + " | ".join(CPU_GROUPS) + " | serving (all but wrk) | total "
         "| plain / this, serving |",

@@ -1,7 +1,9 @@
-"""HTTPS throughput through the edge against plain HTTP to the same web processes, with
-wrk: the figures side by side against their targets, the certificate lookups per request
-(from PostgreSQL's statistics), the CPU per request of each process, and the certificate
-endpoint alone."""
+"""HTTPS throughput through the edge against its floor (the same Caddy holding the
+certificate in its configuration, bench/edge/floor.py) and plain HTTP to the same web
+processes, with wrk, the three alternating round by round, unpinned and with the edge's
+processes pinned apart from the web's: the figures side by side against their targets,
+the certificate lookups per request (from PostgreSQL's statistics), the CPU per request of
+each process, and the certificate endpoint alone."""
 
 from __future__ import annotations
 
@@ -14,10 +16,11 @@ from dataclasses import dataclass, field
 
 from django.db import connection
 
+from bench.edge.floor import pinned, split_cores
 from bench.edge.platform import WEB, Platform
 from bench.edge.verify import PAGE, ZONE, https_get
 from bench.environment import ROOT
-from bench.load import WRK_DIR, Side, paired, side_by_side, spread, wrk, wrk_command
+from bench.load import WRK_DIR, Side, interleaved, paired, side_by_side, spread, wrk, wrk_command
 from bench.processes import cpu_used
 from domains.edge.paths import CERTIFICATE_PATH
 from domains.models import Certificate
@@ -30,17 +33,17 @@ CPU_GROUPS = (WEB, "Caddy", "certificate endpoint", "PostgreSQL", "wrk")
 FORWARDED = {"X-Forwarded-Proto": "https"}
 
 
-# The targets: the least share of plain HTTP's throughput the edge serves.
+# The targets: the least share of its floor's throughput the edge serves.
 KEEP_ALIVE_TARGET = 0.95
-FULL_HANDSHAKE_TARGET = 0.6
+FULL_HANDSHAKE_TARGET = 0.9
 
 
 @dataclass(frozen=True)
 class Case:
     name: str
     headers: dict[str, str] = field(default_factory=dict)
-    edge_env: dict[str, str] = field(default_factory=dict)  # wrk's, on the edge side
-    target: float | None = None  # edge / plain, at least
+    edge_env: dict[str, str] = field(default_factory=dict)  # wrk's, on the HTTPS sides
+    target: float | None = None  # edge / floor, at least
 
 
 CASES = (
@@ -82,17 +85,15 @@ def _plain_get(port: int, hostname: str) -> tuple[int, str]:
         client.close()
 
 
-def _sides(platform: Platform, hostname: str, case: Case) -> tuple[dict, dict]:
-    plain = {
-        "url": f"http://{hostname}:{platform.web_port}/",
-        "headers": {**FORWARDED, **case.headers},
-    }
-    edge = {
-        "url": f"https://{hostname}:{platform.https_port}/",
-        "headers": case.headers,
-        "env": case.edge_env,
-    }
-    return plain, edge  # fmt: skip
+def _sides(platform: Platform, hostname: str, floor_port: int, case: Case) -> dict[str, dict]:
+    """wrk's options for each side: plain HTTP, the floor and the edge."""
+    https = {"headers": case.headers, "env": case.edge_env}
+    return {
+        "plain": {"url": f"http://{hostname}:{platform.web_port}/",
+                  "headers": {**FORWARDED, **case.headers}},
+        "floor": {"url": f"https://{hostname}:{floor_port}/", **https},
+        "edge": {"url": f"https://{hostname}:{platform.https_port}/", **https},
+    }  # fmt: skip
 
 
 def _shown(hostname: str, case: Case, common: dict) -> str:
@@ -107,60 +108,90 @@ def _side(side: Side) -> str:
     return f"{side.rps:,.0f} req/s (p50 {side.p50_ms:.1f} ms, p99 {side.p99_ms:.1f} ms)"
 
 
-def throughput_rows(platform: Platform, hostname: str, args, notes: list[str]) -> list[str]:
-    # wrk counts a 301 as an answer: both sides must answer the page itself.
+def _ratio(a: Side, b: Side) -> str:
+    low, high = spread(a, b, "rps")
+    return f"{paired(a, b, 'rps'):.2f} (rounds {low:.2f}–{high:.2f})"
+
+
+def check_pages(platform: Platform, hostname: str, floor_port: int) -> None:
+    """wrk counts a 301 as an answer: every side must answer the page itself."""
     if _plain_get(platform.web_port, hostname) != (200, PAGE):
         raise SystemExit(f"edge: plain HTTP to the web processes does not answer {hostname}'s page")
     context = ssl.create_default_context(cafile=str(platform.local_ca_root))
-    if (https_get(platform.https_port, hostname, context) or ())[:2] != (200, PAGE):
-        raise SystemExit(f"edge: the edge does not answer {hostname}'s page")
+    for name, port in (("edge", platform.https_port), ("floor", floor_port)):
+        if (https_get(port, hostname, context) or ())[:2] != (200, PAGE):
+            raise SystemExit(f"edge: the {name} does not answer {hostname}'s page")
+
+
+def throughput_rows(platform: Platform, hostname: str, floor_port: int, args,
+                    notes: list[str]) -> list[str]:  # fmt: skip
+    """Every case unpinned, then the targets' cases with the edge's processes pinned apart
+    from the web's (when there are two cores or more)."""
+    check_pages(platform, hostname, floor_port)
+    rows = [_case_row(platform, hostname, floor_port, case, "", args, notes) for case in CASES]
+    if (cores := split_cores()) is None:
+        notes.append("Not measured pinned: this machine gives the benchmark a single core.")
+        return rows
+    edge_cores, web_cores = cores
+    with pinned(platform, edge_cores, web_cores):
+        for case in (case for case in CASES if case.target is not None):
+            pin = f", pinned (edge {_cores(edge_cores)}, web {_cores(web_cores)})"
+            rows.append(_case_row(platform, hostname, floor_port, case, pin, args, notes))
+    return rows
+
+
+def _cores(cores: set[int]) -> str:
+    return "core " + ",".join(str(core) for core in sorted(cores))
+
+
+def _case_row(platform: Platform, hostname: str, floor_port: int, case: Case, pin: str,
+              args, notes: list[str]) -> str:  # fmt: skip
     common = {"seconds": args.seconds, "connections": args.connections, "script": LOOPBACK}
-    rows = []
-    for case in CASES:
-        plain_side, edge_side = _sides(platform, hostname, case)
-        before = certificate_lookups()
-        plain, edge = side_by_side(
-            ("plain", plain_side), ("edge", edge_side), rounds=args.rounds, **common
-        )
-        time.sleep(STATS_LAG)
-        lookups = certificate_lookups() - before
-        requests = sum(run.requests for run in edge.runs + edge.warmups)
-        low, high = spread(edge, plain, "rps")
-        ratio = paired(edge, plain, "rps")
-        rows.append(
-            f"| {case.name} | {_side(plain)} | {_side(edge)} | "
-            f"{ratio:.2f} (rounds {low:.2f}–{high:.2f}) | "
-            f"{paired(edge, plain, 'p50_ms'):.2f} | {lookups / requests:.2f} | "
-            f"{_verdict(case, ratio)} |"
-        )
-        print(f"edge: {rows[-1]}", flush=True)
-        if plain.errors or edge.errors:
-            notes.append(
-                f"{case.name}: {plain.errors} errors plain, {edge.errors} through the edge."
-            )
+    sides = _sides(platform, hostname, floor_port, case)
+    before = certificate_lookups()
+    plain, floor, edge = interleaved(*sides.items(), rounds=args.rounds, **common)
+    time.sleep(STATS_LAG)
+    lookups = certificate_lookups() - before
+    requests = sum(run.requests for run in edge.runs + edge.warmups)
+    ratio = paired(edge, floor, "rps")
+    row = (
+        f"| {case.name}{pin} | {_side(plain)} | {_side(floor)} | {_side(edge)} | "
+        f"{_ratio(edge, floor)} | {_ratio(edge, plain)} | {_ratio(floor, plain)} | "
+        f"{paired(edge, floor, 'p50_ms'):.2f} | {lookups / requests:.2f} | "
+        f"{_verdict(case, ratio)} |"
+    )
+    print(f"edge: {row}", flush=True)
+    if errors := {side.label: side.errors for side in (plain, floor, edge) if side.errors}:
+        notes.append(f"{case.name}{pin}: errors {errors}.")
+    if not pin:
         notes.append(f"{case.name}, edge side: `{_shown(hostname, case, common)}`.")
-    notes.append(
+    return row
+
+
+def lookups_note(platform: Platform, hostname: str, args) -> str:
+    return (
         f"With one connection instead of {args.connections}, full handshakes make "
         f"{_lookups_alone(platform, hostname, args.seconds):.2f} certificate lookups per request "
         "(1.00 before the endpoint kept its answers): each endpoint process reads a name's "
         "rows once, and again only after the edge version moves (domains/edge/cache.py)."
     )
-    return rows
 
 
 def _lookups_alone(platform: Platform, hostname: str, seconds: int) -> float:
     """Certificate lookups per request, full handshakes on a single connection."""
-    edge_side = _sides(platform, hostname, CASES[-1])[1]
+    edge_side = _sides(platform, hostname, 0, CASES[-1])["edge"]
     before = certificate_lookups()
     run = wrk(**edge_side, script=LOOPBACK, seconds=seconds, connections=1)
     time.sleep(STATS_LAG)
     return (certificate_lookups() - before) / run.requests
 
 
-def cpu_rows(platform: Platform, hostname: str, connections: int) -> list[str]:
+def cpu_rows(platform: Platform, hostname: str, floor_port: int, connections: int) -> list[str]:
     """CPU milliseconds per request of each process, one CPU_SECONDS run per figure."""
-    figures = [("Plain HTTP", _sides(platform, hostname, CASES[0])[0])]
-    figures += [(f"Edge: {case.name}", _sides(platform, hostname, case)[1]) for case in CASES]
+    figures = [("Plain HTTP", _sides(platform, hostname, floor_port, CASES[0])["plain"])]
+    for case in CASES:
+        sides = _sides(platform, hostname, floor_port, case)
+        figures += [(f"Floor: {case.name}", sides["floor"]), (f"Edge: {case.name}", sides["edge"])]
     rows, plain = [], 0.0
     for name, side in figures:
         before, started = platform.cpu_seconds(), os.times()

@@ -15,7 +15,8 @@ the query is cheap (numbers: docs/decisions/performance.md):
   category_id, status) rows and written as PetSerializer writes a pet;
 - no query compilation per request: each statement shape is compiled by the
   ORM once per process and run with the request's parameters;
-- no page read twice while no pet changed: each process keeps the pages it wrote
+- with API_LIST_PAGES_KEPT set (off by default), no page read twice while no pet
+  changed: each process keeps the pages it wrote
   (body and next-page id) under the list version, a number the database raises in
   the same commit as any write to a pet (pets/listversion.py), with the database's
   incarnation (petstore/versions.py: a failover or a restore can bring a number back
@@ -24,6 +25,7 @@ the query is cheap (numbers: docs/decisions/performance.md):
   the very next list from any process;
 - no FilterSet per request: PetFilter's validation depends on the `status`
   value alone (a choice filter), so each value is validated once per process;
+- no QueryDict when every parameter reads as it is written (nothing to decode);
 - no `urlencode` of the carried parameters when re-encoding them would give
   back exactly what the client sent.
 
@@ -59,6 +61,7 @@ from rest_framework.permissions import IsAuthenticated
 
 from pets import listversion
 from pets.api.serializers import Int64Field
+from pets.metrics import KEPT_PAGE_LOOKUPS, KEPT_PAGE_MISSES
 from pets.models import Pet, PetStatus
 from petstore.api import pagination
 from petstore.api.authentication import BearerKeyAuthentication
@@ -92,8 +95,11 @@ _FILTERS = (
     # name, class, field_name, lookup_expr, exclude, distinct, method
     ("status", ChoiceFilter, "status", "exact", False, False, None),
 )
-# A query parameter that urlencode writes back exactly as it reads (quote_plus leaves
-# these characters alone), with its one '='.
+# A query parameter that parsing decodes nothing of (no percent-escape, no '+', ASCII), with
+# its one '=': QueryDict would read the same name and value.
+_AS_WRITTEN = re.compile(r"[A-Za-z0-9_.~:-]+=[A-Za-z0-9_.~:-]*")
+# One that urlencode also writes back exactly as it reads (quote_plus leaves these
+# characters alone, and escapes ':').
 _AS_ENCODED = re.compile(r"[A-Za-z0-9_.~-]+=[A-Za-z0-9_.~-]*")
 # The list version, read per request.
 _LIST = Watcher(listversion.LIST)
@@ -221,7 +227,8 @@ def _check_throttles(view: GenericAPIView, request: HttpRequest) -> None:
 def _page(request: HttpRequest, filterset_class: type) -> HttpResponse:
     """The page as DRF's list writes it: filter, then limit and cursor, validated in
     that order; the body; the next link when there is a next page."""
-    params = request.GET
+    parts = _parts(request)
+    params = request.GET if parts is None else dict(part.split("=") for part in parts)
     raw_status = params.get("status")
     status = _valid_status(filterset_class, raw_status) if raw_status is not None else None
     limit = pagination.parse_limit(params.get("limit"))
@@ -232,7 +239,7 @@ def _page(request: HttpRequest, filterset_class: type) -> HttpResponse:
     if last_id is not None:
         response["Link"] = pagination.next_link(
             request.build_absolute_uri(request.path),
-            _carried(request),
+            _carried(request, parts),
             limit=limit,
             last_id=last_id,
         )
@@ -251,6 +258,7 @@ def _kept_page(*, status: str | None, after: int | None, limit: int) -> Page:
     stamp = _LIST.read()
     if not _version_kept(stamp.incarnation):
         return _read_page(status=status, after=after, limit=limit)
+    KEPT_PAGE_LOOKUPS.inc()
     return kept_pages()(stamp, status=status, after=after, limit=limit)
 
 
@@ -263,6 +271,7 @@ def kept_pages() -> Callable[..., Page]:
 
     @functools.lru_cache(maxsize=settings.API_LIST_PAGES_KEPT)
     def page_at(stamp: Stamp, *, status: str | None, after: int | None, limit: int) -> Page:
+        KEPT_PAGE_MISSES.inc()
         return _read_page(status=status, after=after, limit=limit)
 
     return page_at
@@ -333,15 +342,30 @@ def _pets(rows: list[tuple]) -> list[dict]:
     ]
 
 
-def _carried(request: HttpRequest) -> list[str]:
+def _parts(request: HttpRequest) -> list[str] | None:
+    """The query's parameters as sent, when each one reads as it is written (_AS_WRITTEN)
+    and they are within Django's limit on their number; otherwise None, and Django's
+    QueryDict (request.GET) reads them. A dict of these parts holds what QueryDict's `get`
+    reads (the last value of a name) without building one, which was about a twentieth of
+    a list request's instructions (docs/decisions/performance.md, "The list on every read")."""
+    query = request.META.get("QUERY_STRING", "")
+    most = settings.DATA_UPLOAD_MAX_NUMBER_FIELDS  # QueryDict refuses more (a 400)
+    if most is not None and query.count("&") >= most:
+        return None
+    parts = [part for part in query.split("&") if part]
+    return parts if all(_AS_WRITTEN.fullmatch(part) for part in parts) else None
+
+
+def _carried(request: HttpRequest, parts: list[str] | None) -> list[str]:
     """The next link's other parameters: as sent when every one appears once and is
     written as urlencode would write it back (nearly always); otherwise re-encoded
     from the parsed values, as the paginator does."""
-    parts = [part for part in request.META.get("QUERY_STRING", "").split("&") if part]
-    names = [part.partition("=")[0] for part in parts]
-    if len(set(names)) == len(names) and all(_AS_ENCODED.fullmatch(part) for part in parts):
+    if parts is not None:
+        names = [part.partition("=")[0] for part in parts]
         paging = pagination.PAGING_PARAMS
-        return [part for part, name in zip(parts, names, strict=True) if name not in paging]
+        carried = [part for part, name in zip(parts, names, strict=True) if name not in paging]
+        if len(set(names)) == len(names) and all(_AS_ENCODED.fullmatch(p) for p in carried):
+            return carried
     return pagination.carried_params(request.GET)
 
 

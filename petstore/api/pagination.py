@@ -64,16 +64,35 @@ def _cursor_signers() -> tuple[signing.Signer, ...]:
 
 
 def encode_cursor(last_id: int) -> str:
-    return _cursor_signers()[0].sign(str(last_id))
+    return _signed(_cursor_signers()[0], last_id)
+
+
+@functools.lru_cache(maxsize=1024)
+def _signed(signer: signing.Signer, last_id: int) -> str:
+    """The cursor of `last_id`, signed once per signer (so per key) and id: the same pages'
+    next links are asked again and again (the first page, a status filter), and an HMAC
+    with its key derivation was a measurable part of a list request
+    (docs/decisions/performance.md, "The list on every read")."""
+    return signer.sign(str(last_id))
 
 
 def _unsign(cursor: str) -> str:
-    for signer in _cursor_signers():
+    value = _verified(_cursor_signers(), cursor)
+    if value is None:
+        raise ValidationError({"cursor": ["Invalid cursor."]})
+    return value
+
+
+@functools.lru_cache(maxsize=1024)
+def _verified(signers: tuple[signing.Signer, ...], cursor: str) -> str | None:
+    """The value `cursor` signs, or None: checked once per set of keys and cursor, since
+    the same next links are followed again and again (as `_signed`)."""
+    for signer in signers:
         try:
             return signer.unsign(cursor)
         except signing.BadSignature:
             continue
-    raise ValidationError({"cursor": ["Invalid cursor."]})
+    return None
 
 
 def decode_cursor(cursor: str) -> int:

@@ -108,6 +108,9 @@ def test_invalid_parameters_get_the_same_error(settings, alice_key, pets, query)
         "%63ursor=forged",  # a differently spelled cursor is the cursor
         "limit=1&%6Cimit=2",
         "format=json&page=2&q=~tilde_.-",
+        "extra=a:b",  # read as written, but urlencode escapes ':'
+        "extra=a=b",  # a second '='
+        "status=sold&extra=a:b&extra=c",
     ],
 )
 def test_odd_query_strings_get_the_same_answer_and_next_link(
@@ -119,6 +122,21 @@ def test_odd_query_strings_get_the_same_answer_and_next_link(
         assert_same(settings, alice_key, [(first, {})])
         spelled = first.replace("cursor=", "%63ursor=", 1)  # a duplicate that loses
         assert_same(settings, alice_key, [(f"{spelled}&cursor=forged", {})])
+
+
+def test_the_query_read_without_django_holds_to_its_limit_on_fields(
+    settings, alice_key, pets, no_rate_limits
+):
+    """The hot path reads a plain query itself, within DATA_UPLOAD_MAX_NUMBER_FIELDS: at
+    the limit it answers as DRF does; past it, Django's QueryDict refuses the request (400),
+    as it did before the hot path read any query itself."""
+    settings.DATA_UPLOAD_MAX_NUMBER_FIELDS = 3
+    (answer,) = assert_same(settings, alice_key, [("/v1/pets?limit=1&status=sold&x=1", {})])
+    assert answer[0] == 200
+    (refused,) = play(
+        settings, alice_key, [("/v1/pets?limit=1&status=sold&x=1&y=2", {})], fast=True
+    )
+    assert refused[0] == 400
 
 
 @pytest.mark.parametrize(

@@ -18,6 +18,7 @@ from pets import listversion
 from pets.api import hotpath
 from pets.models import Category, Pet, PetStatus
 from petstore.apikeys.services import api_key_issue
+from petstore.metrics.store import REGISTRY
 from tests.pets.api.test_hotpath import play
 from tests.petstore.database_copies import connected_to, older_copy
 from tests.processes import service_env, web_server
@@ -25,8 +26,19 @@ from tests.processes import service_env, web_server
 # Committed writes: the version moves when the writing transaction commits.
 pytestmark = pytest.mark.django_db(transaction=True)
 
+# The kept pages' counters (pets/metrics.py), as their samples are named.
+LOOKUPS = "petstore_list_kept_page_lookups_total"
+MISSES = "petstore_list_kept_page_misses_total"
+# Pages kept per process in these tests (API_LIST_PAGES_KEPT).
+KEPT = 1024
 # The row trigger on the pets.
 TRIGGER = listversion.LIST.triggers()[0].name
+
+
+@pytest.fixture(autouse=True)
+def kept(settings) -> None:
+    """Pages kept, as a deployment that turns them on keeps them (the default keeps none)."""
+    settings.API_LIST_PAGES_KEPT = KEPT
 
 
 @pytest.fixture
@@ -115,6 +127,22 @@ def test_inside_a_transaction_the_page_is_read_every_time(dogs, settings):
     assert pages.cache_info().currsize == 1
 
 
+def count(name: str) -> float:
+    return REGISTRY.get_sample_value(name) or 0.0
+
+
+def test_every_lookup_of_the_kept_pages_and_every_miss_is_counted(dogs):
+    """Their hit rate, over every process: 1 - misses / lookups."""
+    Pet.objects.create(name="Rex", category=dogs)
+    hotpath.kept_pages().cache_clear()  # type: ignore[attr-defined]
+    before = count(LOOKUPS), count(MISSES)
+    hotpath._kept_page(status=None, after=None, limit=10)  # a miss: read and kept
+    hotpath._kept_page(status=None, after=None, limit=10)  # kept
+    Pet.objects.create(name="Fido", category=dogs)
+    hotpath._kept_page(status=None, after=None, limit=10)  # the version moved: a miss
+    assert (count(LOOKUPS) - before[0], count(MISSES) - before[1]) == (3, 2)
+
+
 def test_a_kept_page_is_answered_byte_for_byte_as_drf_answers_it(settings, alice_key, dogs):
     """Outside a transaction, as a server runs: the second round is answered from kept pages,
     with the same status, headers and bytes as DRF's generic list."""
@@ -145,7 +173,12 @@ def test_a_change_is_in_the_next_list_from_another_process(
     user = django_user_model.objects.create_user("dora")
     auth = {"Authorization": f"Bearer {api_key_issue(user=user).plaintext}"}
     rex = Pet.objects.create(name="Rex", category=dogs)
-    env = service_env(settings, DB_CONN_MAX_AGE="600", API_LIST_FAST_PATH="1" if fast else "0")
+    env = service_env(
+        settings,
+        DB_CONN_MAX_AGE="600",
+        API_LIST_FAST_PATH="1" if fast else "0",
+        API_LIST_PAGES_KEPT=str(KEPT),
+    )
 
     with web_server(env, tmp_path) as reader, web_server(env, tmp_path) as writer:
 
