@@ -15,5 +15,6 @@ urlpatterns = [
 ]
 
 # Errors under /v1 are the API's Error body; elsewhere Django's default pages.
+handler400 = "petstore.api.errors.handler400"
 handler404 = "petstore.api.errors.handler404"
 handler500 = "petstore.api.errors.handler500"

@@ -2,7 +2,8 @@
 
 DRF exceptions go through `exception_handler` (REST_FRAMEWORK["EXCEPTION_HANDLER"]);
 unknown paths under /v1 hit `unknown_path` (the last route of pets.api.urls, so it
-works with DEBUG on too); `handler404` / `handler500` cover what escapes both.
+works with DEBUG on too); `handler400` / `handler404` / `handler500` cover what escapes
+both (a request Django itself refuses as suspicious: too many parameters, say).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import math
 from typing import Any
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
-from django.core.exceptions import RequestDataTooBig
+from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.views import defaults
 from django.views.decorators.csrf import csrf_exempt
@@ -20,9 +21,11 @@ from rest_framework import exceptions
 from rest_framework.response import Response
 from rest_framework.views import set_rollback
 
-from petstore.api.exceptions import ErrorCode, PayloadTooLarge, Refused
+from petstore.api.exceptions import BadRequest, ErrorCode, PayloadTooLarge, Refused
 
 log = logging.getLogger(__name__)
+# What a request Django refuses as suspicious is told (Django's own 400 says nothing more).
+SUSPICIOUS = "The request was refused: too many parameters, or a malformed one."
 
 
 _CODE_BY_CLASS: list[tuple[type[exceptions.APIException], str]] = [
@@ -95,6 +98,8 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
         exc = exceptions.NotFound()
     elif isinstance(exc, RequestDataTooBig):  # above DATA_UPLOAD_MAX_MEMORY_SIZE
         exc = PayloadTooLarge()
+    elif isinstance(exc, SuspiciousOperation):  # e.g. over DATA_UPLOAD_MAX_NUMBER_FIELDS
+        exc = BadRequest(SUSPICIOUS)
     elif isinstance(exc, DjangoPermissionDenied):
         exc = exceptions.PermissionDenied()
 
@@ -146,6 +151,12 @@ def _json_error(code: str, message: str, http_status: int) -> JsonResponse:
 def unknown_path(request: HttpRequest, *args: Any, **kwargs: Any) -> JsonResponse:
     """Catch-all for /v1: an unknown path is a 404 Error body, whatever the method."""
     return _json_error(ErrorCode.NOT_FOUND, f"No operation at {request.path}.", 404)
+
+
+def handler400(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    if _is_api(request):
+        return _json_error(ErrorCode.BAD_REQUEST, SUSPICIOUS, 400)
+    return defaults.bad_request(request, exception)  # type: ignore[arg-type]
 
 
 def handler404(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
