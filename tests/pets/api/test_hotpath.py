@@ -135,7 +135,7 @@ def test_the_query_read_without_django_holds_to_its_limit_on_fields(
     settings.DATA_UPLOAD_MAX_NUMBER_FIELDS = 3
     (answer,) = assert_same(settings, alice_key, [("/v1/pets?limit=1&status=sold&x=1", {})])
     assert answer[0] == 200
-    over = [("/v1/pets?limit=1&status=sold&x=1&y=2", {})]
+    over: list[tuple[str, dict]] = [("/v1/pets?limit=1&status=sold&x=1&y=2", {})]
     body = {"code": "bad_request", "message": SUSPICIOUS, "status": 400}
     for fast in (True, False):
         (refused,) = play(settings, alice_key, over, fast=fast)
