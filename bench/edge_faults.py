@@ -33,14 +33,16 @@ setup_django(ENV)
 
 from django.contrib.auth import get_user_model  # noqa: E402
 
+from bench import sections  # noqa: E402
 from bench.processes import procfile_lines, stop, wait_until  # noqa: E402
 from devtools.bodyflood import BODY_SIZE, Comparison, Victim, compare, p90  # noqa: E402
 from devtools.processes import spawn  # noqa: E402
 from devtools.sockets import free_port, tcp_port_open  # noqa: E402
 from petstore.apikeys.services import api_key_issue  # noqa: E402
 
-RESULTS = ROOT / "bench" / "results.md"
 SECTION = "## A client's faults at the edge"
+# Where the section goes when the file has none yet: before these.
+FOLLOWED_BY = ("## TLS edge",)
 RATES = (1.0, 4.0, 16.0)
 ROUNDS = 10
 WINDOW = 1.0
@@ -173,31 +175,14 @@ def section(results: dict[tuple[int, float], Comparison], elapsed: float, load: 
     return lines
 
 
-def _split() -> tuple[str, str, str]:
-    """bench/results.md before this section, the section, and what follows it."""
-    text = RESULTS.read_text() if RESULTS.exists() else "# Benchmark results\n"
-    start_at = text.find("\n" + SECTION + "\n")
-    if start_at < 0:  # before the TLS edge's section, where bench/run.py keeps it
-        edge = text.find("\n## TLS edge\n")
-        at = edge if edge >= 0 else len(text)
-        return text[:at], "", text[at:]
-    end = text.find("\n## ", start_at + 1)
-    end = len(text) if end < 0 else end
-    return text[:start_at], text[start_at + 1 : end + 1], text[end:]
-
-
 def kept_section() -> list[str]:
-    """This section of bench/results.md as it stands (bench/run.py keeps it)."""
-    kept = _split()[1]
-    return kept.rstrip("\n").splitlines() + [""] if kept else []
+    """This section of bench/results.md as it stands (for a run that does not measure it)."""
+    return sections.kept(SECTION, FOLLOWED_BY)
 
 
 def write_section(lines: list[str]) -> None:
-    before, _, after = _split()
-    text = before.rstrip("\n") + "\n\n" + "\n".join(lines).rstrip("\n") + "\n"
-    if after:
-        text += "\n" + after.lstrip("\n")
-    RESULTS.write_text(text)
+    """Replace this section of bench/results.md, keeping the rest."""
+    sections.write(SECTION, FOLLOWED_BY, lines)
 
 
 if __name__ == "__main__":

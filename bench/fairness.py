@@ -50,6 +50,7 @@ from django.contrib.auth import get_user_model  # noqa: E402
 from django.core.exceptions import ValidationError  # noqa: E402
 from django.db import connection  # noqa: E402
 
+from bench import sections  # noqa: E402
 from bench.processes import procfile_lines, purge_queue, stop, wait_for_worker  # noqa: E402
 from devtools.devdns import DNSServer  # noqa: E402
 from devtools.processes import spawn  # noqa: E402
@@ -59,8 +60,9 @@ from domains.models import Domain, Project, ProvenHostname  # noqa: E402
 from domains.services.custom_domains import domain_add  # noqa: E402
 from domains.services.projects import deploy_record, project_create  # noqa: E402
 
-RESULTS = ROOT / "bench" / "results.md"
 SECTION = "## Fairness"
+# Where the section goes when the file has none yet: before these.
+FOLLOWED_BY = ("## TLS edge",)
 DOMAINS = int(os.environ.get("BENCH_FAIRNESS_DOMAINS", "10"))
 SILENT = 10
 DOMAIN_LIMIT = 60.0  # seconds a victim's domain may take before the run is called broken
@@ -294,32 +296,14 @@ def section(runs: list[Run], elapsed: float, load: str) -> list[str]:
     ]
 
 
-def _split() -> tuple[str, str, str]:
-    """bench/results.md before this section, the section, and what follows it."""
-    text = RESULTS.read_text() if RESULTS.exists() else "# Benchmark results\n"
-    start = text.find("\n" + SECTION + "\n")
-    if start < 0:
-        edge = text.find("\n## TLS edge\n")
-        at = edge if edge >= 0 else len(text)
-        return text[:at], "", text[at:]
-    end = text.find("\n## ", start + 1)
-    end = len(text) if end < 0 else end
-    return text[:start], text[start + 1 : end + 1], text[end:]
-
-
 def kept_section() -> list[str]:
     """This section of bench/results.md as it stands (for a run that does not measure it)."""
-    kept = _split()[1]
-    return kept.rstrip("\n").splitlines() + [""] if kept else []
+    return sections.kept(SECTION, FOLLOWED_BY)
 
 
 def write_section(lines: list[str]) -> None:
-    """Replace this section of bench/results.md (before the TLS edge's), keeping the rest."""
-    before, _, after = _split()
-    text = before.rstrip("\n") + "\n\n" + "\n".join(lines).rstrip("\n") + "\n"
-    if after:
-        text += "\n" + after.lstrip("\n")
-    RESULTS.write_text(text)
+    """Replace this section of bench/results.md, keeping the rest."""
+    sections.write(SECTION, FOLLOWED_BY, lines)
     print("\n".join(lines))
 
 

@@ -29,12 +29,14 @@ import psutil
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench import sections  # noqa: E402
 from bench.environment import ENV  # noqa: E402
 from bench.load import Run, wrk  # noqa: E402
 from bench.processes import cpu_seconds, cpu_used, procfile_lines, stop, tree  # noqa: E402
 
-RESULTS = ROOT / "bench" / "results.md"
 SECTION = "## Servers"
+# Where the section goes when the file has none yet: before these.
+FOLLOWED_BY = ("## Fairness", "## TLS edge")
 FIRST_PORT = int(os.environ.get("BENCH_SERVERS_PORT", "8180"))
 BIN = ROOT / ".venv" / "bin"
 # Connections per peer worker, at most (opened as needed): a worker may hold more than its
@@ -291,31 +293,12 @@ def measure(args, token: str, machine: str) -> list[str]:
     ]
 
 
-def _split() -> tuple[str, str, str]:
-    """bench/results.md before this section, the section, and what follows it (the section
-    goes after the API's table, before the fairness and edge sections)."""
-    text = RESULTS.read_text() if RESULTS.exists() else "# Benchmark results\n"
-    start = text.find("\n" + SECTION + "\n")
-    if start < 0:
-        at = min(
-            (i for i in (text.find("\n## Fairness\n"), text.find("\n## TLS edge\n")) if i >= 0),
-            default=len(text),
-        )
-        return text[:at], "", text[at:]
-    end = text.find("\n## ", start + 1)
-    end = len(text) if end < 0 else end
-    return text[:start], text[start + 1 : end + 1], text[end:]
+def kept_section() -> list[str]:
+    """This section of bench/results.md as it stands (for a run that does not measure it)."""
+    return sections.kept(SECTION, FOLLOWED_BY)
 
 
 def write_section(lines: list[str]) -> None:
     """Replace this section of bench/results.md, keeping the rest."""
-    before, _, after = _split()
-    text = before.rstrip("\n") + "\n\n" + "\n".join(lines).rstrip("\n") + "\n"
-    RESULTS.write_text(text + ("\n" + after.lstrip("\n") if after else ""))
+    sections.write(SECTION, FOLLOWED_BY, lines)
     print("\n".join(lines))
-
-
-def kept_section() -> list[str]:
-    """This section of bench/results.md as it stands (for a run that does not measure it)."""
-    kept = _split()[1]
-    return kept.rstrip("\n").splitlines() + [""] if kept else []
