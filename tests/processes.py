@@ -15,6 +15,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import quote
 
@@ -243,3 +244,15 @@ class Worker:
 
     def stop(self) -> None:
         stop_group(self.process, graceful=15)
+
+
+@contextlib.contextmanager
+def workers_running(*workers: Worker) -> Iterator[list[Worker]]:
+    """`workers`, each ready before the block; all stopped after it, whatever happens."""
+    try:
+        for worker in workers:
+            worker.wait_ready()
+        yield list(workers)
+    finally:
+        for worker in workers:
+            worker.stop()

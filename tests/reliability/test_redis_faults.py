@@ -21,7 +21,7 @@ from petstore.apikeys.services import api_key_issue
 from petstore.celery import app
 from petstore.models import TaskFailure
 from tests.fixtures.domains import TARGET
-from tests.processes import Worker, paused, service_env, wait_for, web_server
+from tests.processes import Worker, paused, service_env, wait_for, web_server, workers_running
 
 # What a client of the API may wait for an answer while Redis is hung.
 ANSWER_WITHIN = 5.0
@@ -31,17 +31,11 @@ ANSWER_WITHIN = 5.0
 def production_workers(settings, tmp_path, **extra: str):
     """The checks and the certificates workers of Procfile.production, stopped at the end."""
     env = service_env(settings, DB_CONN_MAX_AGE="0", **extra)
-    started = [
+    with workers_running(
         Worker(env, tmp_path, "checks", production="worker"),
         Worker(env, tmp_path, "certificates", production="certificates"),
-    ]
-    try:
-        for worker in started:
-            worker.wait_ready()
+    ) as started:
         yield started
-    finally:
-        for worker in started:
-            worker.stop()
 
 
 def send(broker_url: str, task: str, *args) -> None:

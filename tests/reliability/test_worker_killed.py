@@ -20,7 +20,7 @@ from domains.models import Domain
 from domains.services.verification import domain_check
 from petstore.celery import app
 from tests.fixtures.domains import TARGET
-from tests.processes import Worker, service_env, wait_for
+from tests.processes import Worker, service_env, wait_for, workers_running
 
 
 @pytest.fixture
@@ -30,14 +30,9 @@ def workers(transactional_db, settings, hostile_dns, tmp_path):
     settings.DOMAINS_CERT_ISSUE_DELAY = 1.0
     env = service_env(settings, DB_CONN_MAX_AGE="0")
     app.control.purge()
-    started = [Worker(env, tmp_path, "first"), Worker(env, tmp_path, "second")]
-    try:
-        for worker in started:
-            worker.wait_ready()
+    first, second = Worker(env, tmp_path, "first"), Worker(env, tmp_path, "second")
+    with workers_running(first, second) as started:
         yield started
-    finally:
-        for worker in started:
-            worker.stop()
 
 
 def _holder(workers: list[Worker], task: str) -> Worker:
