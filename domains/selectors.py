@@ -11,7 +11,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from typing import Any
 
-from django.db.models import F, Q, QuerySet
+from django.db.models import F, Max, Min, Q, QuerySet
 
 from domains.channels.email import EmailChannel
 from domains.channels.webhooks import WebhookChannel
@@ -51,16 +51,26 @@ def contested_claims(claims: Iterable[tuple[str, int]]) -> set[tuple[str, int]]:
         "hostname", "project_id"
     ):
         holders[host].add(project_id)
-    provers: dict[str, set[int]] = defaultdict(set)
-    proofs = ProvenHostname.objects.filter(
-        registrable_domain__in={registrable_domain(host) for host in hosts}
-    ).values_list("registrable_domain", "project_id")
-    for registrable, project_id in proofs.distinct():
-        provers[registrable].add(project_id)
+    registrable = {host: registrable_domain(host) for host in hosts}
+    # The lowest and highest id of the projects that proved a name of each registrable
+    # domain: another project than the claimant's proved one unless both are its id. Two
+    # numbers per domain from the (registrable_domain, project_id) index, however many names
+    # a project proved there (a proof row per name, kept for ever).
+    provers = {
+        domain: (lowest, highest)
+        for domain, lowest, highest in ProvenHostname.objects.filter(
+            registrable_domain__in=set(registrable.values())
+        )
+        .values("registrable_domain")
+        .annotate(lowest=Min("project_id"), highest=Max("project_id"))
+        .values_list("registrable_domain", "lowest", "highest")
+        .order_by()
+    }
     return {
         (host, project_id)
         for host, project_id in claims
-        if holders[host] - {project_id} or provers[registrable_domain(host)] - {project_id}
+        if holders[host] - {project_id}
+        or provers.get(registrable[host], (project_id, project_id)) != (project_id, project_id)
     }
 
 

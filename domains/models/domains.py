@@ -232,7 +232,7 @@ class ProvenHostname(models.Model):
     the name stays contested for every other project, which then needs a TXT proof."""
 
     hostname = models.CharField(max_length=253, db_index=True)
-    registrable_domain = models.CharField(max_length=253, db_index=True)
+    registrable_domain = models.CharField(max_length=253)
     project_id = models.BigIntegerField()
     owner_id = models.BigIntegerField(null=True)
     by_txt = models.BooleanField(default=False)
@@ -240,6 +240,13 @@ class ProvenHostname(models.Model):
 
     class Meta:
         ordering = ["-proven_at", "-pk"]
+        indexes = [
+            # Who proved names of a registrable domain (selectors.contested_claims), read
+            # from the index alone.
+            models.Index(
+                fields=["registrable_domain", "project_id"], name="domains_proven_domain_project"
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.hostname} proven by project #{self.project_id}"

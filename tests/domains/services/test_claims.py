@@ -13,7 +13,7 @@ from django.db import IntegrityError, transaction
 
 from domains.choices import CheckCode, State
 from domains.models import Domain, DomainEvent, ProvenHostname
-from domains.selectors import is_contested
+from domains.selectors import contested_claims, is_contested
 from domains.services.custom_domains import domain_add, domain_remove
 from domains.services.projects import deploy_record, project_create
 from tests.fixtures.domains import TARGET, TARGET_ADDRESS, TARGET_ADDRESS6, check, in_step
@@ -79,6 +79,22 @@ def test_a_name_beside_one_another_project_proved_is_contested(cname, shop, bobs
     cname.add("shop.victim.test", "CNAME", TARGET + ".")
     theirs = check(domain_add(project=bobs, hostname="shop.victim.test", actor=bob))
     assert theirs.check_code == CheckCode.OWNERSHIP_REQUIRED
+
+
+def test_names_one_project_proved_contest_their_registrable_domain_for_every_other():
+    """However many names a project proved, its own new claims there need no TXT proof and
+    every other project's do; once a second project proved one, both need it."""
+    for index in range(3):
+        ProvenHostname.objects.create(
+            hostname=f"n{index}.victim.test", registrable_domain="victim.test", project_id=7
+        )
+    claims = [("new.victim.test", 7), ("new.victim.test", 8), ("elsewhere.test", 8)]
+    assert contested_claims(claims) == {("new.victim.test", 8)}
+
+    ProvenHostname.objects.create(
+        hostname="n9.victim.test", registrable_domain="victim.test", project_id=9
+    )
+    assert contested_claims(claims) == {("new.victim.test", 7), ("new.victim.test", 8)}
 
 
 def test_a_copied_apex_address_does_not_hand_over_a_removed_apex(
