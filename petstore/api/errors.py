@@ -14,6 +14,7 @@ from typing import Any
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
+from django.db import InterfaceError, OperationalError
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.views import defaults
 from django.views.decorators.csrf import csrf_exempt
@@ -21,7 +22,13 @@ from rest_framework import exceptions
 from rest_framework.response import Response
 from rest_framework.views import set_rollback
 
-from petstore.api.exceptions import BadRequest, ErrorCode, PayloadTooLarge, Refused
+from petstore.api.exceptions import (
+    BadRequest,
+    ErrorCode,
+    PayloadTooLarge,
+    Refused,
+    ServiceUnavailable,
+)
 
 log = logging.getLogger(__name__)
 # What a request Django refuses as suspicious is told (Django's own 400 says nothing more).
@@ -102,6 +109,19 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
         exc = BadRequest(SUSPICIOUS)
     elif isinstance(exc, DjangoPermissionDenied):
         exc = exceptions.PermissionDenied()
+    elif isinstance(exc, OperationalError | InterfaceError):
+        # Not a bug: the database is restarting, failing over or cancelled the statement.
+        # One line each (an outage would otherwise log a traceback per request); the
+        # operator hears of it from the 5xx rate and /readyz.
+        request = context.get("request")
+        log.error(
+            "Database unavailable for %s %s: %s: %s",
+            getattr(request, "method", "-"),
+            getattr(request, "path", "-"),
+            type(exc).__name__,
+            str(exc).strip().partition("\n")[0],
+        )
+        exc = ServiceUnavailable()
 
     if not isinstance(exc, exceptions.APIException):
         # A bug: log it with its traceback and answer the Error body, never HTML.

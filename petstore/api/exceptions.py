@@ -24,6 +24,7 @@ class ErrorCode(models.TextChoices):
     IDEMPOTENCY_KEY_REUSED = "idempotency_key_reused"
     RATE_LIMITED = "rate_limited"
     INTERNAL_ERROR = "internal_error"
+    SERVICE_UNAVAILABLE = "service_unavailable"
 
 
 class BadRequest(exceptions.APIException):
@@ -54,6 +55,18 @@ class IdempotencyKeyReused(exceptions.APIException):
     status_code = status.HTTP_422_UNPROCESSABLE_ENTITY
     default_detail = "This Idempotency-Key was already used with a different request."
     default_code = ErrorCode.IDEMPOTENCY_KEY_REUSED
+
+
+class ServiceUnavailable(exceptions.APIException):
+    """The database refused or lost the request's connection, or cancelled its statement
+    (a restart, a failover, `statement_timeout`): nothing was written, and the same request
+    may succeed in a few seconds. `wait` becomes the Retry-After header."""
+
+    status_code = status.HTTP_503_SERVICE_UNAVAILABLE
+    default_detail = "The service is briefly unavailable; retry the request shortly."
+    default_code = ErrorCode.SERVICE_UNAVAILABLE
+    # Seconds: about what PostgreSQL takes to restart or fail over.
+    wait = 5
 
 
 class Refused(exceptions.APIException):

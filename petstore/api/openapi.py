@@ -14,7 +14,7 @@ from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_sche
 from rest_framework import serializers
 
 from petstore.api import idempotency
-from petstore.api.exceptions import ErrorCode
+from petstore.api.exceptions import ErrorCode, ServiceUnavailable
 
 STABILITY_LEVELS = ("experimental", "beta")
 # A view, or a method of one, that a decorator returns as it was given.
@@ -184,6 +184,38 @@ def rate_limit_headers(result: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
                 headers = response.setdefault("headers", {})
                 for name, header in RATE_LIMIT_HEADERS.items():
                     headers.setdefault(name, dict(header))
+    return result
+
+
+def service_unavailable(result: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+    """Postprocessing hook: the 503 any operation answers while the database cannot
+    (petstore.api.exceptions.ServiceUnavailable), with its Retry-After."""
+    wait = ServiceUnavailable.wait
+    for item in result.get("paths", {}).values():
+        for operation in item.values():
+            if not isinstance(operation, dict) or "responses" not in operation:
+                continue
+            operation["responses"].setdefault(
+                "503",
+                {
+                    "description": (
+                        "service_unavailable: the database is restarting or failing over; "
+                        "nothing was written. Retry after `Retry-After` seconds (a create "
+                        "with the same `Idempotency-Key`)."
+                    ),
+                    "content": {
+                        "application/json": {"schema": {"$ref": "#/components/schemas/Error"}}
+                    },
+                    "headers": {
+                        "Retry-After": {
+                            "schema": {"type": "integer"},
+                            "example": wait,
+                            "required": True,
+                            "description": "Seconds to wait before trying again.",
+                        }
+                    },
+                },
+            )
     return result
 
 

@@ -110,6 +110,20 @@ def test_every_response_of_every_operation_documents_the_rate_limit_fields(doc):
             assert not headers["RateLimit"].get("required")  # absent when limits are off
 
 
+def test_every_operation_documents_the_503_of_a_database_that_cannot_answer(doc):
+    operations = [
+        op for item in doc["paths"].values() for op in item.values() if isinstance(op, dict)
+    ]
+    for op in operations:
+        unavailable = op["responses"]["503"]
+        assert unavailable["description"].startswith("service_unavailable")
+        assert unavailable["content"]["application/json"]["schema"] == {
+            "$ref": "#/components/schemas/Error"
+        }
+        assert unavailable["headers"]["Retry-After"]["required"] is True
+    assert "service_unavailable" in doc["components"]["schemas"]["ErrorCode"]["enum"]
+
+
 def test_the_error_component_has_code_message_and_status(doc):
     error = doc["components"]["schemas"]["Error"]
     assert set(error["required"]) == {"code", "message", "status"}

@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import json
+import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 
+import psycopg
 import pytest
 from django.conf import settings
+from django.db import connection
 from django.test import RequestFactory
 
 from pets.api import views
+from pets.models import Pet
 from petstore.api import errors
 from petstore.api.exceptions import ErrorCode
 from tests.pets.helpers import assert_error, post_json
@@ -27,6 +33,7 @@ DOCUMENTED_CODES = {
     "idempotency_key_reused",
     "rate_limited",
     "internal_error",
+    "service_unavailable",
 }
 
 
@@ -106,6 +113,48 @@ def test_a_crash_in_an_operation_is_a_500_error_body_and_logged(api, dogs, monke
     body = assert_error(response, 500, "internal_error")
     assert "simulated bug" not in json.dumps(body)  # no internals leak
     assert "simulated bug" in caplog.text
+
+
+@contextmanager
+def pets_locked_elsewhere(lock_timeout: str = "200ms") -> Iterator[None]:
+    """Another session holds the pets table, and this one gives up waiting after
+    `lock_timeout`: PostgreSQL cancels the statement, as it does one past statement_timeout
+    or the connection of a restart or a failover."""
+    given = connection.settings_dict
+    with connection.cursor() as cursor:
+        cursor.execute("SET lock_timeout = %s", [lock_timeout])
+    try:
+        with psycopg.connect(
+            dbname=given["NAME"], user=given["USER"], host=given["HOST"], port=given["PORT"]
+        ) as other:
+            other.execute(f"LOCK TABLE {Pet._meta.db_table} IN ACCESS EXCLUSIVE MODE")
+            yield
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("RESET lock_timeout")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_database_that_cannot_answer_is_a_503_to_retry_and_one_line_logged(api, dogs, caplog):
+    caplog.set_level(logging.INFO, logger="petstore.api.errors")
+    keyed = {"HTTP_IDEMPOTENCY_KEY": "retry-me"}
+    body = {"name": "Rex", "categoryId": dogs.id}
+    with pets_locked_elsewhere():
+        listed = api.get("/v1/pets")
+        created = post_json(api, "/v1/pets", body, **keyed)
+    for response in (listed, created):
+        assert_error(response, 503, "service_unavailable")
+        assert response["Retry-After"] == "5"
+    outages = [r for r in caplog.records if r.getMessage().startswith("Database unavailable")]
+    assert len(outages) == 2
+    assert all(r.levelno == logging.ERROR and r.exc_info is None for r in outages)
+    assert "lock timeout" in outages[0].getMessage()
+
+    # Nothing was written: the same key makes the pet once the database answers again.
+    assert not Pet.objects.exists()
+    again = post_json(api, "/v1/pets", body, **keyed)
+    assert again.status_code == 201
+    assert Pet.objects.get().name == "Rex"
 
 
 def test_handler500_answers_the_error_body_under_v1_only():
