@@ -17,13 +17,14 @@ written; PostgreSQL and Redis on loopback, production settings with the hourly l
 `.venv/bin/python bench/fairness.py` runs it alone and rewrites its section of
 bench/results.md; `bench/run.py --fairness` runs it with the rest.
 
-`python -m bench.fairness_webhooks` is the webhooks' case (printed, not written): one project's
+Then the webhooks' case (bench/fairness_webhooks.py, in the same section): one project's
 10 endpoints accept the connection and never answer, and a burst of its events is queued
 as beat queues them, every second; another project's deliveries to a receiver that
 answers at once are timed from queueing to arrival, with no attacker, then with it, on
-Procfile.production's `webhooks` worker, with the in-flight caps as set, then with them
-off. BENCH_FAIRNESS_DOMAINS sets the victim's deliveries per run, BENCH_WEBHOOK_EVENTS the
-attacker's events (each one delivery per endpoint).
+Procfile.production's `webhooks` worker with the in-flight caps as set (`python -m
+bench.fairness_webhooks` alone: with them off too, printed). BENCH_FAIRNESS_DOMAINS sets the
+victim's domains and deliveries per run, BENCH_WEBHOOK_EVENTS the attacker's events (each one
+delivery per endpoint). What the benchmarks share is bench/fairness_platform.py.
 """
 
 from __future__ import annotations
@@ -41,87 +42,34 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.environment import ENV, create_database, machine, migrate, setup_django  # noqa: E402
-
-setup_django(ENV)  # the models below need it
-
 from django.conf import settings  # noqa: E402
-from django.contrib.auth import get_user_model  # noqa: E402
 from django.core.exceptions import ValidationError  # noqa: E402
 from django.db import connection  # noqa: E402
 
-from bench import sections  # noqa: E402
-from bench.processes import procfile_lines, purge_queue, stop, wait_for_worker  # noqa: E402
-from devtools.devdns import DNSServer  # noqa: E402
-from devtools.processes import spawn  # noqa: E402
+from bench import fairness_webhooks, sections  # noqa: E402
+from bench.environment import ENV, create_database, machine, migrate  # noqa: E402
+from bench.fairness_platform import (  # noqa: E402 - which sets Django up
+    DOMAIN_LIMIT,
+    DOMAINS,
+    SPACING,
+    TARGET,
+    Platform,
+    make_project,
+)
+from bench.processes import procfile_lines  # noqa: E402
 from domains import tasks  # noqa: E402
 from domains.choices import CheckCode, Plan, State  # noqa: E402
-from domains.models import Domain, Project, ProvenHostname  # noqa: E402
+from domains.models import Domain  # noqa: E402
 from domains.services.custom_domains import domain_add  # noqa: E402
-from domains.services.projects import deploy_record, project_create  # noqa: E402
 
 SECTION = "## Fairness"
 # Where the section goes when the file has none yet: before these.
 FOLLOWED_BY = ("## TLS edge",)
-DOMAINS = int(os.environ.get("BENCH_FAIRNESS_DOMAINS", "10"))
 SILENT = 10
-DOMAIN_LIMIT = 60.0  # seconds a victim's domain may take before the run is called broken
 PRESS_EVERY = 0.05  # seconds between two presses of the attacker's Verify
-SPACING = 0.5  # seconds between two of the victim's domains, so the attack spans them all
 # For comparison: one prefork worker of two processes consuming both queues (the
 # single-worker layout the production files had before the queues).
 ONE_WORKER = {"one": "celery -A petstore worker -n one@%h --loglevel INFO"}
-TARGET = 1.5
-# The workers' own: the certificate asked for at once.
-FAIR_ENV = {**ENV, "DOMAINS_CERT_ISSUE_DELAY": "0"}
-
-
-class Platform:
-    """The loopback DNS server in this process and production's two workers."""
-
-    def __init__(self, workdir: Path):
-        self.workdir = workdir
-        self.dns = DNSServer("127.0.0.1", 0).start()
-        self.processes: dict = {}
-
-    def env(self) -> dict[str, str]:
-        return {
-            **FAIR_ENV,
-            "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
-            "PETSTORE_VAR_DIR": str(self.workdir / "var"),
-            "DOMAINS_DNS_NAMESERVERS": self.dns.address,
-            "DOMAINS_CA_DIR": str(self.workdir / "ca"),
-        }
-
-    def start_workers(self, lines: dict[str, str]) -> list[str]:
-        purge_queue()
-        started = []
-        for name in lines:
-            log_path = self.workdir / f"{name}.log"
-            command = ["/bin/sh", "-c", "exec " + lines[name]]
-            process = spawn(command, env=self.env(), log_path=log_path)
-            self.processes[name] = process
-            wait_for_worker(process, log_path)
-            started.append(f"{name} `{lines[name]}`")
-        return started
-
-    def stop_workers(self) -> None:
-        for name in list(self.processes):
-            stop(self.processes.pop(name))
-        purge_queue()
-
-    def stop(self) -> None:
-        self.stop_workers()
-        self.dns.stop()
-
-
-def make_project(slug: str, plan: str):
-    Project.objects.filter(slug=slug).delete()
-    ProvenHostname.objects.filter(registrable_domain=f"{slug}.test").delete()
-    owner, _ = get_user_model().objects.get_or_create(username=slug)
-    project = project_create(slug=slug, owner=owner, plan=plan, name=slug)
-    deploy_record(project=project, html=f"<h1>{slug}</h1>")
-    return project, owner
 
 
 def verify_to_active(platform: Platform, project, owner, hostname: str) -> float:
@@ -185,9 +133,10 @@ def measure() -> list[str]:
             platform.stop_workers()
     finally:
         platform.stop()
+    webhooks = fairness_webhooks.measure_webhooks(caps_off=False)
     elapsed = time.monotonic() - begun
     load = f"{load_before} / " + " ".join(f"{x:.1f}" for x in os.getloadavg())
-    return section(runs, elapsed, load)
+    return section(runs, webhooks, elapsed, load)
 
 
 @dataclass
@@ -257,7 +206,7 @@ def _note(run: Run, label: str) -> str:
     )
 
 
-def section(runs: list[Run], elapsed: float, load: str) -> list[str]:
+def section(runs: list[Run], webhooks: list[str], elapsed: float, load: str) -> list[str]:
     production, one = runs
     return [
         SECTION,
@@ -290,8 +239,12 @@ def section(runs: list[Run], elapsed: float, load: str) -> list[str]:
         _note(production, "Production"),
         _note(one, "One prefork worker"),
         "",
-        "Reproduce: `.venv/bin/python bench/fairness.py` (PostgreSQL and Redis on loopback), "
-        "or `bench/run.py --fairness` with the rest. Why: docs/decisions/domains.md, Fairness.",
+        *webhooks,
+        "",
+        "Reproduce: `.venv/bin/python bench/fairness.py` (PostgreSQL and Redis on loopback; "
+        "both cases), or `bench/run.py --fairness` with the rest; `python -m "
+        "bench.fairness_webhooks` the webhooks' case alone, the caps off too (printed). Why: "
+        "docs/decisions/domains.md, Fairness; docs/decisions/webhooks.md.",
         "",
     ]
 
