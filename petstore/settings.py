@@ -122,6 +122,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # A page whose database did not answer: 503 with Retry-After (petstore/http/unavailable.py).
+    "petstore.http.unavailable.DatabaseUnavailableMiddleware",
     # Last: turns a locked-out sign-in into the form with its message (a 429).
     "axes.middleware.AxesMiddleware",
 ]

@@ -14,7 +14,6 @@ from typing import Any
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
-from django.db import InterfaceError, OperationalError
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.views import defaults
 from django.views.decorators.csrf import csrf_exempt
@@ -29,6 +28,7 @@ from petstore.api.exceptions import (
     Refused,
     ServiceUnavailable,
 )
+from petstore.http.unavailable import DATABASE_UNAVAILABLE, log_unavailable
 
 log = logging.getLogger(__name__)
 # What a request Django refuses as suspicious is told (Django's own 400 says nothing more).
@@ -109,18 +109,9 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
         exc = BadRequest(SUSPICIOUS)
     elif isinstance(exc, DjangoPermissionDenied):
         exc = exceptions.PermissionDenied()
-    elif isinstance(exc, OperationalError | InterfaceError):
-        # Not a bug: the database is restarting, failing over or cancelled the statement.
-        # One line each (an outage would otherwise log a traceback per request); the
-        # operator hears of it from the 5xx rate and /readyz.
+    elif isinstance(exc, DATABASE_UNAVAILABLE):  # no bug: petstore/http/unavailable.py
         request = context.get("request")
-        log.error(
-            "Database unavailable for %s %s: %s: %s",
-            getattr(request, "method", "-"),
-            getattr(request, "path", "-"),
-            type(exc).__name__,
-            str(exc).strip().partition("\n")[0],
-        )
+        log_unavailable(getattr(request, "method", "-"), getattr(request, "path", "-"), exc)
         exc = ServiceUnavailable()
 
     if not isinstance(exc, exceptions.APIException):

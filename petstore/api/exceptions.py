@@ -6,6 +6,8 @@ from __future__ import annotations
 from django.db import models
 from rest_framework import exceptions, status
 
+from petstore.http.unavailable import RETRY_AFTER
+
 
 class ErrorCode(models.TextChoices):
     """The complete, fixed set of `code` values (documented in docs/decisions/pets.md);
@@ -65,8 +67,7 @@ class ServiceUnavailable(exceptions.APIException):
     status_code = status.HTTP_503_SERVICE_UNAVAILABLE
     default_detail = "The service is briefly unavailable; retry the request shortly."
     default_code = ErrorCode.SERVICE_UNAVAILABLE
-    # Seconds: about what PostgreSQL takes to restart or fail over.
-    wait = 5
+    wait = RETRY_AFTER
 
 
 class Refused(exceptions.APIException):

@@ -4,13 +4,9 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterator
-from contextlib import contextmanager
 
-import psycopg
 import pytest
 from django.conf import settings
-from django.db import connection
 from django.test import RequestFactory
 
 from pets.api import views
@@ -18,6 +14,7 @@ from pets.models import Pet
 from petstore.api import errors
 from petstore.api.exceptions import ErrorCode
 from tests.pets.helpers import assert_error, post_json
+from tests.petstore.locks import locked_elsewhere
 
 DOCUMENTED_CODES = {
     "bad_request",
@@ -115,31 +112,12 @@ def test_a_crash_in_an_operation_is_a_500_error_body_and_logged(api, dogs, monke
     assert "simulated bug" in caplog.text
 
 
-@contextmanager
-def pets_locked_elsewhere(lock_timeout: str = "200ms") -> Iterator[None]:
-    """Another session holds the pets table, and this one gives up waiting after
-    `lock_timeout`: PostgreSQL cancels the statement, as it does one past statement_timeout
-    or the connection of a restart or a failover."""
-    given = connection.settings_dict
-    with connection.cursor() as cursor:
-        cursor.execute("SET lock_timeout = %s", [lock_timeout])
-    try:
-        with psycopg.connect(
-            dbname=given["NAME"], user=given["USER"], host=given["HOST"], port=given["PORT"]
-        ) as other:
-            other.execute(f"LOCK TABLE {Pet._meta.db_table} IN ACCESS EXCLUSIVE MODE")
-            yield
-    finally:
-        with connection.cursor() as cursor:
-            cursor.execute("RESET lock_timeout")
-
-
 @pytest.mark.django_db(transaction=True)
 def test_a_database_that_cannot_answer_is_a_503_to_retry_and_one_line_logged(api, dogs, caplog):
-    caplog.set_level(logging.INFO, logger="petstore.api.errors")
+    caplog.set_level(logging.INFO, logger="petstore.http.unavailable")
     keyed = {"HTTP_IDEMPOTENCY_KEY": "retry-me"}
     body = {"name": "Rex", "categoryId": dogs.id}
-    with pets_locked_elsewhere():
+    with locked_elsewhere(Pet):
         listed = api.get("/v1/pets")
         created = post_json(api, "/v1/pets", body, **keyed)
     for response in (listed, created):
