@@ -199,9 +199,9 @@ def service_unavailable(result: dict[str, Any], **kwargs: Any) -> dict[str, Any]
                 "503",
                 {
                     "description": (
-                        "service_unavailable: the database is restarting or failing over; "
-                        "nothing was written. Retry after `Retry-After` seconds (a create "
-                        "with the same `Idempotency-Key`)."
+                        "service_unavailable: the database is restarting, failing over or "
+                        "did not answer in time; nothing was written. Retry after "
+                        "`Retry-After` seconds (a create with the same `Idempotency-Key`)."
                     ),
                     "content": {
                         "application/json": {"schema": {"$ref": "#/components/schemas/Error"}}

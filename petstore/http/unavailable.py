@@ -37,9 +37,9 @@ def log_unavailable(method: str, path: str, exc: BaseException) -> None:
 
 
 class DatabaseUnavailableMiddleware:
-    """A page whose view met DATABASE_UNAVAILABLE: 503, a page that reads nothing from the
-    database (the signed-in user and the messages need it), and Retry-After. /v1 answers
-    through the API's own handler, which has already turned it into its Error body."""
+    """A page whose view met DATABASE_UNAVAILABLE: 503 with Retry-After, and a page that
+    reads nothing from the database (base.html's signed-in user and messages would). Under
+    /v1 the API's own handler has already answered with its Error body."""
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
