@@ -201,6 +201,7 @@ class CertificateAdmin(admin.ModelAdmin):
         "not_before",
         "not_after",
         "renew_after",
+        "renewal_info_at",
         "pem",
         "created_at",
     )

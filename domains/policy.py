@@ -116,6 +116,16 @@ def renewal_time(not_before: datetime, not_after: datetime) -> datetime:
     return not_before + validity * 2 / 3 - validity * early
 
 
+# A CA that suggests renewal windows may move one earlier (RFC 9773 §4.3.2: before it
+# revokes certificates, say), so the hourly renewal run reads the window of each current
+# certificate again when the CA's Retry-After says, at most this many certificates a run
+# (the rest the next hour), and after a failed read this long later.
+RENEWAL_INFO_PER_RUN = 500
+RENEWAL_INFO_RETRY = timedelta(hours=1)
+# However much later the CA says to ask again (RFC 9773 §4.3.3 clamps its Retry-After).
+RENEWAL_INFO_AT_MOST = timedelta(days=1)
+
+
 # --- Retries of the certificate and check tasks (domains/tasks.py) ---
 
 # Delays before the n-th retry of a task whose work failed for now (a DNS lookup that timed

@@ -139,6 +139,8 @@ def sweep() -> None:
 
 @queue_task(acks_late=True, ignore_result=True)
 def renew_certificates() -> None:
+    """Hourly: the CA's windows read again where it is time, then every renewal due."""
+    certificates.renewal_windows_refresh()
     for domain_id in certificates.certificates_due_for_renewal():
         renew_certificate.delay(domain_id)
 

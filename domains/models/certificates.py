@@ -30,6 +30,9 @@ class Certificate(models.Model):
     # The CA's suggested window (ACME Renewal Information) when it offers one, else planned
     # from this certificate's own validity (domains.policy.renewal_time, filled on save).
     renew_after = models.DateTimeField(db_index=True)
+    # When to read the CA's window for this certificate again (it may move it earlier:
+    # services.certificates.renewal_windows_refresh); null: at the next renewal run.
+    renewal_info_at = models.DateTimeField(null=True, blank=True, db_index=True)
     created_at = models.DateTimeField(default=timezone.now)
 
     objects = CertificateQuerySet.as_manager()

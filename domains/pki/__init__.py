@@ -8,7 +8,7 @@ from __future__ import annotations
 from django.conf import settings
 
 from domains.pki.acme import AcmeAuthority
-from domains.pki.authority import Authority, Issued, NotReached, Pending, Refused
+from domains.pki.authority import Authority, Issued, NotReached, Pending, Refused, RenewalInfo
 from domains.pki.local import LocalAuthority, load_or_create_ca, root_certificate_path
 
 __all__ = [
@@ -17,6 +17,7 @@ __all__ = [
     "NotReached",
     "Pending",
     "Refused",
+    "RenewalInfo",
     "authority",
     "load_or_create_ca",
     "root_certificate_path",

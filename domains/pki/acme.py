@@ -26,9 +26,9 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 from urllib.parse import urljoin
 
@@ -43,9 +43,17 @@ from domains import metrics
 from domains.choices import CertCode, PlatformKeyUse
 from domains.models import AcmeChallenge, AcmeOrder, Domain
 from domains.pki import keys
-from domains.pki.authority import Issued, NotReached, Pending, Refused, issued_from_pem, shown
+from domains.pki.authority import (
+    Issued,
+    NotReached,
+    Pending,
+    Refused,
+    RenewalInfo,
+    issued_from_pem,
+    shown,
+)
 from domains.pki.held import held
-from domains.policy import renewal_time
+from domains.policy import RENEWAL_INFO_AT_MOST, renewal_time
 
 logger = logging.getLogger(__name__)
 
@@ -241,6 +249,32 @@ class AcmeAuthority:
             )
             return planned
         return suggested or planned
+
+    def renewal_information(self, pems: Sequence[str]) -> list[RenewalInfo | Exception]:
+        """Each certificate's window read again (`ClientV2.renewal_time`, one connection to
+        the CA for all), and when to read it next: the CA's Retry-After, at most a day away
+        (RFC 9773 §4.3.3). A directory without `renewalInfo` is asked again as often, in
+        case the CA starts offering it; that costs no request per certificate."""
+        try:
+            acme = _connect(RateLimits())
+        except (errors.Error, messages.Error, requests.RequestException) as error:
+            return [error for _ in pems]
+        found: list[RenewalInfo | Exception] = []
+        for pem in pems:
+            try:
+                renew_at, again = acme.renewal_time(pem.encode())
+            except (errors.Error, messages.Error, requests.RequestException) as error:
+                found.append(error)
+                continue
+            # acme writes its times in this machine's local time, without a zone.
+            latest = datetime.now(UTC) + RENEWAL_INFO_AT_MOST
+            found.append(
+                RenewalInfo(
+                    renew_at.astimezone(UTC) if renew_at else None,
+                    min(again.astimezone(UTC), latest),
+                )
+            )
+        return found
 
     def _order(self, acme: client.ClientV2, domain: Domain) -> AcmeOrder:
         """The domain's order under way, placed now if there is none (no lock held while

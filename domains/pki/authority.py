@@ -17,6 +17,7 @@ with what it returned, and nothing is stored.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Protocol
@@ -64,6 +65,15 @@ class Refused(Exception):
     certificate for ...; refused."), and is shown to the owner as it is."""
 
 
+@dataclass(frozen=True)
+class RenewalInfo:
+    """What a CA says, asked again, of when to renew a certificate it issued: a point in the
+    window it suggests (None: it suggests none), and when to ask again (None: never)."""
+
+    renew_at: datetime | None
+    ask_again_at: datetime | None
+
+
 class Authority(Protocol):
     def caa_identity(self) -> str:
         """The issuer domain a CAA `issue` property must name to allow this CA."""
@@ -78,6 +88,11 @@ class Authority(Protocol):
     def renew_after(self, issued: Issued) -> datetime:
         """When to renew `issued`: in the window the CA suggests, if it suggests one (asked
         outside any transaction), else domains.policy.renewal_time."""
+        ...
+
+    def renewal_information(self, pems: Sequence[str]) -> list[RenewalInfo | Exception]:
+        """The CA's renewal window of each certificate, asked again (outside any
+        transaction); a certificate whose window could not be read has the error."""
         ...
 
 

@@ -7,6 +7,7 @@ the certificate, for clients to trust. It signs at once: `prepare` has nothing t
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -19,7 +20,7 @@ from django.conf import settings
 
 from domains.choices import PlatformKeyUse
 from domains.pki import files, keys
-from domains.pki.authority import Issued, issued_from_pem
+from domains.pki.authority import Issued, RenewalInfo, issued_from_pem
 from domains.pki.held import held
 from domains.policy import renewal_time
 
@@ -150,3 +151,6 @@ class LocalAuthority:
 
     def renew_after(self, issued: Issued) -> datetime:
         return renewal_time(issued.not_before, issued.not_after)
+
+    def renewal_information(self, pems: Sequence[str]) -> list[RenewalInfo | Exception]:
+        return [RenewalInfo(None, None) for _ in pems]  # it suggests no window, ever

@@ -13,12 +13,13 @@ like a CAA block.
 
 from __future__ import annotations
 
+import logging
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Max, Q
+from django.db.models import F, Max, OuterRef, Q, Subquery
 from django.utils import timezone
 
 from domains import metrics, pki
@@ -27,9 +28,12 @@ from domains.dns import diagnosis
 from domains.dns.diagnosis import CheckResult
 from domains.models import Certificate, Domain
 from domains.pki import keys
+from domains.policy import RENEWAL_INFO_PER_RUN, RENEWAL_INFO_RETRY
 from domains.retry import RetryLater
 from domains.services.events import record_event
 from domains.services.lifecycle import transition, update
+
+log = logging.getLogger(__name__)
 
 
 class TemporaryDNSError(RetryLater):
@@ -306,3 +310,34 @@ def certificates_due_for_renewal() -> list[int]:
             "pk", flat=True
         )
     )
+
+
+def renewal_windows_refresh() -> int:
+    """Read again the CA's renewal window of the current certificates whose time to ask
+    has come (`renewal_info_at`), oldest question first, RENEWAL_INFO_PER_RUN at most, and
+    return how many were asked. A window the CA moved earlier (before it revokes, RFC 9773
+    §4.3.2) brings the renewal into it; a later one leaves it where it was, since renewing
+    early costs nothing. Asked outside any transaction; a CA that cannot be reached leaves
+    every renewal time as it was, logged, and is asked again RENEWAL_INFO_RETRY later."""
+    now = timezone.now()
+    # A domain's current certificate: its latest (older ones no longer say when to renew).
+    latest = Certificate.objects.filter(domain=OuterRef("domain"), not_after__gt=now)
+    current = Subquery(latest.order_by("-not_after", "-pk").values("pk")[:1])
+    asked = list(
+        Certificate.objects.filter(domain__state=State.ACTIVE, pk=current)
+        .filter(Q(renewal_info_at__isnull=True) | Q(renewal_info_at__lte=now))
+        .order_by(F("renewal_info_at").asc(nulls_first=True), "pk")[:RENEWAL_INFO_PER_RUN]
+    )
+    if not asked:
+        return 0
+    answers = pki.authority().renewal_information([certificate.pem for certificate in asked])
+    for certificate, answer in zip(asked, answers, strict=True):
+        if isinstance(answer, Exception):
+            log.warning("The CA's renewal window for %s could not be read: %s", certificate, answer)
+            fields: dict[str, Any] = {"renewal_info_at": now + RENEWAL_INFO_RETRY}
+        else:
+            fields = {"renewal_info_at": answer.ask_again_at or certificate.not_after}
+            if answer.renew_at is not None and answer.renew_at < certificate.renew_after:
+                fields["renew_after"] = answer.renew_at
+        Certificate.objects.filter(pk=certificate.pk).update(**fields)
+    return len(asked)

@@ -1,8 +1,9 @@
 """Renewal when the CA says: a random point in the window its ACME Renewal Information
 suggests (RFC 9773), when its directory offers `renewalInfo`; otherwise two thirds into the
 certificate's validity, made earlier by a random part of it, so certificates issued together
-do not renew together. Debian's Pebble predates ARI: a front on loopback adds it
-(tests/domains/pki/acme_front.py)."""
+do not renew together. The window is read again when the CA's Retry-After says (the hourly
+renewal run), so a CA that moves it earlier, before it revokes, gets its renewals. Debian's
+Pebble predates ARI: a front on loopback adds it (tests/domains/pki/acme_front.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from domains.policy import RENEWAL_SPREAD, renewal_time
+from domains.models import Certificate
+from domains.policy import RENEWAL_INFO_RETRY, RENEWAL_SPREAD, renewal_time
 from domains.services import certificates
 
 
@@ -29,6 +31,68 @@ def test_a_certificate_is_renewed_in_the_window_the_ca_suggests(verified, acme_f
     assert len(acme_front.renewal_asked) == 1
     asked_serial = acme_front.renewal_asked[0].split(".")[1].rstrip("=")
     assert asked_serial == base64.urlsafe_b64encode(serial).decode().rstrip("=")
+
+
+@pytest.mark.acme
+def test_a_window_the_ca_moves_earlier_brings_the_renewal_into_it(verified, acme_front):
+    later = datetime.now(UTC) + timedelta(days=10)
+    acme_front.window = (later, later + timedelta(days=1))
+    certificate = certificates.certificate_issue(domain_id=verified.pk)
+    assert certificate is not None
+    assert verified.pk not in certificates.certificates_due_for_renewal()
+
+    now = datetime.now(UTC)
+    acme_front.window = (now - timedelta(hours=1), now)  # the CA is about to revoke
+    assert certificates.renewal_windows_refresh() == 1
+
+    certificate.refresh_from_db()
+    assert now - timedelta(hours=1) <= certificate.renew_after <= now
+    assert verified.pk in certificates.certificates_due_for_renewal()
+    # Asked again when the CA's Retry-After (6 hours) says, not before.
+    assert certificate.renewal_info_at is not None
+    assert timedelta(hours=5) < certificate.renewal_info_at - now <= timedelta(hours=6, minutes=1)
+    assert certificates.renewal_windows_refresh() == 0
+
+
+@pytest.mark.acme
+def test_a_later_window_leaves_the_renewal_where_it_was(verified, acme_front):
+    start = datetime.now(UTC) + timedelta(days=10)
+    acme_front.window = (start, start + timedelta(days=1))
+    certificate = certificates.certificate_issue(domain_id=verified.pk)
+    assert certificate is not None
+    planned = certificate.renew_after
+
+    acme_front.window = (start + timedelta(days=20), start + timedelta(days=21))
+    assert certificates.renewal_windows_refresh() == 1
+    certificate.refresh_from_db()
+    assert certificate.renew_after == planned
+
+
+@pytest.mark.acme
+def test_a_ca_that_cannot_be_reached_changes_no_renewal_and_is_asked_an_hour_later(
+    verified, acme_front, settings, caplog
+):
+    start = datetime.now(UTC) + timedelta(days=10)
+    acme_front.window = (start, start + timedelta(days=1))
+    certificate = certificates.certificate_issue(domain_id=verified.pk)
+    assert certificate is not None
+    planned = certificate.renew_after
+    settings.DOMAINS_ACME_DIRECTORY = "https://127.0.0.1:9/dir"  # nothing listens there
+
+    before = datetime.now(UTC)
+    assert certificates.renewal_windows_refresh() == 1
+    certificate.refresh_from_db()
+    assert certificate.renew_after == planned
+    assert certificate.renewal_info_at is not None
+    assert certificate.renewal_info_at - before >= RENEWAL_INFO_RETRY
+    assert "renewal window for www.example.test" in caplog.text
+
+
+def test_the_local_ca_is_never_asked_again(active):
+    assert certificates.renewal_windows_refresh() == 1
+    certificate = Certificate.objects.get(domain=active)
+    assert certificate.renewal_info_at == certificate.not_after
+    assert certificates.renewal_windows_refresh() == 0
 
 
 @pytest.mark.acme
