@@ -265,6 +265,10 @@ class AcmeAuthority:
                 renew_at, again = acme.renewal_time(pem.encode())
             except (errors.Error, messages.Error, requests.RequestException) as error:
                 found.append(error)
+                if isinstance(error.__cause__ or error, requests.RequestException):
+                    # The CA stopped answering: the rest wait for the next run, rather than
+                    # holding the certificates worker a network timeout each.
+                    return found + [error for _ in pems[len(found) :]]
                 continue
             # acme writes its times in this machine's local time, without a zone.
             latest = datetime.now(UTC) + RENEWAL_INFO_AT_MOST
