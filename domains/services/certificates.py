@@ -19,7 +19,7 @@ from typing import Any, Protocol
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F, Max, OuterRef, Q, Subquery
+from django.db.models import F, OuterRef, Q, Subquery
 from django.utils import timezone
 
 from domains import metrics, pki
@@ -301,30 +301,29 @@ def _needs_renewal(domain: Domain, issued_before: datetime | None = None) -> boo
 
 
 def certificates_due_for_renewal() -> list[int]:
-    """Active domains whose latest certificate (if any) has reached its renewal time."""
-    latest = Domain.objects.filter(state=State.ACTIVE).annotate(
-        renew_after=Max("certificates__renew_after")
-    )
+    """Active domains whose latest certificate (as `_needs_renewal` reads it) has reached its
+    renewal time, or that have none: an older certificate's time says nothing of it."""
+    latest = Certificate.objects.filter(domain=OuterRef("pk")).order_by("-not_after", "-pk")
     return list(
-        latest.filter(Q(renew_after__isnull=True) | Q(renew_after__lte=timezone.now())).values_list(
-            "pk", flat=True
-        )
+        Domain.objects.filter(state=State.ACTIVE)
+        .annotate(renew_after=Subquery(latest.values("renew_after")[:1]))
+        .filter(Q(renew_after__isnull=True) | Q(renew_after__lte=timezone.now()))
+        .values_list("pk", flat=True)
     )
 
 
 def renewal_windows_refresh() -> int:
-    """Read again the CA's renewal window of the current certificates whose time to ask
+    """Read again the CA's renewal window of the served certificates whose time to ask
     has come (`renewal_info_at`), oldest question first, RENEWAL_INFO_PER_RUN at most, and
     return how many were asked. A window the CA moved earlier (before it revokes, RFC 9773
     §4.3.2) brings the renewal into it; a later one leaves it where it was, since renewing
     early costs nothing. Asked outside any transaction; a CA that cannot be reached leaves
     every renewal time as it was, logged, and is asked again RENEWAL_INFO_RETRY later."""
     now = timezone.now()
-    # A domain's current certificate: its latest (older ones no longer say when to renew).
-    latest = Certificate.objects.filter(domain=OuterRef("domain"), not_after__gt=now)
-    current = Subquery(latest.order_by("-not_after", "-pk").values("pk")[:1])
+    # A domain's served certificate (older ones no longer say when to renew).
+    served = Certificate.objects.filter(domain=OuterRef("domain")).served()
     asked = list(
-        Certificate.objects.filter(domain__state=State.ACTIVE, pk=current)
+        Certificate.objects.filter(domain__state=State.ACTIVE, pk=Subquery(served.values("pk")[:1]))
         .filter(Q(renewal_info_at__isnull=True) | Q(renewal_info_at__lte=now))
         .order_by(F("renewal_info_at").asc(nulls_first=True), "pk")[:RENEWAL_INFO_PER_RUN]
     )

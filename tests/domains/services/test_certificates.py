@@ -128,6 +128,22 @@ def test_renewal_replaces_a_certificate_30_days_before_expiry(verified):
     assert Certificate.objects.filter(domain=verified).count() == 2
 
 
+def test_the_latest_certificate_says_when_to_renew_not_an_older_one(verified):
+    """An older certificate's later renewal time (one reissued early, say) holds nothing
+    back once the latest's has come (the CA moved its window earlier)."""
+    latest = certificates.certificate_issue(domain_id=verified.pk)
+    assert latest is not None
+    older = Certificate.objects.create(
+        domain=verified, serial="0ld", not_before=latest.not_before,
+        not_after=latest.not_after - timedelta(days=1), san=latest.san, pem=latest.pem,
+        key_pem=latest.key_pem, renew_after=latest.not_after,
+    )  # fmt: skip
+    assert certificates.certificates_due_for_renewal() == []
+    Certificate.objects.filter(pk=latest.pk).update(renew_after=latest.not_before)
+    assert older.renew_after > latest.not_before
+    assert certificates.certificates_due_for_renewal() == [verified.pk]
+
+
 def test_an_active_domain_without_a_certificate_is_due_for_renewal(
     verified, django_assert_num_queries
 ):
