@@ -16,15 +16,24 @@ from domains.models import Certificate
 from domains.policy import RENEWAL_INFO_RETRY, RENEWAL_SPREAD, renewal_time
 from domains.services import certificates
 
+# Where the CA's window starts when a test's certificate is issued.
+IN_TEN_DAYS = timedelta(days=10)
+
+
+def issued_in_window(domain, acme_front) -> tuple[Certificate, datetime]:
+    """The domain's certificate, issued while the CA suggests a day's window ten days from
+    now; and that window's start."""
+    start = datetime.now(UTC) + IN_TEN_DAYS
+    acme_front.window = (start, start + timedelta(days=1))
+    certificate = certificates.certificate_issue(domain_id=domain.pk)
+    assert certificate is not None
+    return certificate, start
+
 
 @pytest.mark.acme
 def test_a_certificate_is_renewed_in_the_window_the_ca_suggests(verified, acme_front):
-    start = datetime.now(UTC) + timedelta(days=10)
-    acme_front.window = (start, start + timedelta(days=1))
+    certificate, start = issued_in_window(verified, acme_front)
 
-    certificate = certificates.certificate_issue(domain_id=verified.pk)
-
-    assert certificate is not None
     assert start <= certificate.renew_after <= start + timedelta(days=1)
     # Asked for this certificate: its authority key id and serial (RFC 9773 §4.1).
     serial = int(certificate.serial, 16).to_bytes(20, "big").lstrip(b"\0")
@@ -35,10 +44,7 @@ def test_a_certificate_is_renewed_in_the_window_the_ca_suggests(verified, acme_f
 
 @pytest.mark.acme
 def test_a_window_the_ca_moves_earlier_brings_the_renewal_into_it(verified, acme_front):
-    later = datetime.now(UTC) + timedelta(days=10)
-    acme_front.window = (later, later + timedelta(days=1))
-    certificate = certificates.certificate_issue(domain_id=verified.pk)
-    assert certificate is not None
+    certificate, _ = issued_in_window(verified, acme_front)
     assert verified.pk not in certificates.certificates_due_for_renewal()
 
     now = datetime.now(UTC)
@@ -56,10 +62,7 @@ def test_a_window_the_ca_moves_earlier_brings_the_renewal_into_it(verified, acme
 
 @pytest.mark.acme
 def test_a_later_window_leaves_the_renewal_where_it_was(verified, acme_front):
-    start = datetime.now(UTC) + timedelta(days=10)
-    acme_front.window = (start, start + timedelta(days=1))
-    certificate = certificates.certificate_issue(domain_id=verified.pk)
-    assert certificate is not None
+    certificate, start = issued_in_window(verified, acme_front)
     planned = certificate.renew_after
 
     acme_front.window = (start + timedelta(days=20), start + timedelta(days=21))
@@ -72,10 +75,7 @@ def test_a_later_window_leaves_the_renewal_where_it_was(verified, acme_front):
 def test_a_ca_that_cannot_be_reached_changes_no_renewal_and_is_asked_an_hour_later(
     verified, acme_front, settings, caplog
 ):
-    start = datetime.now(UTC) + timedelta(days=10)
-    acme_front.window = (start, start + timedelta(days=1))
-    certificate = certificates.certificate_issue(domain_id=verified.pk)
-    assert certificate is not None
+    certificate, _ = issued_in_window(verified, acme_front)
     planned = certificate.renew_after
     settings.DOMAINS_ACME_DIRECTORY = "https://127.0.0.1:9/dir"  # nothing listens there
 
