@@ -7,7 +7,9 @@ the way it can
 - offer ACME Renewal Information (RFC 9773; Debian's Pebble predates it): `renewalInfo`
   added to the directory, and `/renewal-info/<certificate id>` answering `window`;
 - take its time to sign: `finalize_delay` seconds before a finalize request goes on
-  (`finalizing` is set when one arrives), as a busy CA does.
+  (`finalizing` is set when one arrives), as a busy CA does;
+- stop answering its renewal information (`renewal_info_cut`): the connection is closed
+  without a response, as a CA that went away.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ class AcmeFront:
         self.ca_bundle = ca_bundle
         self.window: tuple[datetime, datetime] | None = None
         self.renewal_asked: list[str] = []
+        self.renewal_info_cut = False
         self.finalize_delay = 0.0
         self.finalizing = threading.Event()
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
@@ -56,9 +59,11 @@ class AcmeFront:
         self.server.server_close()
 
     def answer(self, method: str, path: str, body: bytes, headers: dict[str, str]):
-        """(status, headers, body) for one request."""
+        """(status, headers, body) for one request; a status of None: no answer at all."""
         if path.startswith(RENEWAL_INFO + "/") and self.window is not None:
             self.renewal_asked.append(path.rsplit("/", 1)[1])
+            if self.renewal_info_cut:
+                return None, {}, b""
             start, end = self.window
             window = {"start": start.isoformat(), "end": end.isoformat()}
             document = json.dumps({"suggestedWindow": window}).encode()
@@ -92,6 +97,9 @@ def _handler(front: AcmeFront) -> type[BaseHTTPRequestHandler]:
             status, headers, content = front.answer(
                 self.command, self.path, body, dict(self.headers.items())
             )
+            if status is None:
+                self.close_connection = True
+                return
             self.send_response(status)
             for name, value in headers.items():
                 self.send_header(name, value)

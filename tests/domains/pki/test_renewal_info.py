@@ -15,6 +15,9 @@ import pytest
 from domains.models import Certificate
 from domains.policy import RENEWAL_INFO_RETRY, RENEWAL_SPREAD, renewal_time
 from domains.services import certificates
+from domains.services.custom_domains import domain_add
+from domains.services.verification import domain_check
+from tests.fixtures.domains import TARGET
 
 # Where the CA's window starts when a test's certificate is issued.
 IN_TEN_DAYS = timedelta(days=10)
@@ -86,6 +89,28 @@ def test_a_ca_that_cannot_be_reached_changes_no_renewal_and_is_asked_an_hour_lat
     assert certificate.renewal_info_at is not None
     assert certificate.renewal_info_at - before >= RENEWAL_INFO_RETRY
     assert "renewal window for www.example.test" in caplog.text
+
+
+@pytest.mark.acme
+def test_once_the_ca_stops_answering_the_rest_of_the_run_waits(
+    verified, acme_front, shop, alice, dns_server
+):
+    """Each certificate would otherwise wait out a network timeout on the certificates
+    worker, which issues every tenant's certificates."""
+    dns_server.add("shop.example.test", "CNAME", TARGET + ".")
+    other = domain_add(project=shop, hostname="shop.example.test", actor=alice)
+    domain_check(domain_id=other.pk)
+    issued_in_window(verified, acme_front)
+    issued_in_window(other, acme_front)
+    asked_before = len(acme_front.renewal_asked)
+    acme_front.renewal_info_cut = True
+
+    before = datetime.now(UTC)
+    assert certificates.renewal_windows_refresh() == 2
+    assert len(acme_front.renewal_asked) == asked_before + 1  # the second was not asked
+    for certificate in Certificate.objects.filter(domain__in=[verified, other]):
+        assert certificate.renewal_info_at is not None
+        assert certificate.renewal_info_at - before >= RENEWAL_INFO_RETRY
 
 
 def test_the_local_ca_is_never_asked_again(active):
