@@ -241,14 +241,11 @@ class AcmeAuthority:
         9773: `ClientV2.renewal_time`) when its directory offers `renewalInfo`; else, or when
         the window cannot be read, two thirds into the validity, jittered (policy)."""
         planned = renewal_time(issued.not_before, issued.not_after)
-        try:
-            suggested, _ = _connect(RateLimits()).renewal_time(issued.pem.encode())
-        except (errors.Error, messages.Error, requests.RequestException) as error:
-            logger.warning(
-                "The CA's renewal window for %s could not be read: %s", issued.san, error
-            )
+        [read] = self.renewal_information([issued.pem])
+        if isinstance(read, Exception):
+            logger.warning("The CA's renewal window for %s could not be read: %s", issued.san, read)
             return planned
-        return suggested or planned
+        return read.renew_at or planned
 
     def renewal_information(self, pems: Sequence[str]) -> list[RenewalInfo | Exception]:
         """Each certificate's window read again (`ClientV2.renewal_time`, one connection to
