@@ -64,6 +64,17 @@ EDGE_LOOKUP_SECONDS = store.histogram(
     "How long the edge's certificate endpoint took to answer a handshake's lookup.",
     buckets=(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5),
 )
+EDGE_LOADS = store.counter(
+    "petstore_edge_certificate_loads_total",
+    "Sets of certificates the edge loaded into Caddy, by result: loaded, refused (by Caddy: "
+    "it then holds none), emptied (the database did not answer: it holds none).",
+    ["result"],
+)
+EDGE_LOAD_SECONDS = store.histogram(
+    "petstore_edge_certificate_load_seconds",
+    "How long Caddy took to load the certificates it holds (domains/edge/held.py).",
+    buckets=(0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5),
+)
 # Every series an alert watches with increase() exists at 0 from the start: Prometheus
 # cannot see the increase of a series whose first sample is already 1, so the first
 # failed renewal or rate limit ever would go unnoticed.
@@ -119,6 +130,11 @@ def sweep_finished() -> None:
         # The sweep's work is done and queued; only its time is lost (the alert then fires
         # if Redis stays down, which the queues need as well).
         log.warning("Could not record the sweep's success (%s)", exc)
+
+
+def edge_certificates_loaded(result: str, *, seconds: float) -> None:
+    EDGE_LOADS.labels(result=result).inc()
+    EDGE_LOAD_SECONDS.observe(seconds)
 
 
 # The edge endpoint's status -> the lookup's result.

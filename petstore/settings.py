@@ -587,10 +587,17 @@ DOMAINS_KEY_ENCRYPTION_KEY_PREVIOUS = [
 EDGE_UPSTREAMS = env_list("EDGE_UPSTREAMS", f"127.0.0.1:{HTTP_PORT}" if DEBUG else "127.0.0.1:8000")
 # The loopback-only endpoint the edge asks for a certificate during each TLS handshake.
 EDGE_CERTIFICATES_PORT = env_int("EDGE_CERTIFICATES_PORT", 8442)
-# Caddy's admin API: a unix socket of this checkout (never the default localhost:2019, so
-# two checkouts run side by side), or `host:port`.
+# Caddy's admin API: a unix socket (`unix/PATH`), this checkout's by default, so two checkouts
+# run side by side. Never a TCP address: it would hand any process of the host Caddy's
+# configuration, with the endpoint's secret and the keys Caddy holds (domains/edge/admin.py).
 EDGE_DIR = VAR_DIR / "edge"
 EDGE_ADMIN = env_str("EDGE_ADMIN", f"unix/{EDGE_DIR / 'admin.sock'}")
+# How many live domains' certificates Caddy holds in its memory (domains/edge/held.py), so
+# their handshakes ask nobody; the rest are asked of the certificate endpoint. Each load
+# parses them all again: the bound keeps a Remove's certificate gone within a second. 0: none.
+EDGE_HELD_CERTIFICATES = env_int("EDGE_HELD_CERTIFICATES", 2000)
+if EDGE_HELD_CERTIFICATES < 0:
+    raise ImproperlyConfigured("EDGE_HELD_CERTIFICATES must be 0 or more")
 # Whether the edge also takes plain HTTP on HTTP_PORT (production: port 80, where ACME HTTP-01
 # challenges arrive and browsers are sent on to https). `make run`: HTTPS_PORT only, as the web
 # process itself serves HTTP on PORT.

@@ -7,10 +7,11 @@ HTTPS is off (no listeners, redirects or certificates of its own), HTTP/3 is off
 (no UDP listener), and the admin API sits on EDGE_ADMIN (a unix socket of the
 checkout by default).
 
-Certificates come from the loopback endpoint (domains/edge/wsgi.py) during each
-handshake: the automation policy is a catch-all with that manager, whose URL carries
-the endpoint's secret (Caddy's http manager sends no header of ours), so this
-document is written mode 0600. Where it has
+Certificates: Caddy holds the live domains' in its memory, loaded through the admin API
+(domains/edge/held.py; none at start), and asks the loopback endpoint (domains/edge/wsgi.py)
+during a handshake for any name it does not hold: the automation policy is a catch-all with
+that manager, whose URL carries the endpoint's secret (Caddy's http manager sends no header
+of ours), so this document is written mode 0600. Where it has
 nothing (204), a second manager gets the edge's placeholder certificate from the same
 endpoint (domains/edge/fallback.py), so the handshake completes. Without a certificate
 from a manager, Caddy would go on to issue from its own ACME issuers for whatever
@@ -30,6 +31,7 @@ from typing import Any
 
 from django.conf import settings
 
+from domains.edge import admin
 from domains.edge.paths import CERTIFICATE_PATH, FALLBACK_PATH, PERMISSION_PATH
 from petstore.http.requestid import REQUEST_ID_PATTERN
 
@@ -183,22 +185,25 @@ def _tls(secret: str) -> dict[str, Any]:
     # Asked when the first had none for the name (Caddy tries its managers in order): the
     # placeholder certificate, so the handshake completes rather than ending in an alert.
     fallback = {"via": "http", "url": endpoint(f"{FALLBACK_PATH}/{secret}")}
-    tls: dict[str, Any] = {
+    # The live certificates Caddy holds: none at start, then what domains/edge/held.py loads
+    # through the admin API (it replaces this list).
+    certificates: dict[str, Any] = {"load_pem": []}
+    if settings.EDGE_PLATFORM_CERTIFICATE:
+        certificates["load_files"] = [
+            {"certificate": settings.EDGE_PLATFORM_CERTIFICATE, "key": settings.EDGE_PLATFORM_KEY}
+        ]
+    return {
         "automation": {
             "policies": [{"get_certificate": [manager, fallback]}],
             "on_demand": {"permission": {"module": "http", "endpoint": endpoint(PERMISSION_PATH)}},
-        }
+        },
+        "certificates": certificates,
+        # Room for every certificate held (Caddy's default is 10,000), and the platform's.
+        "cache": {"capacity": max(10_000, settings.EDGE_HELD_CERTIFICATES + 1)},
+        # A load would otherwise fetch an OCSP response for each certificate that names a
+        # responder, from the CA, before Caddy serves the new set: a Remove would wait on it.
+        "disable_ocsp_stapling": True,
     }
-    if settings.EDGE_PLATFORM_CERTIFICATE:
-        tls["certificates"] = {
-            "load_files": [
-                {
-                    "certificate": settings.EDGE_PLATFORM_CERTIFICATE,
-                    "key": settings.EDGE_PLATFORM_KEY,
-                }
-            ]
-        }
-    return tls
 
 
 # The access lines, what made the edge answer a request itself (http.log.error: the web
@@ -207,6 +212,10 @@ def _tls(secret: str) -> dict[str, Any]:
 # what fails on a connection outside a request, a TLS handshake above all (no certificate for
 # the name, a client that gave up), on http.stdlib at DEBUG level, one line each.
 ACCESS_LOGGERS = ["http.log.access", "http.log.error", "http.stdlib"]
+
+# Caddy's admin API warns, at every load of held certificates, that a unix socket has no host
+# check (none is needed: only the edge's user can open it): its errors only.
+ADMIN_LOGGER = "admin"
 
 # What a plain line leaves out of Caddy's entry: the headers (the request id is kept apart),
 # the TLS details, and what repeats the request id or says nothing here.
@@ -240,11 +249,17 @@ def config(*, data_dir: Path, secret: str) -> dict[str, Any]:
     if settings.EDGE_HTTP:
         servers["http"] = _server(settings.HTTP_PORT, "http")
     return {
-        "admin": {"listen": settings.EDGE_ADMIN, "config": {"persist": False}},
+        # Never saved: the configuration holds the endpoint's secret and the held keys.
+        "admin": {"listen": admin.listen(), "config": {"persist": False}},
         "logging": {
             "logs": {
-                "default": {"level": "WARN", "exclude": ACCESS_LOGGERS, "encoder": _encoder()},
+                "default": {
+                    "level": "WARN",
+                    "exclude": [*ACCESS_LOGGERS, ADMIN_LOGGER],
+                    "encoder": _encoder(),
+                },
                 "access": {"level": "DEBUG", "include": ACCESS_LOGGERS, "encoder": _encoder()},
+                "admin": {"level": "ERROR", "include": [ADMIN_LOGGER], "encoder": _encoder()},
             }
         },
         "storage": {"module": "file_system", "root": str(data_dir)},

@@ -15,6 +15,7 @@ from domains.choices import State
 from domains.dns import hostnames
 from domains.models import Certificate
 from domains.pki import keys
+from domains.querysets import CertificateQuerySet
 
 
 @dataclass(frozen=True)
@@ -30,6 +31,12 @@ class Answer:
 NO_CERTIFICATE = Answer(None)
 
 
+def live_certificates() -> CertificateQuerySet:
+    """The certificates the edge may serve: valid now, of a live domain. Each name's is the
+    first of them in `served()`'s order."""
+    return Certificate.objects.served().filter(domain__state=State.ACTIVE)
+
+
 def served_certificate(server_name: str) -> Certificate | None:
     """The certificate to present for `server_name`, or None: no such live domain."""
     # SNI carries the ASCII (A-label) form, as domains are stored; a trailing dot is the
@@ -38,8 +45,8 @@ def served_certificate(server_name: str) -> Certificate | None:
     if not hostname:
         return None
     return (
-        Certificate.objects.served()
-        .filter(domain__hostname=hostname, domain__state=State.ACTIVE)
+        live_certificates()
+        .filter(domain__hostname=hostname)
         .only("pem", "key_pem", "not_after")
         .first()
     )

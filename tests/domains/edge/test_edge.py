@@ -19,7 +19,7 @@ from domains.edge.fallback import FALLBACK_NAME, is_fallback
 from domains.models import Certificate, Domain
 from domains.services import certificates
 from domains.services.custom_domains import domain_remove
-from tests.fixtures.domains import go_live, in_step
+from tests.fixtures.domains import in_step
 from tests.fixtures.edge import domainstatus, serial
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -28,16 +28,8 @@ HOST = "www.example.test"
 
 
 @pytest.fixture
-def active(edge, dns_server, www) -> Domain:
-    """www.example.test with a certificate from the local CA, issued as after Verify, and
-    served by the edge."""
-    go_live(www, State.ISSUING)
-    issued = certificates.certificate_issue(domain_id=www.pk)
-    assert issued is not None
-    edge.shows(HOST, issued.serial)
-    www.refresh_from_db()
-    assert www.state == State.ACTIVE
-    return www
+def active(www_on_edge) -> Domain:
+    return www_on_edge
 
 
 def test_the_handshake_gets_the_certificate_domainstatus_shows_and_the_page(edge, active):

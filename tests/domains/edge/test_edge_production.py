@@ -12,10 +12,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from devtools.tlsfiles import throwaway_ca_files
-from domains.choices import State
 from domains.models import AcmeChallenge
-from domains.services import certificates
-from tests.fixtures.domains import go_live
 from tests.processes import free_port
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -47,12 +44,8 @@ def edge_environment(platform_files, http_port):
 
 
 @pytest.fixture
-def active(edge, dns_server, www):
-    go_live(www, State.ISSUING)
-    issued = certificates.certificate_issue(domain_id=www.pk)
-    assert issued is not None
-    edge.shows(HOST, issued.serial)
-    return www
+def active(www_on_edge):
+    return www_on_edge
 
 
 @pytest.mark.parametrize("name", ["app.petstore.example", "shop.petstore.localhost"])

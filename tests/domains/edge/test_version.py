@@ -131,7 +131,7 @@ class RolledBack(Exception):
 def test_a_dropped_trigger_is_missing_and_the_edge_refuses_to_start(monkeypatch):
     """A trigger dropped (by hand, or by a migration that remakes its table) would leave the
     version still while rows change."""
-    monkeypatch.setattr(processes, "run", lambda commands: pytest.fail("the edge started"))
+    monkeypatch.setattr(processes, "run", lambda *args, **kwargs: pytest.fail("the edge started"))
     dropped, table = version.EDGE.triggers()[0]  # on the certificates
     with pytest.raises(RolledBack), transaction.atomic():
         with connection.cursor() as cursor:
@@ -147,7 +147,7 @@ def test_a_dropped_trigger_is_missing_and_the_edge_refuses_to_start(monkeypatch)
 
 def test_a_disabled_trigger_is_missing_and_the_edge_refuses_to_start(monkeypatch):
     """Disabled, a trigger moves nothing either."""
-    monkeypatch.setattr(processes, "run", lambda commands: pytest.fail("the edge started"))
+    monkeypatch.setattr(processes, "run", lambda *args, **kwargs: pytest.fail("the edge started"))
     disabled, table = version.EDGE.triggers()[2]  # a domain's state or name
     with pytest.raises(RolledBack), transaction.atomic():
         with connection.cursor() as cursor:
