@@ -93,8 +93,9 @@ class Platform:
         return self.workdir / f"{name}.log"
 
     def run_procfile(self, name: str, **extra: str) -> subprocess.Popen:
-        """The Procfile's line `name`, as honcho runs it under `make run`."""
-        return self.run_line(name, procfile_command(name), **extra)
+        """The Procfile's line `name` (or, for a second edge, `edge`), as honcho runs it
+        under `make run`."""
+        return self.run_line(name, procfile_command(name.partition("-")[0]), **extra)
 
     def run_line(self, name: str, line: str, **extra: str) -> subprocess.Popen:
         command = ["/bin/sh", "-c", "exec " + line]
@@ -120,16 +121,26 @@ class Platform:
         web = self.run_line("web", WEB_LINE)
         wait_until("web", lambda: _answers(f"http://127.0.0.1:{self.web_port}/healthz"), web,
                    self.log_path("web"))  # fmt: skip
-        edge = self.run_procfile("edge")
+        self.start_edge("edge")
+
+    def start_edge(self, name: str, **extra: str) -> int:
+        """petstore/Procfile's edge line as `name`, on this platform's ports or, with HTTPS_PORT
+        and the rest in `extra`, on others; its HTTPS port once it answers."""
+        env = {**self.env, **extra}
+        edge = self.run_procfile(name, **extra)
+        secret_file = Path(env["PETSTORE_VAR_DIR"]) / "edge" / SECRET_FILE
+        https_port = int(env["HTTPS_PORT"])
 
         def edge_ready() -> bool:
             try:
-                endpoint = self.certificate_endpoint() + "?server_name=x"
+                secret = secret_file.read_text()
             except FileNotFoundError:
                 return False  # the edge has not written its secret yet
-            return _answers(endpoint) and tcp_port_open(self.https_port)
+            endpoint = f"http://127.0.0.1:{env['EDGE_CERTIFICATES_PORT']}{CERTIFICATE_PATH}/"
+            return _answers(f"{endpoint}{secret}?server_name=x") and tcp_port_open(https_port)
 
-        wait_until("edge", edge_ready, edge, self.log_path("edge"))
+        wait_until(name, edge_ready, edge, self.log_path(name))
+        return https_port
 
     def start_worker(self, **extra: str) -> None:
         """The Procfile's two workers: checks (`worker`) and `certificates`."""

@@ -18,6 +18,7 @@ from bench.edge.platform import WEB_LINE, Platform, start_pebble
 from bench.edge.throughput import (
     CPU_GROUPS,
     CPU_SECONDS,
+    asking_note,
     cpu_rows,
     endpoint_note,
     lookups_note,
@@ -78,6 +79,7 @@ def measure(args) -> list[str]:
                 notes["throughput"].append(lookups_note(platform, hostname, args))
                 cpu = cpu_rows(platform, hostname, floor_port, args.connections)
                 notes["throughput"].append(endpoint_note(platform, hostname, args))
+                notes["throughput"].append(asking_note(platform, hostname, args))
             finally:
                 platform.stop()
     finally:

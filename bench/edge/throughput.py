@@ -14,6 +14,7 @@ import ssl
 import time
 from dataclasses import dataclass, field
 
+from django.conf import settings
 from django.db import connection
 
 from bench.edge.floor import pinned, split_cores
@@ -22,6 +23,7 @@ from bench.edge.verify import PAGE, ZONE, https_get
 from bench.environment import ROOT
 from bench.load import WRK_DIR, Side, interleaved, paired, side_by_side, spread, wrk, wrk_command
 from bench.processes import cpu_used
+from devtools.sockets import free_port
 from domains.edge.paths import CERTIFICATE_PATH
 from domains.models import Certificate
 
@@ -210,6 +212,33 @@ def cpu_rows(platform: Platform, hostname: str, floor_port: int, connections: in
             + f" | {served:.2f} | {served + per_request[-1]:.2f} | {plain / served:.2f} |"
         )
     return rows
+
+
+def asking_note(platform: Platform, hostname: str, args) -> str:
+    """A full handshake per request, the edge holding its certificates against a second edge
+    asking the certificate endpoint in each (EDGE_HELD_CERTIFICATES=0), alternating."""
+    port = platform.start_edge(
+        "edge-asking",
+        EDGE_HELD_CERTIFICATES="0",
+        HTTPS_PORT=str(free_port()),
+        EDGE_CERTIFICATES_PORT=str(free_port()),
+        EDGE_ADMIN=f"unix/{platform.workdir / 'asking-admin.sock'}",
+        PETSTORE_VAR_DIR=str(platform.workdir / "asking"),
+    )
+    case = CASES[-1]
+    held = _sides(platform, hostname, 0, case)["edge"]
+    asking = {**held, "url": f"https://{hostname}:{port}/"}
+    holding, endpoint = interleaved(
+        ("edge, holding", held), ("edge, asking", asking), rounds=args.rounds,
+        seconds=args.seconds, connections=args.connections, script=LOOPBACK,
+    )  # fmt: skip
+    return (
+        f"{case.name}: the edge holding its certificates (domains/edge/held.py; "
+        f"EDGE_HELD_CERTIFICATES={settings.EDGE_HELD_CERTIFICATES}, the default) "
+        f"{_side(holding)}, the same edge asking the certificate endpoint in each full "
+        f"handshake (EDGE_HELD_CERTIFICATES=0, a second edge) {_side(endpoint)}: "
+        f"{_ratio(holding, endpoint)}, {args.rounds} rounds alternating, unpinned."
+    )
 
 
 def endpoint_note(platform: Platform, hostname: str, args) -> str:
