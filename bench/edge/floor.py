@@ -3,10 +3,11 @@
 The floor is the same Caddy binary in the same configuration as the edge's
 (domains/edge/caddy.py's `config`, on a port of its own), proxying to the same web
 processes, but holding the one certificate the benchmark asks for in its own
-configuration (`tls.certificates.load_files`) instead of asking the certificate
-endpoint during each full handshake (`get_certificate`). Against plain HTTP the edge
-pays for TLS and for Caddy's proxying too; against the floor, only for what the edge
-does differently: where its certificates come from.
+configuration (`tls.certificates.load_files`), with no endpoint and no thread keeping
+anything in step. Against plain HTTP the edge pays for TLS and for Caddy's proxying
+too; against the floor, only for what the edge does differently: where its
+certificates come from (held, loaded through the admin API by domains/edge/held.py, or
+asked of the certificate endpoint during a full handshake).
 
 Pinning: the edge's processes (both Caddys and the certificate endpoint) on some of
 the machine's cores, the web processes on the others, every thread of each (as

@@ -56,7 +56,6 @@ from cryptography import x509
 from cryptography.fernet import InvalidToken
 from cryptography.hazmat.primitives import serialization
 from django.db import DatabaseError, connection
-from django.db.models.functions import MD5, Concat
 from django.utils import timezone
 
 from domains.edge import admin, version
@@ -83,7 +82,9 @@ class Live:
     """A live domain's served certificate, as its row is now."""
 
     certificate_id: int
-    digest: str  # of the row's chain and sealed key: a row rewritten in place is another
+    # A certificate is its serial (unique): a row written again for another purpose (its
+    # renewal window, a key sealed again) holds the same certificate, and reloads nothing.
+    serial: str
     not_after: datetime
 
 
@@ -94,10 +95,9 @@ def live_now(limit: int) -> dict[str, Live]:
         live_certificates()
         .order_by("domain_id", "-not_after", "-pk")
         .distinct("domain_id")
-        .annotate(digest=MD5(Concat("pem", "key_pem")))
-        .values_list("domain__hostname", "pk", "digest", "not_after")[:limit]
+        .values_list("domain__hostname", "pk", "serial", "not_after")[:limit]
     )
-    return {name: Live(pk, digest, not_after) for name, pk, digest, not_after in rows}
+    return {name: Live(pk, serial, not_after) for name, pk, serial, not_after in rows}
 
 
 def loadable(hostname: str, pem: str, key_pem: str) -> str | None:
