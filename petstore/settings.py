@@ -595,7 +595,7 @@ EDGE_ADMIN = env_str("EDGE_ADMIN", f"unix/{EDGE_DIR / 'admin.sock'}")
 # How many live domains' certificates Caddy holds in its memory (domains/edge/held.py), so
 # their handshakes ask nobody; the rest are asked of the certificate endpoint. Each load
 # parses them all again: the bound keeps a Remove's certificate gone within a second. 0: none.
-EDGE_HELD_CERTIFICATES = env_int("EDGE_HELD_CERTIFICATES", 2000)
+EDGE_HELD_CERTIFICATES = env_int("EDGE_HELD_CERTIFICATES", 1000)
 if EDGE_HELD_CERTIFICATES < 0:
     raise ImproperlyConfigured("EDGE_HELD_CERTIFICATES must be 0 or more")
 # Whether the edge also takes plain HTTP on HTTP_PORT (production: port 80, where ACME HTTP-01

@@ -234,7 +234,7 @@ def asking_note(platform: Platform, hostname: str, args) -> str:
     )  # fmt: skip
     return (
         f"{case.name}: the edge holding its certificates (domains/edge/held.py; "
-        f"EDGE_HELD_CERTIFICATES={settings.EDGE_HELD_CERTIFICATES}, the default) "
+        f"EDGE_HELD_CERTIFICATES={settings.EDGE_HELD_CERTIFICATES}) "
         f"{_side(holding)}, the same edge asking the certificate endpoint in each full "
         f"handshake (EDGE_HELD_CERTIFICATES=0, a second edge) {_side(endpoint)}: "
         f"{_ratio(holding, endpoint)}, {args.rounds} rounds alternating, unpinned."

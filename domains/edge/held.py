@@ -122,8 +122,9 @@ def loadable(hostname: str, pem: str, key_pem: str) -> str | None:
 class Holder:
     """What Caddy holds, kept in step with the rows by two threads of `manage.py edge`: the
     loop (`beat()` every POLL_EVERY; tests call it directly) and a watchdog that makes Caddy
-    hold nothing once the rows have gone unconfirmed for FRESH_FOR, whether the database
-    refuses the loop's read or leaves it waiting."""
+    hold nothing when the database has not answered for FRESH_FOR, whether it refuses the
+    loop's reads or leaves one waiting. (A load under way is no news of the database: the
+    next beat reads it.)"""
 
     def __init__(self, limit: int) -> None:
         self.limit = limit
@@ -133,6 +134,7 @@ class Holder:
         self.read_again_at = -math.inf  # time.monotonic()
         self.changed_at = -math.inf  # time.monotonic() when the rows read last differed
         self.confirmed_at = -math.inf  # time.monotonic() at the start of the last good read
+        self.reading_since: float | None = None  # a read of the database under way
         self.failing = False
         self.entries: dict[Live, dict[str, Any] | None] = {}  # None: not loadable
         self.adding_since: float | None = None  # when a certificate to add was first seen
@@ -171,9 +173,11 @@ class Holder:
             self.unconfirmed()
 
     def unconfirmed(self) -> None:
-        """The watchdog's step: nothing held while the rows are not confirmed."""
-        unconfirmed_for = time.monotonic() - self.confirmed_at
-        if unconfirmed_for >= FRESH_FOR and self.held:
+        """The watchdog's step: nothing held while the database does not answer."""
+        now, reading = time.monotonic(), self.reading_since
+        unconfirmed_for = now - self.confirmed_at
+        waiting = reading is not None and now - reading >= FRESH_FOR
+        if (waiting or (self.failing and unconfirmed_for >= FRESH_FOR)) and self.held:
             logger.error(
                 "The edge has not read the database for %.1f s: Caddy holds no certificate "
                 "until it can (handshakes ask the endpoint)",
@@ -213,24 +217,30 @@ class Holder:
     # --- The rows -----------------------------------------------------------------------
 
     def _read(self, started: float) -> None:
-        stamp = self.watcher.read()
-        if stamp != self.read_under or started >= self.read_again_at:
+        self.reading_since = started
+        try:
+            stamp = self.watcher.read()
+            if stamp == self.read_under and started < self.read_again_at:
+                self.confirmed_at = started
+                return
             wanted = live_now(self.limit)
-            if wanted != self.wanted:
-                self.wanted, self.changed_at = wanted, started
-            self._entries_for(wanted)
-            self.read_under = stamp
-            # Also when nothing changed: a certificate whose notBefore came since.
-            self.read_again_at = started + MAX_AGE
+            new = [live.certificate_id for live in wanted.values() if live not in self.entries]
+            rows = live_certificates().filter(pk__in=new).values_list("pk", "pem", "key_pem")
+            by_id = {pk: (pem, sealed) for pk, pem, sealed in rows}
+        finally:
+            self.reading_since = None
         self.confirmed_at = started
+        if wanted != self.wanted:
+            self.wanted, self.changed_at = wanted, started
+        self._entries_for(wanted, by_id)
+        self.read_under = stamp
+        # Also when nothing changed: a certificate whose notBefore came since.
+        self.read_again_at = started + MAX_AGE
 
-    def _entries_for(self, wanted: dict[str, Live]) -> None:
-        """Caddy's entries for what is wanted (each row's key unsealed once, and checked),
-        forgetting the rest."""
+    def _entries_for(self, wanted: dict[str, Live], by_id: dict[int, tuple[str, str]]) -> None:
+        """Caddy's entries for what is wanted (each new row's key unsealed once, and
+        checked), forgetting the rest."""
         names = {live: name for name, live in wanted.items()}
-        new = [live.certificate_id for live in names if live not in self.entries]
-        rows = live_certificates().filter(pk__in=new).values_list("pk", "pem", "key_pem")
-        by_id = {pk: (pem, sealed) for pk, pem, sealed in rows}
         entries = {live: self.entries[live] for live in names if live in self.entries}
         for live in names.keys() - entries.keys():
             if live.certificate_id not in by_id:
