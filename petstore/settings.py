@@ -593,9 +593,11 @@ EDGE_CERTIFICATES_PORT = env_int("EDGE_CERTIFICATES_PORT", 8442)
 EDGE_DIR = VAR_DIR / "edge"
 EDGE_ADMIN = env_str("EDGE_ADMIN", f"unix/{EDGE_DIR / 'admin.sock'}")
 # How many live domains' certificates Caddy holds in its memory (domains/edge/held.py), so
-# their handshakes ask nobody; the rest are asked of the certificate endpoint. Each load
-# parses them all again: the bound keeps a Remove's certificate gone within a second. 0: none.
-EDGE_HELD_CERTIFICATES = env_int("EDGE_HELD_CERTIFICATES", 1000)
+# their full handshakes ask nobody; the rest are asked of the certificate endpoint. 0 (the
+# default): none. Each change of the set reloads Caddy, which closes every idle kept-alive
+# connection (a request racing the close is lost) and parses them all again: a few thousand
+# keep a Remove's certificate gone within a second (docs/decisions/edge.md).
+EDGE_HELD_CERTIFICATES = env_int("EDGE_HELD_CERTIFICATES", 0)
 if EDGE_HELD_CERTIFICATES < 0:
     raise ImproperlyConfigured("EDGE_HELD_CERTIFICATES must be 0 or more")
 # Whether the edge also takes plain HTTP on HTTP_PORT (production: port 80, where ACME HTTP-01

@@ -18,9 +18,9 @@ from bench.edge.platform import WEB_LINE, Platform, start_pebble
 from bench.edge.throughput import (
     CPU_GROUPS,
     CPU_SECONDS,
-    asking_note,
     cpu_rows,
     endpoint_note,
+    holding_note,
     lookups_note,
     throughput_rows,
 )
@@ -79,7 +79,7 @@ def measure(args) -> list[str]:
                 notes["throughput"].append(lookups_note(platform, hostname, args))
                 cpu = cpu_rows(platform, hostname, floor_port, args.connections)
                 notes["throughput"].append(endpoint_note(platform, hostname, args))
-                notes["throughput"].append(asking_note(platform, hostname, args))
+                notes["throughput"].append(holding_note(platform, hostname, args))
             finally:
                 platform.stop()
     finally:
@@ -140,10 +140,10 @@ def section(latency: list[str], throughput: list[str], cpu: list[str],
         "Caddy binary in the edge's own configuration (domains/edge/caddy.py, on a port of its "
         "own) proxying to the same web processes, but holding this domain's certificate (the "
         "stored one, the same files) in its configuration (`tls.certificates.load_files`) "
-        "(bench/edge/floor.py); and HTTPS through the edge (Caddy → the web processes), which "
-        "holds the live certificates too, loaded through its admin API by `manage.py edge` "
-        "(domains/edge/held.py), and asks the certificate endpoint only for a name it does not "
-        "hold. One "
+        "instead of asking the certificate endpoint in each full handshake "
+        "(bench/edge/floor.py); and HTTPS through the edge (Caddy → the web processes) as "
+        "configured by default, asking the endpoint (`EDGE_HELD_CERTIFICATES=0`; a note below "
+        "measures an edge holding its certificates). One "
         f"wrk thread, {args.connections} connections, {args.rounds} rounds of {args.seconds} s "
         "per side after a 2 s warm-up each; figures are each side's median round, ratios the "
         "median of the per-round ratios. The targets are the edge against its floor: what "
@@ -161,8 +161,7 @@ def section(latency: list[str], throughput: list[str], cpu: list[str],
         "its own to the web processes whatever the client asks (reverse_proxy keep-alive, "
         "domains/edge/caddy.py). The endpoint keeps its answers in each process until the "
         "edge version moves (domains/edge/cache.py). Certificate lookups are counted "
-        "from PostgreSQL's statistics of the certificates table (one index scan per lookup; "
-        "the edge's own reads of the live certificates, every 5 minutes, count too).",
+        "from PostgreSQL's statistics of the certificates table (one index scan per lookup).",
         "",
         "| Figure | Plain HTTP → web | Floor: HTTPS → Caddy, certificate in its configuration "
         "→ web | HTTPS → edge → web | Throughput edge / floor | Edge / plain | Floor / plain "
@@ -184,7 +183,7 @@ def section(latency: list[str], throughput: list[str], cpu: list[str],
         "",
         "- `Connection: close` alone: wrk keeps each connection's TLS session and resumes it "
         "on the next connection (TLS 1.3 tickets, which Caddy issues); a resumed handshake "
-        "presents no certificate, so Caddy looks for none. The last row "
+        "presents no certificate, so Caddy asks the certificate endpoint nothing. The last row "
         "takes resumption away (bench/wrk/full-handshakes.cnf: TLS 1.2 without tickets).",
         *[f"- {note}" for note in notes["throughput"]],
         "",

@@ -35,6 +35,14 @@ from tests.petstore.locks import locked_elsewhere
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
+# The edges of the other modules hold nothing (the default): the endpoint's path.
+HELD = 1000
+
+
+@pytest.fixture(scope="module")
+def edge_environment() -> dict[str, str]:
+    return {"EDGE_HELD_CERTIFICATES": str(HELD)}
+
 
 def served(domain: Domain) -> Certificate:
     certificate = Certificate.objects.filter(domain=domain).order_by("-not_after").first()
