@@ -7,9 +7,9 @@ HTTPS is off (no listeners, redirects or certificates of its own), HTTP/3 is off
 (no UDP listener), and the admin API sits on EDGE_ADMIN (a unix socket of the
 checkout by default).
 
-Certificates: Caddy holds the live domains' in its memory, loaded through the admin API
-(domains/edge/held.py; none at start), and asks the loopback endpoint (domains/edge/wsgi.py)
-during a handshake for any name it does not hold: the automation policy is a catch-all with
+Certificates: with EDGE_HELD_CERTIFICATES Caddy holds the live domains' in its memory, loaded
+through the admin API (domains/edge/held.py; none at start), and it asks the loopback endpoint
+(domains/edge/wsgi.py) during a handshake for any name it does not hold: the automation policy is a catch-all with
 that manager, whose URL carries the endpoint's secret (Caddy's http manager sends no header
 of ours), so this document is written mode 0600. Where it has
 nothing (204), a second manager gets the edge's placeholder certificate from the same

