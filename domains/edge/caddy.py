@@ -7,17 +7,17 @@ HTTPS is off (no listeners, redirects or certificates of its own), HTTP/3 is off
 (no UDP listener), and the admin API sits on EDGE_ADMIN (a unix socket of the
 checkout by default).
 
-Certificates: with EDGE_HELD_CERTIFICATES Caddy holds the live domains' in its memory, loaded
-through the admin API (domains/edge/held.py; none at start), and it asks the loopback endpoint
-(domains/edge/wsgi.py) during a handshake for any name it does not hold: the automation policy is a catch-all with
-that manager, whose URL carries the endpoint's secret (Caddy's http manager sends no header
-of ours), so this document is written mode 0600. Where it has
-nothing (204), a second manager gets the edge's placeholder certificate from the same
-endpoint (domains/edge/fallback.py), so the handshake completes. Without a certificate
-from a manager, Caddy would go on to issue from its own ACME issuers for whatever
-name a client sent; its on-demand permission asks the same endpoint, which always
-refuses: only the platform, after proving a domain, issues. The platform's own
-names use the operator's files (EDGE_PLATFORM_CERTIFICATE), which Caddy loads.
+Certificates: with EDGE_HELD_CERTIFICATES Caddy holds the live domains' in its memory,
+loaded through the admin API (domains/edge/held.py; none at start), and it asks the
+loopback endpoint (domains/edge/wsgi.py) during a handshake for any name it does not hold:
+the automation policy is a catch-all with that manager, whose URL carries the endpoint's
+secret (Caddy's http manager sends no header of ours), so this document is written mode
+0600. Where it has nothing (204), a second manager gets the edge's placeholder certificate
+from the same endpoint (domains/edge/fallback.py), so the handshake completes. Without a
+certificate from a manager, Caddy would go on to issue from its own ACME issuers for
+whatever name a client sent; its on-demand permission asks the same endpoint, which always
+refuses: only the platform, after proving a domain, issues. The platform's own names use
+the operator's files (EDGE_PLATFORM_CERTIFICATE), which Caddy loads.
 
 The edge writes the access line of every request, the web processes behind it none
 (Procfile.production's WEB_ACCESS_LOG=0; docs/decisions/serving.md): one line on

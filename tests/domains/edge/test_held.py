@@ -210,7 +210,7 @@ def test_only_a_certificate_naming_its_domain_alone_with_its_own_key_is_loadable
         "it names nothing, not www.example.test alone"
     )
     assert loadable("www.example.test", pem, other_key) == "its key is not the certificate's"
-    assert loadable("www.example.test", "junk", key_pem).startswith("it does not parse")
+    assert (loadable("www.example.test", "junk", key_pem) or "").startswith("it does not parse")
 
 
 def test_the_edge_stops_when_the_thread_beside_its_processes_ends():
