@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import math
+import sys
 from typing import Any
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
@@ -28,7 +29,7 @@ from petstore.api.exceptions import (
     Refused,
     ServiceUnavailable,
 )
-from petstore.http.unavailable import DATABASE_UNAVAILABLE, log_unavailable
+from petstore.http.unavailable import DATABASE_UNAVAILABLE, log_unavailable, unavailable_page
 
 log = logging.getLogger(__name__)
 # What a request Django refuses as suspicious is told (Django's own 400 says nothing more).
@@ -177,6 +178,14 @@ def handler404(request: HttpRequest, exception: Exception | None = None) -> Http
 
 
 def handler500(request: HttpRequest) -> HttpResponse:
+    # Called while Django handles the exception: a middleware's, which no view's handler saw.
+    if isinstance(sys.exc_info()[1], DATABASE_UNAVAILABLE):
+        if not _is_api(request):
+            return unavailable_page()
+        unavailable = ServiceUnavailable()
+        response = _json_error(unavailable.default_code, str(unavailable.detail), 503)
+        response["Retry-After"] = str(unavailable.wait)
+        return response
     if _is_api(request):
         return _json_error(ErrorCode.INTERNAL_ERROR, "Internal server error.", 500)
     return defaults.server_error(request)

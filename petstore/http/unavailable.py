@@ -6,7 +6,10 @@ DATABASE_UNAVAILABLE, and the same request will most likely succeed a few second
 it is answered 503 with `Retry-After: RETRY_AFTER` and logged as one line, not a traceback
 (an outage would log one per request): under /v1 by the API's exception handler
 (petstore.api.errors, the `service_unavailable` Error body), on every other page by
-DatabaseUnavailableMiddleware. The operator hears of it from the 5xx rate and /readyz.
+DatabaseUnavailableMiddleware. A middleware that meets it before any view (the custom
+domains' routing, the session, the sign-in lock-out) reaches Django's 500 handler instead,
+which answers the same 503 (petstore.api.errors.handler500; Django's own log line for it
+stays). The operator hears of it from the 5xx rate and /readyz.
 """
 
 from __future__ import annotations
@@ -51,7 +54,12 @@ class DatabaseUnavailableMiddleware:
         if not isinstance(exception, DATABASE_UNAVAILABLE):
             return None
         log_unavailable(request.method or "-", request.path, exception)
-        page = render_to_string("503.html", {"retry_after": RETRY_AFTER})
-        response = HttpResponse(page, status=503)
-        response["Retry-After"] = str(RETRY_AFTER)
-        return response
+        return unavailable_page()
+
+
+def unavailable_page() -> HttpResponse:
+    """The 503 page: it reads nothing from the database."""
+    page = render_to_string("503.html", {"retry_after": RETRY_AFTER})
+    response = HttpResponse(page, status=503)
+    response["Retry-After"] = str(RETRY_AFTER)
+    return response
