@@ -49,9 +49,14 @@ run: $(call stamp,run)
 	$(RUN_ENV) $(BIN)/python -m devtools.devserver run
 
 # The whole suite. Without DATABASE_URL/REDIS_URL it starts its own PostgreSQL and Redis from
-# their wheels (tests/settings.py); .ci/run points it at the machine's.
+# their wheels (tests/settings.py); .ci/run points it at the machine's. On two pytest-xdist
+# workers, each with its own test database and Redis databases (tests/settings.py); the tests
+# of one `xdist_group` run on one worker (docs/decisions/platform.md, "The suite's time").
+# Here rather than in pyproject's addopts, so that `.venv/bin/pytest tests/some_file.py` runs
+# in one process; `make test PYTEST_XDIST=` runs the whole suite so too.
+PYTEST_XDIST ?= -n 2 --dist loadgroup
 test: $(call stamp,test)
-	$(BIN)/pytest $(PYTEST_ARGS)
+	$(BIN)/pytest $(PYTEST_XDIST) $(PYTEST_ARGS)
 
 # Benchmarks on the local PostgreSQL and Redis: the API on production's web line against the
 # bare-Django floor and the FastAPI peer, the server table (gunicorn, granian, the peer), the

@@ -131,21 +131,35 @@ def test_with_debug_on_they_refuse_too_and_say_where_a_development_key_is(settin
 # --- What a key must be ---------------------------------------------------------------
 
 
-BAD_KEYS = [
-    "test-only-not-secret",  # not 32 bytes
-    "correct horse battery staple and a few more words",  # not urlsafe base64
-    "A" * 43,  # 32 bytes, all zero: not random
-    secrets.token_hex(16),  # 32 characters, 16 random bytes
-]
+# Each named in the test ids rather than shown: some are drawn at import, and every xdist
+# worker must collect the same ids.
+BAD_KEYS = {
+    "short": "test-only-not-secret",  # not 32 bytes
+    "not-base64": "correct horse battery staple and a few more words",  # not urlsafe base64
+    "all-zero": "A" * 43,  # 32 bytes, all zero: not random
+    "hex": secrets.token_hex(16),  # 32 characters, 16 random bytes
+}
 
 
 @pytest.mark.parametrize(
     ("variable", "value"),
     [
-        *(("DOMAINS_KEY_ENCRYPTION_KEY", value) for value in BAD_KEYS),
-        ("DOMAINS_KEY_ENCRYPTION_KEY", f"{KEY_A},{KEY_B}"),  # two keys where one goes
-        *(("DOMAINS_KEY_ENCRYPTION_KEY_PREVIOUS", value) for value in BAD_KEYS),
-        ("DOMAINS_KEY_ENCRYPTION_KEY_PREVIOUS", f"{KEY_A},{BAD_KEYS[0]}"),
+        *(
+            pytest.param(variable, value, id=f"{variable}-{name}")
+            for variable in ("DOMAINS_KEY_ENCRYPTION_KEY", "DOMAINS_KEY_ENCRYPTION_KEY_PREVIOUS")
+            for name, value in BAD_KEYS.items()
+        ),
+        # Two keys where one goes.
+        pytest.param(
+            "DOMAINS_KEY_ENCRYPTION_KEY",
+            f"{KEY_A},{KEY_B}",
+            id="DOMAINS_KEY_ENCRYPTION_KEY-two-keys",
+        ),
+        pytest.param(
+            "DOMAINS_KEY_ENCRYPTION_KEY_PREVIOUS",
+            f"{KEY_A},{BAD_KEYS['short']}",
+            id="DOMAINS_KEY_ENCRYPTION_KEY_PREVIOUS-a-key-and-a-short-one",
+        ),
     ],
 )
 def test_a_key_that_is_not_32_random_bytes_in_urlsafe_base64_is_refused(variable, value):
@@ -157,7 +171,11 @@ def test_a_key_that_is_not_32_random_bytes_in_urlsafe_base64_is_refused(variable
     assert value not in result.stderr  # a secret is never repeated
 
 
-@pytest.mark.parametrize("value", [secrets.token_urlsafe(32), secrets.token_urlsafe(50)])
+@pytest.mark.parametrize(
+    "value",
+    [secrets.token_urlsafe(32), secrets.token_urlsafe(50)],
+    ids=["32-random-bytes", "50-random-bytes"],
+)
 def test_a_token_or_a_fernet_key_is_accepted(value):
     for key in (value, Fernet.generate_key().decode()):
         env = {**os.environ, "DOMAINS_KEY_ENCRYPTION_KEY": key}
