@@ -57,6 +57,7 @@ from typing import Any
 from cryptography import x509
 from cryptography.fernet import InvalidToken
 from cryptography.hazmat.primitives import serialization
+from cryptography.x509.oid import NameOID
 from django.db import DatabaseError, connection
 from django.utils import timezone
 
@@ -77,6 +78,7 @@ ADD_WITHIN = 10.0
 LOAD_PEM = "/config/apps/tls/certificates/load_pem"
 # How long the edge waits for Caddy's admin API at start.
 ADMIN_STARTS_WITHIN = 30.0
+CN = NameOID.COMMON_NAME
 
 
 @dataclass(frozen=True)
@@ -102,6 +104,20 @@ def live_now(limit: int) -> dict[str, Live]:
     return {name: Live(pk, serial, not_after) for name, pk, serial, not_after in rows}
 
 
+def served_names(leaf: x509.Certificate) -> list[str]:
+    """Every name Caddy serves a loaded certificate for (certmagic's own list): its subject's
+    common name, then its DNS names, addresses, email addresses and URIs."""
+    common = [attribute.value for attribute in leaf.subject.get_attributes_for_oid(CN)]
+    try:
+        alternative = leaf.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    except x509.ExtensionNotFound:
+        alternative = x509.SubjectAlternativeName([])
+    names = [str(name).lower() for name in common]
+    for kind in (x509.DNSName, x509.IPAddress, x509.RFC822Name, x509.UniformResourceIdentifier):
+        names += [str(name).lower() for name in alternative.get_values_for_type(kind)]
+    return list(dict.fromkeys(names))
+
+
 def loadable(hostname: str, pem: str, key_pem: str) -> str | None:
     """Why Caddy must not hold this certificate for `hostname`, or None when it may."""
     try:
@@ -109,13 +125,8 @@ def loadable(hostname: str, pem: str, key_pem: str) -> str | None:
         key = serialization.load_pem_private_key(key_pem.encode(), password=None)
     except (ValueError, TypeError) as error:
         return f"it does not parse ({error})"
-    try:
-        names = chain[0].extensions.get_extension_for_class(x509.SubjectAlternativeName)
-        dns_names = names.value.get_values_for_type(x509.DNSName)
-    except x509.ExtensionNotFound:
-        dns_names = []
-    if dns_names != [hostname]:
-        return f"it names {', '.join(dns_names) or 'nothing'}, not {hostname} alone"
+    if (names := served_names(chain[0])) != [hostname]:
+        return f"it names {', '.join(names) or 'nothing'}, not {hostname} alone"
     if chain[0].public_key() != key.public_key():
         return "its key is not the certificate's"
     return None

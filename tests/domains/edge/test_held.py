@@ -173,10 +173,12 @@ def test_the_edge_refuses_an_admin_api_on_tcp_in_one_line(settings):
         call_command("edge", "--print")
 
 
-def certificate_and_key(*names: str) -> tuple[str, str]:
+def certificate_and_key(*names: str, common_name: str = "") -> tuple[str, str]:
     key = ec.generate_private_key(ec.SECP256R1())
     now = timezone.now()
-    subject = x509.Name([])
+    subject = x509.Name(
+        [x509.NameAttribute(NameOID.COMMON_NAME, common_name)] if common_name else []
+    )
     builder = (
         x509.CertificateBuilder()
         .subject_name(subject)
@@ -205,6 +207,13 @@ def test_only_a_certificate_naming_its_domain_alone_with_its_own_key_is_loadable
     assert loadable("www.example.test", wider, wider_key) == (
         "it names www.example.test, shop.other.test, not www.example.test alone"
     )
+    # Caddy serves a certificate for its subject's common name too.
+    named, named_key = certificate_and_key("www.example.test", common_name="shop.other.test")
+    assert loadable("www.example.test", named, named_key) == (
+        "it names shop.other.test, www.example.test, not www.example.test alone"
+    )
+    same, same_key = certificate_and_key("www.example.test", common_name="WWW.example.test")
+    assert loadable("www.example.test", same, same_key) is None
     nameless, nameless_key = certificate_and_key()
     assert loadable("www.example.test", nameless, nameless_key) == (
         "it names nothing, not www.example.test alone"
