@@ -4,9 +4,12 @@ as production starts it, its admin API asked what Caddy holds."""
 from __future__ import annotations
 
 import contextlib
+import json
 import os
+import shutil
 import signal
 import stat
+import tempfile
 import time
 from collections.abc import Iterator
 from datetime import timedelta
@@ -21,10 +24,14 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.utils import timezone
 
+from devtools.processes import spawn, stop_group
+from devtools.sockets import free_port
 from domains.choices import State
-from domains.edge import processes, version
+from domains.edge import admin, processes, version
 from domains.edge.cache import FRESH_FOR
-from domains.edge.held import loadable
+from domains.edge.caddy import config
+from domains.edge.held import ADD_AFTER_QUIET, LOAD_PEM, Holder, loadable
+from domains.edge.processes import caddy_command, caddy_env
 from domains.models import Certificate, Domain
 from domains.pki import keys
 from domains.services import certificates
@@ -32,6 +39,7 @@ from domains.services.custom_domains import domain_add, domain_remove
 from tests.fixtures.domains import go_live
 from tests.fixtures.edge import Edge, serial
 from tests.petstore.locks import locked_elsewhere
+from tests.processes import wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -226,3 +234,38 @@ def test_the_edge_stops_when_the_thread_beside_its_processes_ends():
     started = time.monotonic()
     code = processes.run([(["sleep", "30"], dict(os.environ))], beside=lambda: None)
     assert code == 1 and time.monotonic() - started < processes.STOP_TIMEOUT
+
+
+@pytest.fixture
+def lone_caddy(settings, tmp_path) -> Iterator[Path]:
+    """Caddy alone in the edge's configuration, its admin socket in `settings`; yields its
+    process's log path once its admin API answers."""
+    admin_dir = Path(tempfile.mkdtemp(prefix="held-"))  # a unix socket's path is short
+    settings.EDGE_ADMIN = f"unix/{admin_dir / 'admin.sock'}"
+    settings.HTTPS_PORT, settings.EDGE_HTTP = free_port(), False
+    document = tmp_path / "caddy.json"
+    document.write_text(json.dumps(config(data_dir=tmp_path / "data", secret="unused")))
+    log_path = tmp_path / "caddy.log"
+    process = spawn(caddy_command(document), env=caddy_env(tmp_path), log_path=log_path)
+    try:
+        wait_for(lambda: (admin_dir / "admin.sock").exists(), timeout=30, what="Caddy's admin")
+        yield log_path
+    finally:
+        stop_group(process)
+        shutil.rmtree(admin_dir, ignore_errors=True)
+
+
+def test_a_caddy_that_cannot_be_told_ends_the_holder(lone_caddy, active, alice, settings):
+    """What Caddy holds is unknown once a load cannot be sent: the holder raises, which ends
+    the edge (processes.run, above), and its restart holds nothing."""
+    holder = Holder(limit=10)
+    holder.beat()
+    time.sleep(ADD_AFTER_QUIET)
+    holder.beat()  # the live set has been still for a second: loaded
+    assert [entry["certificate"] for entry in admin.call("GET", LOAD_PEM)] == [served(active).pem]
+
+    Path(settings.EDGE_ADMIN.removeprefix("unix/")).unlink()  # Caddy no longer reachable
+    domain_remove(domain=active, actor=alice)
+
+    with pytest.raises(admin.Unreachable):
+        holder.beat()
