@@ -12,7 +12,7 @@ HTTPS_PORT ?= 8443
 UV     := uv==0.13.9
 SETS   := run test lint bench
 
-.PHONY: run test lint bench soak lock clean
+.PHONY: run test fuzz lint bench soak lock clean
 
 # One install set per target, each from its lock: requirements/<set>.txt pins every
 # package with its hashes (the runtime dependencies plus the set's extra). A set is
@@ -57,6 +57,12 @@ run: $(call stamp,run)
 PYTEST_XDIST ?= -n 2 --dist loadgroup
 test: $(call stamp,test)
 	$(BIN)/pytest $(PYTEST_XDIST) $(PYTEST_ARGS)
+
+# The fuzzers' long search (tests/security/test_fuzz.py): the suite runs each API fuzzer on
+# a few examples; this runs FUZZ_EXAMPLES of each, with no per-test timeout.
+FUZZ_EXAMPLES ?= 500
+fuzz: $(call stamp,test)
+	FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/pytest tests/security/test_fuzz.py --timeout=0 $(PYTEST_ARGS)
 
 # Benchmarks on the local PostgreSQL and Redis: the API on production's web line against the
 # bare-Django floor and the FastAPI peer, the server table (gunicorn, granian, the peer), the

@@ -25,6 +25,7 @@ import dns.exception
 import dns.flags
 import dns.message
 import dns.name
+import dns.query
 import dns.rcode
 import dns.rdata
 import dns.rdataclass
@@ -292,6 +293,14 @@ class DNSServer:
             thread.start()
             self._threads.append(thread)
         return self
+
+    def answered_all(self, timeout: float = 30.0) -> None:
+        """Returns once every question that reached the UDP socket before this call has
+        been answered: one thread answers the datagrams in turn, so the answer to a
+        question of its own comes after theirs. A test clears `queries` after this, so that
+        a retry a resolver sent before the step it measures is not counted in that step."""
+        question = dns.message.make_query("answered-all.invalid.", "A")
+        dns.query.udp(question, self.host, port=self.port, timeout=timeout)
 
     def stop(self) -> None:
         for server in (self.udp, self.tcp):

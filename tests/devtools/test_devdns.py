@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
 import time
@@ -39,6 +40,16 @@ def test_it_answers_over_udp_and_tcp(dns_server):
         response = ask(dns_server, "www.example.test", "A", tcp=tcp)
         assert response.rcode() == dns.rcode.NOERROR
         assert [r.address for r in response.answer[0]] == ["192.0.2.1"]
+
+
+def test_answered_all_returns_after_every_question_sent_before_it(dns_server):
+    dns_server.add("www.example.test", "A", "192.0.2.1")
+    question = dns.message.make_query("www.example.test", "A").to_wire()
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sender:
+        for _ in range(200):  # sent and never read: answered in the server's own time
+            sender.sendto(question, (dns_server.host, dns_server.port))
+        dns_server.answered_all()
+    assert list(dns_server.queries).count(("www.example.test", "A")) == 200
 
 
 def test_nxdomain_and_nodata_are_kept_apart(dns_server):
