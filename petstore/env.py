@@ -1,7 +1,9 @@
 """Small typed readers for environment variables.
 
 Each reader fails loudly on a value it cannot parse, so a typo in a deploy
-stops the process at start-up instead of running with a silent default.
+stops the process at start-up instead of running with a silent default. A variable set
+but empty (`NAME=`, as a template leaves it) reads as unset: the default, for a flag
+as for a number, so an empty `SESSION_COOKIE_SECURE=` keeps production's secure cookies.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 from django.core.exceptions import ImproperlyConfigured
 
 _TRUE = {"1", "true", "yes", "on"}
-_FALSE = {"0", "false", "no", "off", ""}
+_FALSE = {"0", "false", "no", "off"}
 
 
 def env_str(name: str, default: str = "") -> str:
@@ -24,7 +26,7 @@ def env_str(name: str, default: str = "") -> str:
 
 def env_bool(name: str, default: bool = False) -> bool:
     raw = os.environ.get(name)
-    if raw is None:
+    if raw is None or raw.strip() == "":
         return default
     value = raw.strip().lower()
     if value in _TRUE:
@@ -128,7 +130,7 @@ def email_url(name: str, value: str) -> dict[str, Any]:
         raise ImproperlyConfigured(f"{name}: unknown option(s) {', '.join(sorted(unknown))}")
 
     def flag(option: str) -> bool:
-        raw = query.get(option, [""])[-1].lower()
+        raw = query.get(option, ["0"])[-1].lower() or "0"
         if raw not in _TRUE | _FALSE:
             raise ImproperlyConfigured(f"{name}: {option} must be 1 or 0, got {raw!r}")
         return raw in _TRUE

@@ -44,6 +44,27 @@ def test_env_readers_fail_loudly_on_bad_values(monkeypatch):
         env_int("X_INT", 1)
 
 
+def test_every_reader_takes_a_set_but_empty_value_as_its_default(monkeypatch):
+    for name in ("X_BOOL", "X_INT"):
+        monkeypatch.setenv(name, " ")
+    assert env_bool("X_BOOL", True) is True
+    assert env_bool("X_BOOL") is False
+    assert env_int("X_INT", 7) == 7
+
+
+def test_an_empty_session_cookie_secure_keeps_production_cookies_secure():
+    shown = _manage(
+        "shell",
+        "-c",
+        "from django.conf import settings; print(settings.SESSION_COOKIE_SECURE)",
+        PETSTORE_ENV_FILE="",
+        SECRET_KEY=secrets.token_urlsafe(40),
+        SESSION_COOKIE_SECURE="",
+    )
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.splitlines()[-1] == "True"
+
+
 def test_production_refuses_to_start_without_a_secret_key():
     result = _manage("check")
     assert result.returncode != 0
