@@ -79,7 +79,7 @@ soak: $(call stamp,bench)
 	$(BIN)/python bench/soak.py
 
 # The gates before a commit (also in .pre-commit-config.yaml) and in CI: lint, format,
-# types, Django's checks, and no model change without its migration. The settings
+# types, the import contracts (pyproject's [tool.importlinter]), Django's checks, and no model change without its migration. The settings
 # must import (mypy's Django plugin loads them), on a throwaway secret and without
 # this checkout's var/local.env.
 LINT_ENV := SECRET_KEY=lint DEBUG=1 PETSTORE_ENV_FILE=
@@ -90,6 +90,7 @@ lint: $(call stamp,lint) $(call stamp,test)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(LINT_ENV) $(BIN)/mypy
+	$(BIN)/lint-imports
 	$(LINT_ENV) $(BIN)/python manage.py check
 	$(LINT_ENV) $(BIN)/python manage.py makemigrations --check --dry-run
 
