@@ -3,7 +3,7 @@ never does. A loopback DNS server with its zone files and starter zones, Pebble'
 configuration, throwaway CAs, the socket and process helpers, `make run`'s port check and
 hints, and the commands `devdns` and `loaddomainsdemo`.
 
-A Django app installed only under DEBUG (petstore/settings.py) and by the tests
+A Django app installed only under DEBUG (petstore/settings/core.py) and by the tests
 (tests/settings.py); the production package and image do not ship it. Nothing in
 petstore/, pets/ or domains/ imports it (tests/test_architecture.py).
 """

@@ -8,10 +8,13 @@ as for a number, so an empty `SESSION_COOKIE_SECURE=` keeps production's secure 
 
 from __future__ import annotations
 
+import builtins
 import ipaddress
 import os
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from django.core.exceptions import ImproperlyConfigured
@@ -22,6 +25,21 @@ _FALSE = {"0", "false", "no", "off"}
 
 def env_str(name: str, default: str = "") -> str:
     return os.environ.get(name, default)
+
+
+def env_secret(name: str, default: str = "") -> str:
+    """A secret from NAME, or from the file NAME_FILE names (a container's or systemd's
+    credentials: the value never sits in the environment), its trailing newline dropped.
+    Both set is a mistake, refused."""
+    path = os.environ.get(f"{name}_FILE", "")
+    if not path:
+        return env_str(name, default)
+    if os.environ.get(name):
+        raise ImproperlyConfigured(f"{name} and {name}_FILE are both set: keep one")
+    try:
+        return Path(path).read_text(encoding="utf-8").rstrip("\r\n")
+    except OSError as error:
+        raise ImproperlyConfigured(f"{name}_FILE={path}: {error.strerror}") from None
 
 
 def env_bool(name: str, default: bool = False) -> bool:
@@ -78,6 +96,138 @@ def env_networks(name: str, default: str = "") -> list[IPNetwork]:
                 f"(e.g. 127.0.0.1,10.0.0.0/8), got {item!r}: {exc}"
             ) from None
     return networks
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One environment variable the service reads: what the configuration reference and
+    `.env.example` say of it (manage.py settingsreference writes both from these)."""
+
+    name: str
+    section: str
+    doc: str  # one line: what it does
+    default: str  # the default as a reader sees it (DEBUG's changes included)
+    secret: bool = False  # also read from NAME_FILE; never printed
+    # The line a production `.env` sets (`.env.example`); None: the default, commented out.
+    example: str | None = None
+
+
+# Every setting declared so far, by name: the settings package declares them all on import.
+DECLARED: dict[str, Setting] = {}
+
+T = TypeVar("T")
+
+
+class Section:
+    """The settings of one subject. Each reader declares its variable (name, default, one
+    line of doc) where it reads it, so the value, its default and its documentation are
+    written once, side by side.
+
+    A flag or a number set but empty reads as its default (it has no empty value); a text
+    or a list set but empty is the empty value, which such a setting documents ("empty:
+    off")."""
+
+    def __init__(self, title: str) -> None:
+        self.title = title
+
+    def declare(self, name: str, doc: str, shown: str, **extra: Any) -> None:
+        setting = Setting(name=name, section=self.title, doc=doc, default=shown, **extra)
+        if DECLARED.setdefault(name, setting) != setting:
+            raise ImproperlyConfigured(f"{name} is declared twice, differently")
+
+    def _read(
+        self,
+        reader: Callable[[str, T], T],
+        name: str,
+        default: T,
+        doc: str,
+        shown: str | None,
+        example: str | None,
+    ) -> T:
+        self.declare(name, doc, shown if shown is not None else _shown(default), example=example)
+        return reader(name, default)
+
+    def flag(
+        self,
+        name: str,
+        default: bool,
+        doc: str,
+        *,
+        shown: str | None = None,
+        example: str | None = None,
+    ) -> bool:
+        return self._read(env_bool, name, default, doc, shown, example)
+
+    def integer(
+        self,
+        name: str,
+        default: int,
+        doc: str,
+        *,
+        shown: str | None = None,
+        example: str | None = None,
+    ) -> int:
+        return self._read(env_int, name, default, doc, shown, example)
+
+    def number(
+        self,
+        name: str,
+        default: float,
+        doc: str,
+        *,
+        shown: str | None = None,
+        example: str | None = None,
+    ) -> float:
+        return self._read(env_float, name, default, doc, shown, example)
+
+    def text(
+        self,
+        name: str,
+        default: str,
+        doc: str,
+        *,
+        shown: str | None = None,
+        example: str | None = None,
+        secret: bool = False,
+    ) -> str:
+        shown = shown if shown is not None else _shown(default)
+        self.declare(name, doc, shown, example=example, secret=secret)
+        return env_secret(name, default) if secret else env_str(name, default)
+
+    def list(
+        self,
+        name: str,
+        default: str,
+        doc: str,
+        *,
+        shown: str | None = None,
+        example: str | None = None,
+        secret: bool = False,
+    ) -> builtins.list[str]:
+        shown = shown if shown is not None else _shown(default)
+        self.declare(name, doc, shown, example=example, secret=secret)
+        raw = env_secret(name, default) if secret else env_str(name, default)
+        return [item.strip() for item in raw.split(",") if item.strip()]
+
+    def networks(
+        self,
+        name: str,
+        default: str,
+        doc: str,
+        *,
+        shown: str | None = None,
+        example: str | None = None,
+    ) -> builtins.list[IPNetwork]:
+        self.declare(name, doc, shown if shown is not None else _shown(default), example=example)
+        return env_networks(name, default)
+
+
+def _shown(default: object) -> str:
+    if isinstance(default, bool):
+        return "on" if default else "off"
+    if default == "":
+        return "empty"
+    return f"`{default:g}`" if isinstance(default, float) else f"`{default}`"
 
 
 def load_env_file(path: str, *, base_dir: Path) -> None:

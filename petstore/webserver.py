@@ -6,27 +6,10 @@ connections: petstore/http/earlyanswers.py).
 
 `make run` (petstore/Procfile), `Procfile.production`, compose.yaml, the image, the README's
 production block and the tests all start the web processes with that line; what differs
-between them is the environment, read once at start (production's line sets WEB_ACCESS_LOG=0
-itself: there the edge writes the access lines):
-
-    WEB_BIND              127.0.0.1   The address to listen on. Loopback: only the edge on this
-                                      host reaches the web processes (and, under `make run`, the
-                                      LAN never sees DEBUG's tracebacks). A container or another
-                                      host behind the edge binds the address the edge reaches
-                                      (`0.0.0.0` in compose, on its internal network).
-    PORT                  8000        The port to listen on.
-    WEB_CONCURRENCY       cores + 1   Worker processes (the CPUs this process may run on).
-    WEB_THREADS           1           Threads per worker that run the application. Each holds a
-                                      database connection of its own; the connections themselves
-                                      (accepting, keep-alive, reading headers) are served apart,
-                                      by granian's runtime, and never take one.
-    WEB_HEADER_TIMEOUT    10          Seconds a client has to send a request's headers.
-    WEB_GRACEFUL_TIMEOUT  30          Seconds a stopping worker has to finish the requests it
-                                      holds (on SIGTERM, or replaced on SIGHUP) before it is
-                                      killed.
-    WEB_ACCESS_LOG        on          One access log line per request. Off behind the edge,
-                                      which writes one for every request it passes on, and
-                                      for those it could not (domains/edge/caddy.py).
+between them is the environment, read once at start through the settings (their section "The
+web processes": WEB_BIND, PORT, WEB_CONCURRENCY, WEB_THREADS, WEB_HEADER_TIMEOUT,
+WEB_GRACEFUL_TIMEOUT, WEB_ACCESS_LOG; docs/configuration.md). Production's line sets
+WEB_ACCESS_LOG=0 itself: there the edge writes the access lines.
 
 Signals to the main process: SIGTERM or SIGINT stop it gracefully; SIGHUP replaces the
 workers one at a time, each new one started before the old one is stopped gracefully (a
@@ -59,8 +42,6 @@ from granian.constants import HTTPModes, Interfaces
 from granian.http import HTTP1Settings
 from granian.server import MPServer, MTServer
 
-from petstore.env import env_bool, env_int, env_str
-
 APPLICATION = "petstore.wsgi:served"
 ACCESS_LOG_FORMAT = (
     '%(addr)s "%(method)s %(path)s %(protocol)s" %(status)d %(dt_ms).1fms '
@@ -84,15 +65,16 @@ class WebServerConfig:
     access_log: bool
 
     @classmethod
-    def from_environment(cls) -> WebServerConfig:
+    def from_settings(cls) -> WebServerConfig:
         config = cls(
-            bind=env_str("WEB_BIND", "127.0.0.1"),
-            port=env_int("PORT", 8000),
-            workers=env_int("WEB_CONCURRENCY", available_cores() + 1),
-            threads=env_int("WEB_THREADS", 1),
-            header_timeout=env_int("WEB_HEADER_TIMEOUT", 10),
-            graceful_timeout=env_int("WEB_GRACEFUL_TIMEOUT", 30),
-            access_log=env_bool("WEB_ACCESS_LOG", True),
+            bind=settings.WEB_BIND,
+            port=settings.PORT,
+            # 0: one per CPU this process may run on, and one more.
+            workers=settings.WEB_CONCURRENCY or available_cores() + 1,
+            threads=settings.WEB_THREADS,
+            header_timeout=settings.WEB_HEADER_TIMEOUT,
+            graceful_timeout=settings.WEB_GRACEFUL_TIMEOUT,
+            access_log=settings.WEB_ACCESS_LOG,
         )
         for name, value in (
             ("PORT", config.port),
@@ -147,7 +129,7 @@ def main() -> None:
         # var/local.env may move PORT), and a setting that cannot be parsed stops here, once,
         # rather than in every worker in turn.
         django_logging = settings.LOGGING
-        config = WebServerConfig.from_environment()
+        config = WebServerConfig.from_settings()
     except ImproperlyConfigured as exc:
         sys.exit(f"web server: {exc}")
     # Each worker a new interpreter: after a SIGHUP the new workers import the code as it is

@@ -1,4 +1,4 @@
-"""The tests' settings: production's (petstore/settings.py, DEBUG off unless the environment
+"""The tests' settings: production's (petstore/settings/, DEBUG off unless the environment
 says otherwise) with the development tooling the tests drive in-process installed, as
 `make run` installs it under DEBUG (`loaddomainsdemo`, `devdns`).
 

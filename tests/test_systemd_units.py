@@ -134,7 +134,7 @@ def test_the_web_unit_reloads_on_sighup_and_stops_a_little_after_the_graceful_ti
     monkeypatch,
 ):
     monkeypatch.delenv("WEB_GRACEFUL_TIMEOUT", raising=False)
-    graceful = WebServerConfig.from_environment().graceful_timeout
+    graceful = WebServerConfig.from_settings().graceful_timeout
     web = unit("web")
     # granian's main process replaces its workers one at a time on SIGHUP.
     assert values(web, "Service", "ExecReload") == ["/bin/kill -HUP $MAINPID"]

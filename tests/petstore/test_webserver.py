@@ -8,6 +8,7 @@ answered."""
 from __future__ import annotations
 
 import http.client
+import importlib
 import json
 import os
 import re
@@ -25,19 +26,34 @@ import pytest
 import requests
 from django.core.exceptions import ImproperlyConfigured
 from django.db import connection
+from django.test import override_settings
 
+import petstore.settings.core
 from pets.models import Category, Pet
 from petstore import webserver
 from petstore.apikeys.services import api_key_issue
 from tests.processes import ROOT, database_url, service_env, wait_for, web_server_process
 
+WEB_SETTINGS = (
+    "WEB_BIND",
+    "PORT",
+    "WEB_CONCURRENCY",
+    "WEB_THREADS",
+    "WEB_HEADER_TIMEOUT",
+    "WEB_GRACEFUL_TIMEOUT",
+    "WEB_ACCESS_LOG",
+)
+
 
 def config_from(monkeypatch: pytest.MonkeyPatch, **values: str) -> webserver.WebServerConfig:
-    for name in ("WEB_BIND", "PORT", "WEB_CONCURRENCY", "WEB_THREADS", "WEB_ACCESS_LOG"):
+    """The launcher's configuration from these variables, read as a fresh start reads them."""
+    for name in WEB_SETTINGS:
         monkeypatch.delenv(name, raising=False)
     for name, value in values.items():
         monkeypatch.setenv(name, value)
-    return webserver.WebServerConfig.from_environment()
+    core = importlib.reload(petstore.settings.core)  # the section that reads them
+    with override_settings(**{name: getattr(core, name) for name in WEB_SETTINGS}):
+        return webserver.WebServerConfig.from_settings()
 
 
 def test_the_defaults_listen_on_loopback_with_a_worker_per_core_and_one_more(monkeypatch):
@@ -59,7 +75,7 @@ def test_the_server_keeps_connections_alive_respawns_workers_and_stops_them_in_t
 
 
 @pytest.mark.parametrize(
-    ("name", "value"), [("WEB_CONCURRENCY", "0"), ("WEB_THREADS", "many"), ("PORT", "-1")]
+    ("name", "value"), [("WEB_CONCURRENCY", "-1"), ("WEB_THREADS", "many"), ("PORT", "-1")]
 )
 def test_a_value_that_cannot_be_used_is_refused(monkeypatch, name, value):
     with pytest.raises(ImproperlyConfigured, match=name):
