@@ -325,4 +325,3 @@ def test_requests_at_the_same_moment_send_no_more_mails_than_the_limit(alice, sm
         requests - EMAIL_CONFIRMATIONS_PER_HOUR
     )
     assert len(smtp_server.messages) == EMAIL_CONFIRMATIONS_PER_HOUR
-
