@@ -83,8 +83,8 @@ def owner_email_change_request(*, user: User, email: str) -> str:
     """Mail a confirmation link to `email`, which becomes the owner's address once the
     link is opened; returns the address as stored. Refused: not an address, already the
     account's, EMAIL_CONFIRMATIONS_PER_HOUR mails sent this hour, or the mail server
-    refused (said with its words). Sent while the owner waits, like Django's password
-    reset: they act on this very mail, so a refusal belongs on the form, not in a retry.
+    refused (said with its words). Sent while the owner waits: they act on this very
+    mail, so a refusal belongs on the form, not in a retry.
 
     The link's row is written before the mail goes, under the user's row lock, and the
     hour's count is a count of those rows: requests at the same moment queue on the lock

@@ -7,6 +7,7 @@ says what is wrong."""
 from __future__ import annotations
 
 import base64
+import contextlib
 import re
 import threading
 import zlib
@@ -19,9 +20,9 @@ from django.test import Client
 from domains import tasks
 from domains.channels import CHANNELS
 from domains.choices import EventType
+from domains.models import OwnerEmailChange
 from domains.policy import DIGEST_WINDOW, EMAIL_CONFIRMATIONS_PER_HOUR
 from domains.services.events import record_owner_event
-from domains.models import OwnerEmailChange
 from petstore.http.reauth import REAUTHENTICATION_WINDOW
 from tests.fixtures.domains import T0
 from tests.fixtures.people import PASSWORD
@@ -248,10 +249,8 @@ def readable(token: str) -> str:
             raw = base64.urlsafe_b64decode(part + "=" * (-len(part) % 4))
         except ValueError:
             continue
-        try:
+        with contextlib.suppress(zlib.error):
             raw = zlib.decompress(raw)
-        except zlib.error:
-            pass
         said.append(raw.decode("latin-1"))
     return " ".join(said)
 

@@ -5,10 +5,13 @@ sign-in limits and signs out every other session of the user, not this one."""
 from __future__ import annotations
 
 import pytest
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.test import Client
 from django.urls import NoReverseMatch, reverse
 
+from domains.policy import EMAIL_CONFIRMATION_MAX_AGE, EMAIL_CONFIRMATIONS_PER_HOUR
+from petstore.http.reauth import REAUTHENTICATION_WINDOW, window_minutes
 from tests.fixtures.people import PASSWORD
 
 pytestmark = pytest.mark.django_db
@@ -106,3 +109,11 @@ def test_the_admins_password_change_is_the_account_pages(carol):
     assert answer.status_code == 302 and answer["Location"] == CHANGE
     assert change_password(client).status_code == 302
     assert get_user_model().objects.get(username="carol").check_password(NEW_PASSWORD)
+
+
+def test_the_security_record_states_the_window_and_limits_as_declared():
+    decisions = (settings.BASE_DIR / "docs/decisions/security.md").read_text()
+    assert REAUTHENTICATION_WINDOW.total_seconds() == window_minutes() * 60
+    assert f"`REAUTHENTICATION_WINDOW` ({window_minutes()} minutes" in decisions
+    assert f"`EMAIL_CONFIRMATIONS_PER_HOUR`, {EMAIL_CONFIRMATIONS_PER_HOUR})" in decisions
+    assert f"`EMAIL_CONFIRMATION_MAX_AGE` ({EMAIL_CONFIRMATION_MAX_AGE.days} days)" in decisions
