@@ -1,5 +1,6 @@
 from django.contrib import admin
 from django.urls import include, path
+from django.views.generic import RedirectView
 
 from petstore.http.favicon import favicon
 
@@ -7,9 +8,16 @@ urlpatterns = [
     # The domains API first: pets' routes end with the catch-all 404 of /v1.
     path("v1/", include("domains.api.urls")),
     path("v1/", include("pets.api.urls")),
+    # The admin's own password change checks the old password outside the sign-in limits
+    # and the re-authentication window: staff change theirs on the account page too.
+    path(
+        "admin/password_change/",
+        RedirectView.as_view(pattern_name="password_change", permanent=False),
+    ),
     path("admin/", admin.site.urls),
+    # Sign in, sign out, the password change; no password reset (petstore/http/accounts.py).
     # Sign-in limits on this form and the admin's: django-axes (petstore/http/signin.py).
-    path("accounts/", include("django.contrib.auth.urls")),
+    path("accounts/", include("petstore.http.accounts")),
     path("favicon.ico", favicon),
     path("", include("domains.urls")),
 ]

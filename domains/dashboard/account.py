@@ -1,5 +1,7 @@
-"""Settings → Account: where owner mail goes. A new address is asked for here and written
-only when the link mailed to it comes back (domains/services/notifications.py)."""
+"""Settings → Account: where owner mail goes. A new address is asked for here, with the
+current password unless it was typed within the re-authentication window
+(petstore/http/reauth.py), and written only when the link mailed to it comes back
+(domains/services/notifications.py)."""
 
 from __future__ import annotations
 
@@ -7,6 +9,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.shortcuts import redirect, render
+from django.template.response import TemplateResponse
 from django.views.decorators.http import require_http_methods
 
 from domains.dashboard.forms import OwnerEmailForm
@@ -17,7 +20,7 @@ from domains.services import notifications
 @require_http_methods(["GET", "POST"])
 def account(request):
     status = 200
-    form = OwnerEmailForm(request.POST or None)
+    form = OwnerEmailForm(request.POST or None, request=request)
     if request.method == "POST":
         status = 400
         if form.is_valid():
@@ -37,7 +40,9 @@ def account(request):
                     f"once you open it; until then it goes to {current}.",
                 )
                 return redirect("dashboard:account")
-    return render(request, "domains/account.html", {"form": form}, status=status)
+    # A TemplateResponse: a sign-in lock-out met on the password is said on this form
+    # (petstore.http.signin.lockout_response).
+    return TemplateResponse(request, "domains/account.html", {"form": form}, status=status)
 
 
 @login_required

@@ -12,6 +12,7 @@ from django.db.models import QuerySet
 from domains.choices import LIVE_STATES, EventType, RedirectStatus
 from domains.dns import hostnames
 from domains.models import Domain, Project
+from petstore.http.reauth import CurrentPasswordForm
 
 
 class DomainAddForm(forms.Form):
@@ -117,8 +118,11 @@ class NotificationsForm(forms.Form):
     )
 
 
-class OwnerEmailForm(forms.Form):
-    """Settings → Account: the address owner mail should go to (the service checks it)."""
+class OwnerEmailForm(CurrentPasswordForm):
+    """Settings → Account: the address owner mail should go to (the service checks it),
+    and the current password unless it was typed within the re-authentication window."""
+
+    field_order = ["email", "current_password"]
 
     email = forms.CharField(
         label="New address",

@@ -13,8 +13,11 @@ from domains.models.domains import Domain, ProvenHostname, Redirect, new_verific
 from domains.models.events import (
     DomainEvent,
     NotificationPreference,
+    OwnerEmailChange,
     OwnerEvent,
     default_email_events,
+    link_digest,
+    new_link_secret,
 )
 from domains.models.projects import Deploy, Project, validate_project_slug
 from domains.models.webhooks import WebhookDelivery, WebhookEndpoint
@@ -30,6 +33,7 @@ __all__ = [
     "Domain",
     "DomainEvent",
     "NotificationPreference",
+    "OwnerEmailChange",
     "OwnerEvent",
     "PlatformKey",
     "Project",
@@ -38,6 +42,8 @@ __all__ = [
     "WebhookDelivery",
     "WebhookEndpoint",
     "default_email_events",
+    "link_digest",
+    "new_link_secret",
     "new_verification_token",
     "validate_project_slug",
 ]

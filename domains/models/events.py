@@ -3,6 +3,9 @@ told what by email."""
 
 from __future__ import annotations
 
+import hashlib
+import secrets
+
 from django.conf import settings
 from django.db import models
 from django.utils import timezone
@@ -102,3 +105,37 @@ class NotificationPreference(models.Model):
 
     def __str__(self) -> str:
         return f"notifications of {self.user_id}"
+
+
+def new_link_secret() -> str:
+    """The secret an owner-address link carries: random, so the link says nothing of whose
+    it is or where it points."""
+    return secrets.token_urlsafe(32)
+
+
+def link_digest(secret: str) -> str:
+    """What the database keeps of a link's secret: a copy of the table (a backup) holds no
+    link that works."""
+    return hashlib.sha256(secret.encode()).hexdigest()
+
+
+class OwnerEmailChange(models.Model):
+    """A link mailed to a new owner address (domains/services/notifications.py): confirmed,
+    owner mail goes to `email` instead of `was`. Closed when it is used and when the address
+    changes by any link, so each works once and none survives a later change. Rows stay until
+    the links are too old to open: the hour's count of mails sent is a count of them."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="owner_email_changes"
+    )
+    digest = models.CharField(max_length=64, unique=True)
+    email = models.CharField(max_length=254)
+    was = models.CharField(max_length=254, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    closed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["user", "created_at"], name="owner_email_change_user")]
+
+    def __str__(self) -> str:
+        return f"owner address change of {self.user_id}"

@@ -74,6 +74,8 @@ def test_dashboard_and_admin_pages_render_under_the_policy(
         "/dashboard/projects/shop/redirects/add/",
         "/dashboard/settings/notifications/",
         "/dashboard/settings/account/",
+        "/accounts/password_change/",
+        "/accounts/password_change/done/",
     ]:
         response = page.goto(base + path)
         assert response.status == 200, path

@@ -11,7 +11,6 @@ from __future__ import annotations
 import pytest
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.core import signing
 from django.core.exceptions import ValidationError
 from django.test import Client
 from django.urls import URLPattern, reverse
@@ -23,13 +22,15 @@ from domains.models import (
     Deploy,
     Domain,
     DomainEvent,
+    OwnerEmailChange,
     OwnerEvent,
     Project,
     Redirect,
     WebhookEndpoint,
+    link_digest,
+    new_link_secret,
 )
 from domains.services.custom_domains import domain_add
-from domains.services.notifications import EMAIL_LINK_SALT
 from domains.services.redirects import redirect_save
 from tests.fixtures.domains import go_live
 from tests.fixtures.people import PASSWORD
@@ -60,11 +61,14 @@ def alices(shop, alice):
     )
     delivery = Delivery.objects.create(channel="webhook", target_id=endpoint.pk, event=event)
     # The link alice's request for a new address mails her.
-    link = {"user": alice.pk, "email": "alice@new.example", "was": alice.email}
+    secret = new_link_secret()
+    OwnerEmailChange.objects.create(
+        user=alice, digest=link_digest(secret), email="alice@new.example", was=alice.email
+    )
     return {
         "project": shop, "www": www, "apex": apex, "entry": entry,
         "endpoint": endpoint, "delivery": delivery,
-        "token": signing.dumps(link, salt=EMAIL_LINK_SALT),
+        "token": secret,
     }  # fmt: skip
 
 
@@ -96,7 +100,7 @@ def _post_data(alices) -> dict[str, dict]:
             "url": "https://hooks.receiver.test/new",
             "events": [EventType.CLAIM_LOST],
         },
-        "account": {"email": "alice@new.example"},
+        "account": {"email": "alice@new.example", "current_password": PASSWORD},
         "account_confirm": {},
     }
 

@@ -1,38 +1,41 @@
-"""Settings → Account: the owner sets the address owner mail goes to. A new address gets a
-signed link (through a real SMTP server on loopback) and is used only once the link comes
-back, signed in as the same owner; the form says what is wrong."""
+"""Settings → Account: the owner sets the address owner mail goes to. Asking takes the
+current password (unless typed within the re-authentication window); a new address gets a
+link (through a real SMTP server on loopback) and is used only once the link comes back,
+signed in as the same owner, once, and never after a later change of the address; the form
+says what is wrong."""
 
 from __future__ import annotations
 
+import base64
+import contextlib
 import re
+import threading
+import zlib
 from datetime import timedelta
 
 import pytest
-from django.core.cache import cache
+from django.db import connection
+from django.test import Client
 
 from domains import tasks
 from domains.channels import CHANNELS
 from domains.choices import EventType
+from domains.models import OwnerEmailChange
 from domains.policy import DIGEST_WINDOW, EMAIL_CONFIRMATIONS_PER_HOUR
 from domains.services.events import record_owner_event
-from domains.services.notifications import confirmations_sent_key
+from petstore.http.reauth import REAUTHENTICATION_WINDOW
 from tests.fixtures.domains import T0
+from tests.fixtures.people import PASSWORD
 
 pytestmark = pytest.mark.django_db
 ACCOUNT = "/dashboard/settings/account/"
 LINK = re.compile(r"https?://\S+/dashboard/settings/account/confirm/(\S+)/")
 
 
-@pytest.fixture(autouse=True)
-def no_confirmations_sent_yet(alice, bob):
-    keys = [confirmations_sent_key(user.pk) for user in (alice, bob)]
-    cache.delete_many(keys)
-    yield
-    cache.delete_many(keys)
-
-
-def ask(client, email: str):
-    return client.post(ACCOUNT, {"email": email})
+def ask(client, email: str, password: str | None = PASSWORD):
+    """The account form sent with `email` (and the password, unless None)."""
+    body = {"email": email} | ({"current_password": password} if password is not None else {})
+    return client.post(ACCOUNT, body)
 
 
 def link_in(mail) -> str:
@@ -200,3 +203,124 @@ def test_a_mail_server_that_refuses_is_said_on_the_form(alice_client, alice, smt
     assert "Try again later" in page  # the server's own words
     alice.refresh_from_db()
     assert alice.email == ""
+    for _ in range(EMAIL_CONFIRMATIONS_PER_HOUR):  # a mail not sent is not counted
+        assert ask(alice_client, "alice@new.example").status_code == 400
+    smtp_server.refuse = False
+    assert ask(alice_client, "alice@new.example").status_code == 302
+
+
+def error_of(answer, field: str) -> str:
+    page = answer.content.decode()
+    return page[page.index(f'id="{field}-errors"') :]
+
+
+def test_asking_takes_the_current_password_unless_typed_within_the_window(
+    alice_client, alice, smtp_server, time_machine
+):
+    time_machine.move_to(T0, tick=False)
+    form = alice_client.get(ACCOUNT).content.decode()
+    assert 'name="current_password"' in form and 'autocomplete="current-password"' in form
+    missing = ask(alice_client, "alice@new.example", password=None)
+    assert missing.status_code == 400
+    assert "Type your current password to make this change." in error_of(
+        missing, "current_password"
+    )
+    wrong = ask(alice_client, "alice@new.example", password="not it")
+    assert "That is not your current password." in error_of(wrong, "current_password")
+    assert smtp_server.messages == []
+
+    assert ask(alice_client, "alice@new.example").status_code == 302
+    time_machine.move_to(T0 + REAUTHENTICATION_WINDOW - timedelta(seconds=1), tick=False)
+    assert 'name="current_password"' not in alice_client.get(ACCOUNT).content.decode()
+    assert ask(alice_client, "alice@other.example", password=None).status_code == 302
+    assert len(smtp_server.messages) == 2
+
+    time_machine.move_to(T0 + REAUTHENTICATION_WINDOW, tick=False)
+    assert ask(alice_client, "alice@third.example", password=None).status_code == 400
+    assert len(smtp_server.messages) == 2
+
+
+def readable(token: str) -> str:
+    """Whatever a token says to someone without the key: each part base64-decoded (and
+    inflated when it is compressed), as Django's signing writes them."""
+    said = []
+    for part in token.split(":"):
+        try:
+            raw = base64.urlsafe_b64decode(part + "=" * (-len(part) % 4))
+        except ValueError:
+            continue
+        with contextlib.suppress(zlib.error):
+            raw = zlib.decompress(raw)
+        said.append(raw.decode("latin-1"))
+    return " ".join(said)
+
+
+def test_a_link_says_nothing_of_whose_it_is_and_the_database_keeps_only_its_digest(
+    alice_client, alice, smtp_server
+):
+    alice.email = "alice@old.example"
+    alice.save()
+    ask(alice_client, "alice@new.example")
+    ask(alice_client, "alice@new.example")
+    first, second = (link_in(mail).split("/")[-2] for mail in smtp_server.messages)
+    assert first != second
+    for token in (first, second):
+        said = readable(token)
+        assert "alice@" not in said and "old.example" not in said and '"user"' not in said
+    stored = list(OwnerEmailChange.objects.values_list("digest", flat=True))
+    assert len(stored) == 2 and first not in stored and second not in stored
+
+
+def test_a_link_is_refused_after_the_address_changed_and_changed_back(
+    alice_client, alice, smtp_server
+):
+    alice.email = "a@example.test"
+    alice.save()
+    ask(alice_client, "b@example.test")
+    ask(alice_client, "c@example.test")
+    to_b, to_c = (link_in(mail) for mail in smtp_server.messages)
+    assert alice_client.post(to_b).status_code == 302  # A → B
+    ask(alice_client, "a@example.test")
+    back_to_a = link_in(smtp_server.messages[-1])
+    assert alice_client.post(back_to_a).status_code == 302  # B → A
+    alice.refresh_from_db()
+    assert alice.email == "a@example.test"
+
+    # Each was made while the address was A, and it is A again: neither works.
+    for stale in (to_b, to_c):
+        assert alice_client.get(stale).status_code == 400
+        refused = alice_client.post(stale)
+        assert refused.status_code == 400
+        assert "This link is used up" in refused.content.decode()
+    alice.refresh_from_db()
+    assert alice.email == "a@example.test"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_requests_at_the_same_moment_send_no_more_mails_than_the_limit(alice, smtp_server):
+    """Twelve POSTs from one signed-in session, each on its own thread and database
+    connection, released together: the limit holds, the others are told why."""
+    owner = Client()
+    owner.post("/accounts/login/", {"username": "alice", "password": PASSWORD})
+    requests = 12
+    barrier = threading.Barrier(requests)
+    statuses: list[int] = [0] * requests
+
+    def send(n: int) -> None:
+        try:
+            client = Client()
+            client.cookies = owner.cookies
+            barrier.wait(timeout=30)
+            statuses[n] = ask(client, f"alice+{n}@example.test", password=None).status_code
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=send, args=(n,)) for n in range(requests)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert sorted(statuses) == [302] * EMAIL_CONFIRMATIONS_PER_HOUR + [429] * (
+        requests - EMAIL_CONFIRMATIONS_PER_HOUR
+    )
+    assert len(smtp_server.messages) == EMAIL_CONFIRMATIONS_PER_HOUR
