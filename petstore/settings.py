@@ -291,6 +291,9 @@ API_RATE_LIMIT = env_str("API_RATE_LIMIT", "600/min")
 # Requests per client address (petstore.http.clientaddress.client_address, see NUM_PROXIES),
 # whatever key they carry; empty turns it off. Both limits fail open if the cache is down.
 API_ADDRESS_RATE_LIMIT = env_str("API_ADDRESS_RATE_LIMIT", "3000/min")
+# Refused bearer keys per client address; past it the address is answered 429 before any
+# key lookup until the window ends, whatever key it sends. Empty turns it off; fails open.
+API_FAILED_KEY_RATE_LIMIT = env_str("API_FAILED_KEY_RATE_LIMIT", "30/min")
 # listPets through its speed-ups (pets/api/hotpath.py), tested equal to stock DRF; off: stock DRF.
 API_LIST_FAST_PATH = env_bool("API_LIST_FAST_PATH", True)
 # Pages of listPets each web process keeps (at most ~8 KB each) while no pet changes, read at
