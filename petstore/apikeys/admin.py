@@ -5,6 +5,7 @@ from typing import Any
 from weakref import WeakKeyDictionary
 
 from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
 from django.forms import ModelForm
 from django.http import HttpRequest, HttpResponse
@@ -68,14 +69,18 @@ class ApiKeyAdmin(admin.ModelAdmin):
         obj.pk = issued.api_key.pk
         obj.__dict__.update(issued.api_key.__dict__)
         self._issued[request] = issued
-        _issue_tokens(request).remove(request.POST[ISSUE_TOKEN_FIELD])
-        request.session.modified = True
+        tokens = _issue_tokens(request)
+        if (token := request.POST.get(ISSUE_TOKEN_FIELD)) in tokens:
+            tokens.remove(token)  # spent: the same form sent again issues nothing
+            request.session.modified = True
 
     def add_view(
         self, request: HttpRequest, form_url: str = "", extra_context: dict[str, Any] | None = None
     ) -> HttpResponse:
         """The add form carries a one-time token; a form whose token was used (sent again)
         or is unknown issues nothing and says so."""
+        if not self.has_add_permission(request):
+            raise PermissionDenied
         tokens = _issue_tokens(request)
         if request.method == "POST":
             token = request.POST.get(ISSUE_TOKEN_FIELD, "")

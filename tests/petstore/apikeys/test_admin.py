@@ -113,3 +113,13 @@ def test_keys_cannot_be_deleted_only_revoked(admin_client, alice_key):
     response = admin_client.get(f"/admin/apikeys/apikey/{alice_key.api_key.id}/delete/")
     assert response.status_code == 403
     assert ApiKey.objects.exists()
+
+
+def test_staff_without_the_add_permission_get_neither_form_nor_key(client, alice):
+    alice.is_staff = True
+    alice.save()
+    client.force_login(alice)
+    assert client.get("/admin/apikeys/apikey/add/").status_code == 403
+    refused = client.post("/admin/apikeys/apikey/add/", {"user": alice.id, "issue_token": "x"})
+    assert refused.status_code == 403
+    assert not ApiKey.objects.exists()
