@@ -43,6 +43,13 @@ def plain_http(settings):
     settings.CSRF_COOKIE_NAME = "csrftoken"
 
 
+@pytest.fixture(autouse=True)
+def refused_keys_unlimited(settings):
+    """Tests send refused keys from one address all through the suite: they see 401s, not
+    the refused-key limit, which its own tests turn on (tests/petstore/api/test_throttles.py)."""
+    settings.API_FAILED_KEY_RATE_LIMIT = ""
+
+
 @pytest.fixture
 def openapi_schema(db, settings):
     """The app's own OpenAPI document, loaded by schemathesis to call the app over WSGI."""

@@ -126,6 +126,7 @@ def service_env(settings, **extra: str) -> dict[str, str]:
             "DOMAINS_VERIFY_DEADLINE": str(settings.DOMAINS_VERIFY_DEADLINE),
             "API_RATE_LIMIT": settings.API_RATE_LIMIT,
             "API_ADDRESS_RATE_LIMIT": settings.API_ADDRESS_RATE_LIMIT,
+            "API_FAILED_KEY_RATE_LIMIT": settings.API_FAILED_KEY_RATE_LIMIT,
             "WEBHOOKS_ALLOW_LOOPBACK": "1" if settings.WEBHOOKS_ALLOW_LOOPBACK else "0",
             "WEBHOOKS_CA_BUNDLE": settings.WEBHOOKS_CA_BUNDLE,
             "WEBHOOKS_TIMEOUT": str(settings.WEBHOOKS_TIMEOUT),

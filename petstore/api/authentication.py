@@ -1,4 +1,5 @@
-"""`Authorization: Bearer <key>` for every /v1 operation (rate limits: petstore.api.throttles)."""
+"""`Authorization: Bearer <key>` for every /v1 operation (rate limits: petstore.api.throttles,
+the refused-key limit among them)."""
 
 from __future__ import annotations
 
@@ -11,14 +12,14 @@ from django.utils import timezone
 from rest_framework import authentication, exceptions
 from rest_framework.request import Request
 
+from petstore.api.throttles import FailedKeyThrottle
 from petstore.apikeys import keycache
-from petstore.apikeys.keys import hash_key, key_matches, parse_key
+from petstore.apikeys.keys import hash_key, parse_key
 from petstore.apikeys.models import ApiKey
 
 # last_used_at is written at most once a minute per key: it answers "is this key
 # still in use?" without turning every read into a write.
 LAST_USED_RESOLUTION = timedelta(minutes=1)
-_DUMMY_HASH = hash_key("pst_00000000_not-a-key")
 # When this process last wrote last_used_at, per key prefix. The UPDATE itself is
 # conditional, so several processes still write at most once a minute between them.
 _last_touched: dict[str, datetime] = {}
@@ -41,10 +42,15 @@ class BearerKeyAuthentication(authentication.BaseAuthentication):
         if parsed is None:
             raise exceptions.AuthenticationFailed("Malformed bearer token.")
 
-        key = keycache.lookup(parsed.prefix)  # active keys of active users only
-        # Compare even when no key matched, so both paths cost the same.
-        matches = key_matches(parsed.full, key.key_hash if key else _DUMMY_HASH)
-        if key is None or not matches:
+        # Active keys of active users only, found by the whole key: a wrong secret for a
+        # real prefix costs what an unknown prefix does (keycache.lookup). An address past
+        # its refused keys is answered 429 before its key is looked up anywhere.
+        failures = FailedKeyThrottle()
+        key = keycache.lookup(
+            parsed.prefix, hash_key(parsed.full), before_leaving=lambda: failures.check(request)
+        )
+        if key is None:
+            failures.record(request)
             raise exceptions.AuthenticationFailed("Invalid or revoked API key.")
         self._touch(key)
         return key.user, key

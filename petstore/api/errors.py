@@ -25,6 +25,7 @@ from rest_framework.views import set_rollback
 from petstore.api.exceptions import (
     BadRequest,
     ErrorCode,
+    KeysRefused,
     PayloadTooLarge,
     Refused,
     ServiceUnavailable,
@@ -94,7 +95,11 @@ def _body_for(exc: exceptions.APIException, *, wait: float | None) -> dict[str, 
         names = ", ".join(fields)
         return error_body(code, f"Invalid input: {names}.", exc.status_code, fields=fields)
     if isinstance(exc, exceptions.Throttled):
-        message = "Too many requests."
+        message = (
+            str(KeysRefused.default_detail)
+            if isinstance(exc, KeysRefused)
+            else ("Too many requests.")
+        )
         if wait is not None:
             message += f" Retry in {math.ceil(wait)} seconds."
         return error_body(code, message, exc.status_code)

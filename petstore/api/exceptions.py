@@ -70,6 +70,13 @@ class ServiceUnavailable(exceptions.APIException):
     wait = RETRY_AFTER
 
 
+class KeysRefused(exceptions.Throttled):
+    """Too many refused bearer keys from this client address (throttles.FailedKeyThrottle):
+    a 429 `rate_limited` whose message says which limit, with Retry-After."""
+
+    default_detail = "Too many refused API keys from this address."
+
+
 class Refused(exceptions.APIException):
     """A rule of an app's services said no: its sentence and its own stable `code` (e.g. a
     domain service's `plan_required`), carried to the Error body as they are. The platform

@@ -76,7 +76,8 @@ UNAUTHORIZED = error(
 )
 RATE_LIMITED = error(
     "rate_limited: too many requests for this API key or from this address (see "
-    "`Retry-After` and `RateLimit`)."
+    "`Retry-After` and `RateLimit`), or too many refused API keys from this address "
+    "(see `Retry-After`)."
 )
 # Response headers every operation may send with its errors.
 ERROR_HEADERS = [

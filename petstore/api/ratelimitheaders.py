@@ -7,7 +7,8 @@ items: a policy's name as an sf-string with integer parameters):
     RateLimit: "key";r=597;t=42, "address";r=2990;t=42
 
 RateLimit-Policy names the limits in force (API_RATE_LIMIT per key, API_ADDRESS_RATE_LIMIT
-per client address; a disabled one is absent, and with both off neither field is sent):
+per client address; a disabled one is absent, and with both off neither field is sent; the
+refused-key limit is not listed, a client with a good key never spends it):
 `q` requests per `w` seconds. RateLimit says where this client stands in each window this
 request was counted in: `r` requests left, `t` seconds until the window closes. A request
 the throttles never saw (a 401, a 406, an unknown path) was counted nowhere: its RateLimit

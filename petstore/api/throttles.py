@@ -1,11 +1,13 @@
-"""Rate limits on /v1: per API key and per client address, counted in Redis.
+"""Rate limits on /v1: per API key and per client address, and refused keys per client
+address, counted in Redis.
 
-Both rates are settings read at each request (DRF rate syntax, e.g. "600/min";
+The rates are settings read at each request (DRF rate syntax, e.g. "600/min";
 empty turns a limit off): API_RATE_LIMIT per key, API_ADDRESS_RATE_LIMIT per
 client address (petstore.http.clientaddress.client_address, so NUM_PROXIES decides which
-hop of X-Forwarded-For is the client). Over a limit DRF raises Throttled, which
-petstore.api.errors answers with 429, the Error body and Retry-After; every /v1
-answer says where its client stands (petstore.api.ratelimitheaders).
+hop of X-Forwarded-For is the client), API_FAILED_KEY_RATE_LIMIT refused keys per client
+address (FailedKeyThrottle, asked by the authenticator rather than by the views). Over a
+limit DRF raises Throttled, which petstore.api.errors answers with 429, the Error body and
+Retry-After; every /v1 answer says where its client stands (petstore.api.ratelimitheaders).
 
 Counting: a fixed window per client that opens at its first request. One Lua
 script per limit and request increments the counter and, when the counter has no
@@ -43,6 +45,7 @@ from django.http import HttpRequest
 from rest_framework import throttling
 from rest_framework.request import Request
 
+from petstore.api.exceptions import KeysRefused
 from petstore.apikeys.models import ApiKey
 from petstore.http.clientaddress import client_address
 from petstore.redisclients import redis_client
@@ -190,7 +193,7 @@ class _Limit(throttling.BaseThrottle):
         recorded.append(self.count)
         return self.count.allowed
 
-    def peek(self, request: HttpRequest) -> Count | None:
+    def peek(self, request: HttpRequest | Request) -> Count | None:
         """Where this request's client stands, without counting it; None when the limit
         is off, the client unknown, or the cache unavailable."""
         policy = self.policy()
@@ -232,3 +235,39 @@ class AddressThrottle(_Limit):
 
     def ident(self, request: HttpRequest | Request) -> str | None:
         return client_address(request) or None
+
+
+class FailedKeyThrottle(_Limit):
+    """API_FAILED_KEY_RATE_LIMIT refused bearer keys per client address.
+
+    Not one of the view's throttles: the authenticator asks it before a key leaves the
+    process for its lookup (`check`) and counts each key it refuses (`record`), so an
+    address past its quota is answered 429 without a cache read or a query. Only refusals
+    count; a request with a good key costs the counter nothing when its key is kept in the
+    process (keycache), one read otherwise. Concurrent refusals from one address may pass
+    the quota by the requests in flight between a check and its record. Fails open, as the
+    other limits do. Not listed in RateLimit-Policy: a well-behaved client never spends it.
+    """
+
+    policy_name = "failed-key"
+    rate_setting = "API_FAILED_KEY_RATE_LIMIT"
+
+    def ident(self, request: HttpRequest | Request) -> str | None:
+        return client_address(request) or None
+
+    def check(self, request: HttpRequest | Request) -> None:
+        """Raise KeysRefused when this address has no refusal left in its window."""
+        count = self.peek(request)
+        if count is not None and count.used >= count.policy.quota:
+            raise KeysRefused(wait=count.reset)
+
+    def record(self, request: HttpRequest | Request) -> None:
+        """Count one refused key against this address."""
+        policy = self.policy()
+        ident = self.ident(request) if policy else None
+        if policy is None or ident is None:
+            return
+        try:
+            _run(self.cache, _HIT, counter_key(policy, ident), policy.window)
+        except Exception as exc:  # noqa: BLE001 - any cache error: do not block the API
+            log.warning("Refused keys not counted, cache unavailable: %s", type(exc).__name__)

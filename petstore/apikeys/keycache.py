@@ -7,7 +7,10 @@ the numbers). So a verified key's row is kept at three levels:
 1. In this process (`_Local`), for LOCAL_TTL seconds, only while this process
    is subscribed to the invalidation channel in Redis.
 2. In the shared cache (Redis in production) under its prefix, ENTRY_TTL s.
-3. The database: one query, active key of an active user.
+3. The database: one query by the key's hash, active key of an active user.
+
+Each level answers for the whole key (prefix and hash), so a wrong secret costs what an
+unknown prefix costs (`lookup`).
 
 Invalidation is explicit and synchronous. `forget(prefix)`:
 - replaces the shared entry with a STALE marker. A STALE entry is never
@@ -31,13 +34,14 @@ report a revocation it cannot guarantee.
 from __future__ import annotations
 
 import contextlib
+import hmac
 import json
 import logging
 import os
 import threading
 import time
 import uuid
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -101,8 +105,20 @@ def _channel() -> str:
     return f"pets:apikey:forget:{settings.DATABASES['default']['NAME']}"
 
 
-def lookup(prefix: str) -> ApiKey | None:
-    """The active key with this prefix (its user attached), or None.
+def lookup(
+    prefix: str, key_hash: str, *, before_leaving: Callable[[], None] | None = None
+) -> ApiKey | None:
+    """The active key with this prefix and hash (its user attached), or None.
+
+    Every level answers for the whole key, never for its prefix alone: a row kept under
+    the prefix whose hash differs is a miss there, like no row, and the database is
+    asked by hash. So a real prefix with a wrong secret and an unknown prefix take the
+    same path and cost the same: one shared-cache read, one query (on an index of
+    hashes, where both miss), nothing written.
+
+    `before_leaving` runs once before the lookup asks anything outside this process (the
+    shared cache, the database), and may raise to stop it there: the API's refused-key
+    limit, which a key kept here (verified within LOCAL_TTL) does not wait for.
 
     A key kept in this process is the same instance for every request it serves:
     treat it, and its user, as read-only.
@@ -111,10 +127,12 @@ def lookup(prefix: str) -> ApiKey | None:
     generation = None
     if local is not None and local.listening:
         key = local.get(prefix)
-        if key is not None:
+        if key is not None and hmac.compare_digest(key.key_hash, key_hash):
             return key
         generation = local.generation
-    row = _shared_lookup(prefix)
+    if before_leaving is not None:
+        before_leaving()
+    row = _shared_lookup(prefix, key_hash)
     if row is None:
         return None
     key = row.api_key(prefix)
@@ -137,27 +155,27 @@ def forget(*prefixes: str) -> None:
 # --- Shared cache and database ------------------------------------------------
 
 
-def _from_database(prefix: str) -> KeyRow | None:
-    """One query: the active key with this prefix, if its user is active."""
+def _from_database(key_hash: str) -> KeyRow | None:
+    """One query: the active key with this hash, if its user is active."""
     values = (
         ApiKey.objects.active()
-        .filter(prefix=prefix, user__is_active=True)
+        .filter(key_hash=key_hash, user__is_active=True)
         .values_list("id", "key_hash", "user_id", f"user__{get_user_model().USERNAME_FIELD}")
         .first()
     )
     return KeyRow(*values) if values else None
 
 
-def _shared_lookup(prefix: str) -> KeyRow | None:
+def _shared_lookup(prefix: str, key_hash: str) -> KeyRow | None:
     cache_key = _cache_key(prefix)
     try:
         entry = cache.get(cache_key)
     except Exception as exc:  # noqa: BLE001 - a cache outage must not lock everyone out
         log.warning("API key cache unavailable, using the database: %s", type(exc).__name__)
-        return _from_database(prefix)
-    if isinstance(entry, KeyRow):
+        return _from_database(key_hash)
+    if isinstance(entry, KeyRow) and hmac.compare_digest(entry.key_hash, key_hash):
         return entry
-    row = _from_database(prefix)
+    row = _from_database(key_hash)
     if row is not None and entry is None:
         # Never overwrites a STALE marker. A cache error only costs the next request a query.
         with contextlib.suppress(Exception):

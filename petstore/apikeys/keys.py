@@ -1,16 +1,17 @@
 """API key format: `pst_<prefix>_<secret>`.
 
-The prefix (8 hex characters) is stored in clear and indexed, so a request
-finds its row with one lookup; only a SHA-256 of the whole key is stored. A
-key carries 256 random bits, so a fast hash is enough (a slow password hash
-would only add latency to every request), and the hashes are compared in
+The prefix (8 hex characters) is stored in clear: it names the key to people
+and addresses the lookup cache. Only a SHA-256 of the whole key is stored, and
+indexed: a request finds its row by the hash of the key it sends, so a real
+prefix with a wrong secret misses exactly as an unknown prefix does. A key
+carries 256 random bits, so a fast hash is enough (a slow password hash would
+only add latency to every request), and a cached row's hash is compared in
 constant time.
 """
 
 from __future__ import annotations
 
 import hashlib
-import hmac
 import secrets
 from dataclasses import dataclass
 
@@ -43,7 +44,3 @@ def parse_key(token: str) -> ParsedKey | None:
     if not secret or not all(c in "0123456789abcdef" for c in prefix):
         return None
     return ParsedKey(prefix=prefix, full=token)
-
-
-def key_matches(plaintext: str, key_hash: str) -> bool:
-    return hmac.compare_digest(hash_key(plaintext), key_hash)

@@ -16,7 +16,9 @@ class ApiKeyQuerySet(models.QuerySet):
 
 
 class ApiKey(models.Model):
-    """A bearer key. Only a SHA-256 of the key is stored; `prefix` finds the row."""
+    """A bearer key. Only a SHA-256 of the key is stored, and finds the row (keycache:
+    a wrong secret misses as an unknown prefix does); `prefix` names the key to people
+    and to the lookup cache."""
 
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_keys"
@@ -36,6 +38,8 @@ class ApiKey(models.Model):
         # release keep reading the same table while a deploy migrates.
         db_table = "pets_apikey"
         ordering = ["-created_at", "-id"]
+        # A request's key is found by its hash (keycache); one plain B-tree, no LIKE index.
+        indexes = [models.Index(fields=["key_hash"], name="apikeys_key_hash_idx")]
         verbose_name = "API key"
 
     def __str__(self) -> str:

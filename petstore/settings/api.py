@@ -29,6 +29,14 @@ API_ADDRESS_RATE_LIMIT = env.text(
     "Requests per client address (see `NUM_PROXIES`), whatever key they carry; empty: off. "
     "Fails open if the cache is down.",
 )
+# Past it the address is answered 429 before any key lookup until the window ends, whatever
+# key it sends (a key its web process verified within the minute is still served).
+API_FAILED_KEY_RATE_LIMIT = env.text(
+    "API_FAILED_KEY_RATE_LIMIT",
+    "30/min",
+    "Refused bearer keys (unknown, revoked, wrong) per client address; past it the address "
+    "is answered 429 with `Retry-After` before any key lookup. Empty: off; fails open.",
+)
 API_LIST_FAST_PATH = env.flag(
     "API_LIST_FAST_PATH",
     True,

@@ -38,7 +38,7 @@ def clear_rate_limits(*idents: str) -> None:
         [
             counter_key(Policy(name, 0, window), ident)
             for ident in idents
-            for name in ("key", "address")
+            for name in ("key", "address", "failed-key")
             for window in (1, 60, 3600, 86400)
         ]
     )

@@ -35,6 +35,7 @@ def test_redis_outage_loses_nothing(
     transactional_db, own_redis, settings, tmp_path, dns_server, shop, alice, request
 ):
     settings.API_ADDRESS_RATE_LIMIT = settings.API_RATE_LIMIT = "100/min"  # on, in Redis
+    settings.API_FAILED_KEY_RATE_LIMIT = "30/min"
     settings.DOMAINS_CERT_ISSUE_DELAY = 1.0
     dns_server.add("www.example.test", "CNAME", TARGET + ".")
     www = domain_add(project=shop, hostname="www.example.test", actor=alice)
@@ -62,6 +63,8 @@ def test_redis_outage_loses_nothing(
         assert created.status_code == 201
         assert Pet.objects.filter(pk=created.json()["id"], name="Outage").exists()
         assert requests.get(base + "/v1/pets").status_code == 401
+        wrong = {"Authorization": f"Bearer {key[:-4]}AAAA"}
+        assert requests.get(base + "/v1/pets", headers=wrong).status_code == 401
         # Verify: recorded, and the page says a check is under way.
         verify = browser.post(
             page + "verify/",

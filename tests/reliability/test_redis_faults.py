@@ -106,6 +106,7 @@ def test_a_hung_redis_hangs_nothing(
     transactional_db, own_redis, settings, tmp_path, hostile_dns, dns_server, shop, alice
 ):
     settings.API_ADDRESS_RATE_LIMIT = settings.API_RATE_LIMIT = "100/min"  # on, in Redis
+    settings.API_FAILED_KEY_RATE_LIMIT = "30/min"  # asked before a key not kept is looked up
     settings.DOMAINS_DNS_TIMEOUT, settings.DOMAINS_DNS_LIFETIME = 8.0, 10.0
     settings.DOMAINS_VERIFY_DEADLINE = 10.0
     # Certificate work not done within five sweeps is lost and queued again: 5 s here.

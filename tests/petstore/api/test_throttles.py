@@ -1,5 +1,6 @@
-"""Rate limits on /v1: per API key (API_RATE_LIMIT) and per client address
-(API_ADDRESS_RATE_LIMIT), answered 429 with the Error body and Retry-After."""
+"""Rate limits on /v1: per API key (API_RATE_LIMIT), per client address
+(API_ADDRESS_RATE_LIMIT) and refused keys per client address (API_FAILED_KEY_RATE_LIMIT),
+answered 429 with the Error body and Retry-After."""
 
 from __future__ import annotations
 
@@ -118,6 +119,7 @@ def test_limits_are_settings_with_documented_defaults():
 
     assert defaults.API_RATE_LIMIT == "600/min"
     assert defaults.API_ADDRESS_RATE_LIMIT == "3000/min"
+    assert defaults.API_FAILED_KEY_RATE_LIMIT == "30/min"
     throttles = defaults.REST_FRAMEWORK["DEFAULT_THROTTLE_CLASSES"]
     assert throttles == [
         "petstore.api.throttles.KeyThrottle",
@@ -160,3 +162,62 @@ def test_concurrent_requests_are_counted_exactly(transactional_db, settings, ali
             statuses = list(pool.map(get, range(50)))
     assert sorted(statuses).count(200) == 10, statuses
     assert statuses.count(429) == 40
+
+
+def _bogus(address: str, n: int) -> APIClient:
+    client = APIClient(REMOTE_ADDR=address)
+    client.credentials(**bearer(f"pst_{n:08x}_{'A' * 43}"))
+    return client
+
+
+def test_an_address_past_its_refused_keys_is_answered_429_before_any_lookup(
+    settings, alice_key, monkeypatch
+):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from petstore.apikeys import keycache
+
+    settings.API_FAILED_KEY_RATE_LIMIT = "3/min"
+    address = "198.51.100.1"
+    assert [_bogus(address, n).get("/v1/pets").status_code for n in range(3)] == [401] * 3
+
+    lookups: list[str] = []
+    monkeypatch.setattr(keycache, "_shared_lookup", lambda *a: lookups.append("shared"))
+    with CaptureQueriesContext(connection) as queries:
+        listed = _bogus(address, 3).get("/v1/pets")  # listPets' own path
+        created = _bogus(address, 4).post("/v1/pets", {"name": "Rex"}, format="json")  # DRF's
+    for response in (listed, created):
+        body = assert_error(response, 429, "rate_limited")
+        assert 0 < int(response["Retry-After"]) <= 60
+        assert body["message"] == (
+            "Too many refused API keys from this address. "
+            f"Retry in {response['Retry-After']} seconds."
+        )
+    assert lookups == [] and len(queries) == 0  # no cache read, no query for a refused key
+    monkeypatch.undo()
+
+    # Counted per address: another one's refused keys are still 401s, its good keys served.
+    assert _bogus("198.51.100.2", 5).get("/v1/pets").status_code == 401
+    assert _client(alice_key, "198.51.100.2").get("/v1/pets").status_code == 200
+
+
+def test_only_refused_keys_count_against_the_address(settings, alice_key):
+    settings.API_FAILED_KEY_RATE_LIMIT = "2/min"
+    good = _client(alice_key, "198.51.100.3")
+    assert all(good.get("/v1/pets").status_code == 200 for _ in range(5))
+    assert _bogus("198.51.100.3", 1).get("/v1/pets").status_code == 401
+
+
+def test_an_empty_refused_key_limit_turns_it_off(settings):
+    settings.API_FAILED_KEY_RATE_LIMIT = ""
+    assert {_bogus("198.51.100.4", n).get("/v1/pets").status_code for n in range(5)} == {401}
+
+
+def test_a_cache_outage_leaves_refused_keys_401s(settings, caplog):
+    settings.REDIS_URL = "redis://127.0.0.1:1/0"  # the limits' Redis: nothing listens on port 1
+    settings.API_FAILED_KEY_RATE_LIMIT = "1/min"
+    with caplog.at_level("WARNING", logger="petstore.api.throttles"):
+        statuses = [_bogus("198.51.100.4", n).get("/v1/pets").status_code for n in range(3)]
+    assert statuses == [401, 401, 401]
+    assert "Refused keys not counted" in caplog.text

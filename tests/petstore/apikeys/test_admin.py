@@ -1,10 +1,13 @@
-"""The Django admin issues API keys (shown once), searches, filters and revokes them."""
+"""The Django admin issues API keys (shown once, on the page that answers the form, never in
+a cookie or a message), searches, filters and revokes them."""
 
 from __future__ import annotations
 
 import re
 
 import pytest
+from django.contrib.messages import get_messages
+from django.contrib.sessions.models import Session
 from rest_framework.test import APIClient
 
 from petstore.apikeys.models import ApiKey
@@ -17,21 +20,71 @@ def admin_client(client, carol):
     return client
 
 
-def test_an_api_key_added_in_the_admin_is_shown_once_and_works(admin_client, alice):
-    response = admin_client.post(
-        "/admin/apikeys/apikey/add/", {"user": alice.id, "name": "from-admin"}, follow=True
-    )
+ISSUE_TOKEN = re.compile(r'name="issue_token" value="([^"]+)"')
+KEY = re.compile(r"pst_[0-9a-f]{8}_[A-Za-z0-9_-]{43}")
+
+
+def add_form(admin_client, **fields):
+    """The add form's fields as a browser sends them: its one-time token included."""
+    page = admin_client.get("/admin/apikeys/apikey/add/")
+    token = ISSUE_TOKEN.search(page.text)
+    assert token, "the add form carries a one-time token"
+    return {**fields, "issue_token": token.group(1)}
+
+
+def test_an_api_key_added_in_the_admin_is_shown_on_the_page_that_answers_the_form(
+    admin_client, alice
+):
+    form = add_form(admin_client, user=alice.id, name="from-admin")
+    response = admin_client.post("/admin/apikeys/apikey/add/", form)
+    # No redirect: nothing has to carry the key to another page.
     assert response.status_code == 200
-    shown = re.search(r"(pst_[0-9a-f]{8}_[A-Za-z0-9_-]+)", response.text)
-    assert shown
+    shown = set(KEY.findall(response.text))
+    assert len(shown) == 1
+    plaintext = shown.pop()
+    assert "no-store" in response["Cache-Control"]
+    # In this page's body only: in no cookie, no message, not the session.
+    assert all(plaintext not in morsel.OutputString() for morsel in response.cookies.values())
+    assert "messages" not in response.cookies
+    assert all(plaintext not in str(m) for m in get_messages(response.wsgi_request))
+    session = Session.objects.get(session_key=admin_client.session.session_key)
+    assert plaintext not in session.session_data
+    assert plaintext not in str(session.get_decoded())
+
     key = ApiKey.objects.get()
     assert key.name == "from-admin" and key.user == alice
-
     client = APIClient()
-    client.credentials(**bearer(shown.group(1)))
+    client.credentials(**bearer(plaintext))
     assert client.get("/v1/pets").status_code == 200
-    detail = admin_client.get(f"/admin/apikeys/apikey/{key.id}/change/")
-    assert shown.group(1) not in detail.text  # never shown again
+    for page in (f"/admin/apikeys/apikey/{key.id}/change/", "/admin/apikeys/apikey/"):
+        assert plaintext not in admin_client.get(page).text  # never shown again
+
+
+def test_the_form_sent_again_makes_no_second_key_and_shows_none(admin_client, alice):
+    form = add_form(admin_client, user=alice.id, name="from-admin")
+    assert admin_client.post("/admin/apikeys/apikey/add/", form).status_code == 200
+    again = admin_client.post("/admin/apikeys/apikey/add/", form)  # a reload of that page
+    assert again.status_code == 409
+    assert not KEY.search(again.text)
+    assert "no key was made" in again.text
+    assert ApiKey.objects.count() == 1
+
+
+def test_a_form_without_its_token_makes_no_key(admin_client, alice):
+    response = admin_client.post("/admin/apikeys/apikey/add/", {"user": alice.id, "name": "x"})
+    assert response.status_code == 409
+    assert not ApiKey.objects.exists()
+
+
+def test_a_form_with_an_error_keeps_its_token_until_a_key_is_made(admin_client, alice):
+    form = add_form(admin_client, name="from-admin")
+    refused = admin_client.post("/admin/apikeys/apikey/add/", form)  # no user chosen
+    assert refused.status_code == 200 and not ApiKey.objects.exists()
+    kept = ISSUE_TOKEN.search(refused.text)
+    assert kept and kept.group(1) == form["issue_token"]
+    issued = admin_client.post("/admin/apikeys/apikey/add/", {**form, "user": alice.id})
+    assert issued.status_code == 200 and KEY.search(issued.text)
+    assert ApiKey.objects.count() == 1
 
 
 def test_keys_are_searchable_and_filterable_and_can_be_revoked(admin_client, alice_key, bob_key):
@@ -60,3 +113,13 @@ def test_keys_cannot_be_deleted_only_revoked(admin_client, alice_key):
     response = admin_client.get(f"/admin/apikeys/apikey/{alice_key.api_key.id}/delete/")
     assert response.status_code == 403
     assert ApiKey.objects.exists()
+
+
+def test_staff_without_the_add_permission_get_neither_form_nor_key(client, alice):
+    alice.is_staff = True
+    alice.save()
+    client.force_login(alice)
+    assert client.get("/admin/apikeys/apikey/add/").status_code == 403
+    refused = client.post("/admin/apikeys/apikey/add/", {"user": alice.id, "issue_token": "x"})
+    assert refused.status_code == 403
+    assert not ApiKey.objects.exists()
