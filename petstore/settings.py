@@ -293,10 +293,6 @@ API_RATE_LIMIT = env_str("API_RATE_LIMIT", "600/min")
 API_ADDRESS_RATE_LIMIT = env_str("API_ADDRESS_RATE_LIMIT", "3000/min")
 # listPets through its speed-ups (pets/api/hotpath.py), tested equal to stock DRF; off: stock DRF.
 API_LIST_FAST_PATH = env_bool("API_LIST_FAST_PATH", True)
-# Pages of listPets each web process keeps (at most ~8 KB each) while no pet changes, read at
-# start; 0 (the default) keeps none, and every request reads its page: where pets are written
-# among the reads, keeping them cost more than it saved (docs/decisions/performance.md).
-API_LIST_PAGES_KEPT = env_int("API_LIST_PAGES_KEPT", 0)
 
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
