@@ -149,9 +149,9 @@ def write_results(
         "ratios spread. Each list "
         "target is a throughput ratio, the deep page's included (the page after id 900,000, "
         "reached by a next link's cursor: ours and the peer's signed, the floor's `after`). "
-        "The list is measured as production serves it (no kept pages: `API_LIST_PAGES_KEPT` "
-        "is 0 by default) and, in the same rounds, on a second server keeping them; the mixed "
-        "rows (bench/mixed.py) run one create for every 20 list reads on 4 processes of each. "
+        "The list is measured as production serves it, every request reading its page; the "
+        "mixed row (bench/mixed.py) runs one create for every 20 list reads on 4 processes of "
+        "each. "
         "The edge rows are read from the TLS edge section below (bench/edge/), whichever run "
         "wrote it.",
         "",

@@ -7,8 +7,8 @@ database connections), drives it with wrk from a separate process on loopback, a
 bench/results.md. Every target is a ratio against a floor or the peer measured in the same
 run, alternating rounds. Then the domain sweep (bench/domains_sweep.py) and the TLS edge
 (bench/edge/, a section of its own: `--edge-only` runs that alone, `--skip-edge` keeps the
-one the file has). The mixed benchmark (bench/mixed.py: creates among the reads, kept pages
-on and off) runs with the API part. The server table (bench/servers.py) is measured too unless
+one the file has). The mixed benchmark (bench/mixed.py: creates among the reads, against
+the peer) runs with the API part. The server table (bench/servers.py) is measured too unless
 `--skip-servers` keeps it (`--servers-only` measures it alone); the fairness section
 (bench/fairness.py) only with `--fairness`, and kept as it stands otherwise.
 """
@@ -44,8 +44,6 @@ from bench.report import (  # noqa: E402
 from bench.servers import start, uvicorn  # noqa: E402
 from bench.web import (  # noqa: E402
     BASE,
-    KEPT_PAGES,
-    KEPT_PORT,
     PEER,
     PEER_PORT,
     cpu_counter,
@@ -197,13 +195,9 @@ def main() -> None:
     with contextlib.ExitStack() as started_servers:  # each stopped, whatever fails after it
         server, workers = start_server()
         started_servers.callback(stop, server)
-        kept, _ = start_server(PORT=str(KEPT_PORT), API_LIST_PAGES_KEPT=KEPT_PAGES)
-        started_servers.callback(stop, kept)
         peer = start(uvicorn(PEER_PORT, workers), PEER_PORT, server_env(), "/v1/pets?limit=1")
         started_servers.callback(stop, peer)
-        ours_cpu, kept_cpu = cpu_counter(server), cpu_counter(kept)
-        peer_cpu = cpu_counter(peer)
-        kept_base = f"http://127.0.0.1:{KEPT_PORT}"
+        ours_cpu, peer_cpu = cpu_counter(server), cpu_counter(peer)
         for name, query, floor_query, peer_url in (
             ("`GET /v1/pets?limit=100` (1M rows)", "limit=100", "limit=100",
              f"{PEER}/v1/pets?limit=100"),
@@ -213,18 +207,13 @@ def main() -> None:
              deep_cursor_query(900_000, 100), "limit=100&after=900000",
              peer_deep_url(900_000, 100)),
         ):  # fmt: skip
-            floor, ours, kept_side, fastapi = interleaved(
+            floor, ours, fastapi = interleaved(
                 ("floor", {"url": f"{BASE}/bench/floor?{floor_query}", "cpu": ours_cpu}),
                 ("ours", {"url": f"{BASE}/v1/pets?{query}", "headers": auth, "cpu": ours_cpu}),
-                ("ours, kept pages", {"url": f"{kept_base}/v1/pets?{query}",
-                                      "headers": auth, "cpu": kept_cpu}),
                 ("FastAPI peer", {"url": peer_url, "cpu": peer_cpu}),
                 **common,
             )  # fmt: skip
-            # Production's default reads every page: the targets are its.
             rows += list_rows(name, floor, ours, fastapi)
-            rows.append(row(f"{name}, kept pages (`API_LIST_PAGES_KEPT={KEPT_PAGES}`, no pet "
-                            "written) vs FastAPI peer", fastapi, kept_side, None))  # fmt: skip
 
         anon, authed = side_by_side(
             ("unauthenticated", {"url": f"{BASE}/bench/trivial-open"}),
@@ -266,9 +255,7 @@ def main() -> None:
         if errors:
             notes.append(f"POST rounds saw {errors} non-2xx answers or socket errors.")
     deep = (deep_cursor_query(900_000, 100), peer_deep_url(900_000, 100).partition("?")[2])
-    mixed_rows, mixed_notes = mixed.measure(args, token, deep)
-    rows += mixed_rows
-    notes += mixed_notes
+    rows += mixed.measure(args, token, deep)
 
     if not args.skip_domains:
         from bench.domains_sweep import sweep_rows

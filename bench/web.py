@@ -1,6 +1,6 @@
 """The web process under test: Procfile.production's web line with the benchmark's settings,
-started as a process manager starts it, on the ports of the floor, the FastAPI peer and the
-run with kept pages, with the CPU its process tree and its database backends use."""
+started as a process manager starts it, beside the FastAPI peer, with the CPU its process tree
+and its database backends use."""
 
 from __future__ import annotations
 
@@ -22,10 +22,6 @@ from petstore.webserver import WebServerConfig
 PORT = int(os.environ.get("BENCH_PORT", "8077"))
 BASE = f"http://127.0.0.1:{PORT}"
 PEER_PORT = PORT + 1
-# The same web line keeping list pages (API_LIST_PAGES_KEPT, off by default): what a request
-# costs while no pet changes.
-KEPT_PORT = PORT + 2
-KEPT_PAGES = "1024"
 PEER = f"http://127.0.0.1:{PEER_PORT}"
 # The web process as production starts it (Procfile.production's `web` line) with the
 # benchmark's settings and production's worker count (petstore/webserver.py: WEB_CONCURRENCY,

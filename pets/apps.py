@@ -9,8 +9,6 @@ class PetsConfig(AppConfig):
     verbose_name = "Pets API"
 
     def ready(self) -> None:
-        from pets import metrics  # noqa: F401 - its families, in every process's scrape
-
         # listPets (its URL name in pets/api/urls.py) without the middleware no API response
         # needs, under the hot path's switch (pets/api/hotpath.py): off, Django's full
         # handler serves it as any request.

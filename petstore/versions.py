@@ -35,7 +35,7 @@ server between two statements). The incarnation is:
 
 - the server's start (`pg_postmaster_start_time()`): a promoted replica is another server
   with its own start, and so is a physical backup restored and started, or a new cluster. A
-  plain restart changes it too, which costs a process one read of each page, nothing more;
+  plain restart changes it too, which costs a process one read of what it keeps, nothing more;
 - the database's OID: a dump restored into a new database on the same running server, or a
   database made from another as a template, has the server's start and system identifier
   but a new OID;
@@ -44,7 +44,7 @@ server between two statements). The incarnation is:
 
 Left out: the cluster's `system_identifier`, the same on a replica and on a physical backup
 and, for another cluster, redundant with the server's start; it is read from pg_control on
-disk at each call (about 10 µs, per request on the list's hot path). A random token stored
+disk at each call (about 10 µs, on every read of a version). A random token stored
 in the table: a dump carries it over. What none of these sees: a server that crashes and
 recovers without restarting the postmaster loses no commit a reader saw, unless a writer
 ran with `synchronous_commit = off` (none of ours does).
@@ -257,8 +257,7 @@ def missing_triggers(version: Version) -> list[str]:
 class Watcher:
     """One process's reads of a version, under either of two contracts:
 
-    - `read()`: now, for a reader that must see every change committed before it began (the
-      list's hot path: one read per request);
+    - `read()`: now, for a reader that must see every change committed before it began;
     - `fresh()`: the stamp read less than `fresh_for` seconds ago, read now past that; with
       `keep_fresh`, a thread reads it on a beat, so a change committed at t is seen from
       t + `fresh_for` at the latest, and usually within a beat (the edge's cache).

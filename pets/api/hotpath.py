@@ -15,14 +15,6 @@ the query is cheap (numbers: docs/decisions/performance.md):
   category_id, status) rows and written as PetSerializer writes a pet;
 - no query compilation per request: each statement shape is compiled by the
   ORM once per process and run with the request's parameters;
-- with API_LIST_PAGES_KEPT set (off by default), no page read twice while no pet
-  changed: each process keeps the pages it wrote
-  (body and next-page id) under the list version, a number the database raises in
-  the same commit as any write to a pet (pets/listversion.py), with the database's
-  incarnation (petstore/versions.py: a failover or a restore can bring a number back
-  for other rows). A request reads both (one statement, one indexed read of a one-row
-  table) and is answered from the kept page while they stay the same, so a create is in
-  the very next list from any process;
 - no FilterSet per request: PetFilter's validation depends on the `status`
   value alone (a choice filter), so each value is validated once per process;
 - no QueryDict when every parameter reads as it is written (nothing to decode);
@@ -44,7 +36,6 @@ from __future__ import annotations
 import functools
 import logging
 import re
-from collections.abc import Callable
 from typing import NamedTuple
 
 from django.conf import settings
@@ -59,15 +50,12 @@ from rest_framework.exceptions import Throttled
 from rest_framework.generics import GenericAPIView
 from rest_framework.permissions import IsAuthenticated
 
-from pets import listversion
 from pets.api.serializers import Int64Field
-from pets.metrics import KEPT_PAGE_LOOKUPS, KEPT_PAGE_MISSES
 from pets.models import Pet, PetStatus
 from petstore.api import pagination
 from petstore.api.authentication import BearerKeyAuthentication
 from petstore.api.renderers import ORJSONRenderer
 from petstore.api.throttles import AddressThrottle, KeyThrottle
-from petstore.versions import Stamp, Watcher
 
 logger = logging.getLogger(__name__)
 
@@ -101,8 +89,6 @@ _AS_WRITTEN = re.compile(r"[A-Za-z0-9_.~:-]+=[A-Za-z0-9_.~:-]*")
 # One that urlencode also writes back exactly as it reads (quote_plus leaves these
 # characters alone, and escapes ':').
 _AS_ENCODED = re.compile(r"[A-Za-z0-9_.~-]+=[A-Za-z0-9_.~-]*")
-# The list version, read per request.
-_LIST = Watcher(listversion.LIST)
 
 
 class Page(NamedTuple):
@@ -234,7 +220,7 @@ def _page(request: HttpRequest, filterset_class: type) -> HttpResponse:
     limit = pagination.parse_limit(params.get("limit"))
     cursor = params.get("cursor")
     after = pagination.decode_cursor(cursor) if cursor is not None else None
-    body, last_id = _kept_page(status=status, after=after, limit=limit)
+    body, last_id = _read_page(status=status, after=after, limit=limit)
     response = HttpResponse(body, content_type=_RENDERER.media_type)
     if last_id is not None:
         response["Link"] = pagination.next_link(
@@ -244,49 +230,6 @@ def _page(request: HttpRequest, filterset_class: type) -> HttpResponse:
             last_id=last_id,
         )
     return response
-
-
-def _kept_page(*, status: str | None, after: int | None, limit: int) -> Page:
-    """The page, from this process's pages while the list version says no pet changed.
-
-    Read in autocommit only, as a request is: inside a transaction that may have written
-    pets (a test's, say), the version has not moved yet (its triggers fire at commit) and a
-    page read there may never commit; such reads go to the database every time."""
-    if connection.in_atomic_block or not settings.API_LIST_PAGES_KEPT:
-        return _read_page(status=status, after=after, limit=limit)
-    # The version is read before the rows, so a page is at least as new as its version.
-    stamp = _LIST.read()
-    if not _version_kept(stamp.incarnation):
-        return _read_page(status=status, after=after, limit=limit)
-    KEPT_PAGE_LOOKUPS.inc()
-    return kept_pages()(stamp, status=status, after=after, limit=limit)
-
-
-@functools.cache
-def kept_pages() -> Callable[..., Page]:
-    """This process's pages: the least recently asked dropped first once there are
-    API_LIST_PAGES_KEPT (read once); the version's stamp (its number and the database's
-    incarnation) is part of the key only, so a new version starts new pages and the old ones
-    are the first to go."""
-
-    @functools.lru_cache(maxsize=settings.API_LIST_PAGES_KEPT)
-    def page_at(stamp: Stamp, *, status: str | None, after: int | None, limit: int) -> Page:
-        KEPT_PAGE_MISSES.inc()
-        return _read_page(status=status, after=after, limit=limit)
-
-    return page_at
-
-
-@functools.lru_cache(maxsize=8)
-def _version_kept(incarnation: tuple) -> bool:
-    """Whether this database has the list version's triggers, enabled (asked once per
-    process and database incarnation): one dropped or disabled (by hand, or by a migration
-    that remakes the pets table) leaves a version that no longer moves, which must not keep
-    pages."""
-    missing = listversion.missing_triggers()
-    if missing:
-        logger.warning("listPets keeps no pages: triggers missing: %s", ", ".join(missing))
-    return not missing
 
 
 def _read_page(*, status: str | None, after: int | None, limit: int) -> Page:

@@ -3,8 +3,8 @@ in place of 0004's hand-written ones: the function names its table with the migr
 schema under a pinned search_path, so a writer with another search_path raises this table.
 
 The declaration is copied here, not imported: this migration must make the same triggers
-whatever pets/listversion.py says later (tests/petstore/test_versions.py holds the two
-equal until a later migration replaces them again).
+whatever the app declares later (0006 drops them, and makes them again from this copy when
+reversed).
 """
 
 import importlib

@@ -43,12 +43,6 @@ API_LIST_FAST_PATH = env.flag(
     "listPets through its speed-ups (`pets/api/hotpath.py`), tested equal to stock DRF; off: "
     "stock DRF.",
 )
-API_LIST_PAGES_KEPT = env.integer(
-    "API_LIST_PAGES_KEPT",
-    0,
-    "Pages of listPets each web process keeps while no pet changes; 0 keeps none (with pets "
-    "written among the reads, keeping them cost more than it saved).",
-)
 
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",

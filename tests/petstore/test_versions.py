@@ -1,32 +1,35 @@
 """The version primitive (petstore/versions.py): a declaration makes its triggers, the
 migrations make exactly what the apps declare, a writer's search_path cannot send the raise
 elsewhere, a trigger dropped or disabled is missing, and the watcher's two contracts.
+
+Beside the edge's (the one an app declares), a version of the tests' own, on a table of its
+own, made by the statements a migration runs: `thing`.
 """
 
 from __future__ import annotations
 
 import importlib
 import math
+from collections.abc import Iterator
 
 import pytest
-from django.core.management import call_command
 from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
 from domains.edge import version as edge_version
-from pets import listversion
-from pets.models import Category, Pet
 from petstore import versions
 from petstore.versions import Version, Watch, Watcher
 
 # Committed writes: the version moves when the writing transaction commits.
 pytestmark = pytest.mark.django_db(transaction=True)
 
-LIST = listversion.LIST
 DECLARED = [
-    (LIST, "pets.migrations.0005_list_version_generated", "LIST"),
     (edge_version.EDGE, "domains.migrations.0011_edge_version_generated", "EDGE"),
 ]
+THING = Version(
+    table="versions_thing_version",
+    watches=[Watch("versions_thing", "INSERT OR UPDATE OR DELETE")],
+)
 
 
 class RolledBack(Exception):
@@ -89,48 +92,55 @@ def test_the_latest_migration_made_what_the_app_declares(declared, module, name)
     assert versions.missing_triggers(declared) == []
 
 
-def test_the_migrations_go_back_to_the_hand_written_triggers_and_forward_again():
-    def names() -> set[str]:
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT tgname FROM pg_trigger WHERE tgname LIKE 'pets_list_version%%'")
-            return {name for (name,) in cursor.fetchall()}
+@pytest.fixture
+def thing() -> Iterator[Version]:
+    """THING's table, its watched table and its triggers, as a migration makes them."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT current_schema()")
+        [schema] = cursor.fetchone()
+        cursor.execute("CREATE TABLE versions_thing (id serial PRIMARY KEY, name text NOT NULL)")
+        cursor.execute(
+            f"CREATE TABLE {THING.table} "
+            "(id smallint PRIMARY KEY CHECK (id = 1), version bigint NOT NULL, bumped_by xid8)"
+        )
+        cursor.execute(f"INSERT INTO {THING.table} (id, version) VALUES (1, 0)")
+        for statement in THING.create_statements(schema):
+            cursor.execute(statement)
+    yield THING
+    with connection.cursor() as cursor:
+        cursor.execute(f"DROP TABLE versions_thing, {THING.table}")
+        cursor.execute(f"DROP FUNCTION {THING.function}()")
 
-    assert names() == {trigger.name for trigger in LIST.triggers()}
-    try:
-        call_command("migrate", "pets", "0004", verbosity=0)
-        assert names() == {"pets_list_version_pet", "pets_list_version_pet_truncate"}
-    finally:
-        call_command("migrate", "pets", verbosity=0)
-    assert names() == {trigger.name for trigger in LIST.triggers()}
-    before = listversion.current()
-    Category.objects.create(name="Dogs").pets.create(name="Rex")
-    assert listversion.current() == before + 1
+
+def write_a_thing(name: str = "Rex") -> None:
+    with connection.cursor() as cursor:
+        cursor.execute("INSERT INTO versions_thing (name) VALUES (%s)", [name])
 
 
-def test_a_writer_with_another_search_path_moves_the_real_version():
+def current() -> int:
+    return THING.read().number
+
+
+def test_a_writer_with_another_search_path_moves_the_real_version(thing):
     """A schema earlier in the writer's search_path has a table of the version's name: the
-    pet written is the real one (the writer's path finds no other pets table), and so is the
-    version raised."""
-    dogs = Category.objects.create(name="Dogs")
-    before = listversion.current()
+    row written is the real one (the writer's path finds no other watched table), and so is
+    the version raised."""
+    before = current()
     with connection.cursor() as cursor:
         cursor.execute("CREATE SCHEMA decoy")
-        cursor.execute(f"CREATE TABLE decoy.{LIST.table} (LIKE public.{LIST.table})")
-        cursor.execute(f"INSERT INTO decoy.{LIST.table} (id, version) VALUES (1, 0)")
+        cursor.execute(f"CREATE TABLE decoy.{thing.table} (LIKE public.{thing.table})")
+        cursor.execute(f"INSERT INTO decoy.{thing.table} (id, version) VALUES (1, 0)")
         try:
             cursor.execute("SET search_path = decoy, public")
-            cursor.execute(
-                "INSERT INTO pets_pet (name, category_id, status, created_at, updated_at) "
-                "VALUES ('Rex', %s, 'available', now(), now())",
-                [dogs.pk],
-            )
-            cursor.execute(f"SELECT version FROM {LIST.table}")
+            cursor.execute("INSERT INTO versions_thing (name) VALUES ('Rex')")
+            cursor.execute(f"SELECT version FROM {thing.table}")
             assert cursor.fetchone() == (0,)  # the decoy's, untouched
         finally:
             cursor.execute("RESET search_path")
             cursor.execute("DROP SCHEMA decoy CASCADE")
-    assert listversion.current() == before + 1
-    assert Pet.objects.get().name == "Rex"
+        cursor.execute("SELECT name FROM versions_thing")
+        assert cursor.fetchall() == [("Rex",)]
+    assert current() == before + 1
 
 
 @pytest.mark.parametrize(
@@ -142,45 +152,64 @@ def test_a_writer_with_another_search_path_moves_the_real_version():
     ],
     ids=["dropped", "disabled", "replica only"],
 )
-def test_a_trigger_dropped_or_disabled_is_missing(how):
-    name, table = LIST.triggers()[0]
+def test_a_trigger_dropped_or_disabled_is_missing(thing, how):
+    assert versions.missing_triggers(thing) == []
+    name, table = thing.triggers()[0]
     with pytest.raises(RolledBack), transaction.atomic():
         with connection.cursor() as cursor:
             cursor.execute(how.format(name=name, table=table))
-        assert versions.missing_triggers(LIST) == [name]
+        assert versions.missing_triggers(thing) == [name]
         raise RolledBack
-    assert versions.missing_triggers(LIST) == []
+    assert versions.missing_triggers(thing) == []
 
 
-def test_a_trigger_of_the_name_on_another_table_is_missing():
-    name, table = LIST.triggers()[0]
+def test_a_trigger_of_the_name_on_another_table_is_missing(thing):
+    name, table = thing.triggers()[0]
     with pytest.raises(RolledBack), transaction.atomic():
         with connection.cursor() as cursor:
             cursor.execute(f"DROP TRIGGER {name} ON {table}")
+            cursor.execute("CREATE TABLE versions_other (id serial PRIMARY KEY)")
             cursor.execute(
-                f"CREATE TRIGGER {name} AFTER INSERT ON pets_category "
-                f"FOR EACH ROW EXECUTE FUNCTION {LIST.function}()"
+                f"CREATE TRIGGER {name} AFTER INSERT ON versions_other "
+                f"FOR EACH ROW EXECUTE FUNCTION {thing.function}()"
             )
-        assert versions.missing_triggers(LIST) == [name]
+        assert versions.missing_triggers(thing) == [name]
         raise RolledBack
 
 
-def test_a_stamp_is_the_number_with_the_databases_incarnation():
-    stamp = LIST.read()
-    assert stamp.number == listversion.current()
+def test_every_write_path_moves_it_once_per_committed_transaction(thing):
+    before = current()
+    write_a_thing()
+    assert current() == before + 1
+    with transaction.atomic():
+        write_a_thing("Fido")
+        with connection.cursor() as cursor:
+            cursor.execute("UPDATE versions_thing SET name = name || '!'")
+            cursor.execute("DELETE FROM versions_thing WHERE name = 'Rex!'")
+        assert current() == before + 1  # deferred: not before the commit
+    assert current() == before + 2
+    with connection.cursor() as cursor:
+        cursor.execute("TRUNCATE versions_thing")
+    assert current() == before + 3
+
+
+def test_a_stamp_is_the_number_with_the_databases_incarnation(thing):
+    write_a_thing()
+    stamp = thing.read()
+    assert stamp.number == 1
     started, database, table = stamp.incarnation
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT pg_postmaster_start_time(), "
             "(SELECT oid FROM pg_database WHERE datname = current_database()), "
             "%s::regclass::oid",
-            [LIST.table],
+            [thing.table],
         )
         assert cursor.fetchone() == (started, database, table)
 
 
-def test_read_asks_every_time_and_fresh_asks_once_within_its_bound():
-    per_request, polled = Watcher(LIST), Watcher(LIST, fresh_for=math.inf)
+def test_read_asks_every_time_and_fresh_asks_once_within_its_bound(thing):
+    per_request, polled = Watcher(thing), Watcher(thing, fresh_for=math.inf)
     with CaptureQueriesContext(connection) as queries:
         per_request.read()
         per_request.read()
@@ -191,9 +220,9 @@ def test_read_asks_every_time_and_fresh_asks_once_within_its_bound():
     assert len(queries) == 1
 
 
-def test_fresh_reads_again_past_its_bound_and_sees_the_change():
-    watcher = Watcher(LIST, fresh_for=0)
+def test_fresh_reads_again_past_its_bound_and_sees_the_change(thing):
+    watcher = Watcher(thing, fresh_for=0)
     before = watcher.fresh()
-    Category.objects.create(name="Dogs").pets.create(name="Rex")
+    write_a_thing()
     after = watcher.fresh()
     assert after.number == before.number + 1 and after.incarnation == before.incarnation

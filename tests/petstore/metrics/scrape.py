@@ -20,8 +20,6 @@ FAMILIES = {
     "petstore_edge_certificate_lookups",
     "petstore_edge_certificate_lookup_seconds",
     "petstore_http_requests",
-    "petstore_list_kept_page_lookups",
-    "petstore_list_kept_page_misses",
     "petstore_http_request_duration_seconds",
     "petstore_sweep_last_success_timestamp_seconds",
 }
