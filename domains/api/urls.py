@@ -1,4 +1,4 @@
-"""The domains API's routes, under /v1 (petstore/urls.py), before pets' catch-all."""
+"""The domains API's routes, under /v1 (petstore/api/urls.py)."""
 
 from django.urls import path
 

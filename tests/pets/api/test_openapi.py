@@ -222,8 +222,12 @@ def test_the_interactive_docs_are_public_and_served_without_internet(anon, db):
     response = anon.get("/v1/docs/")
     assert response.status_code == 200
     html = response.content.decode()
-    assert "/v1/openapi.json" in html
     assert "cdn" not in html.lower() and "unpkg" not in html.lower()
+    # Nothing inline: the configuration comes from the page's own URL, and names the document.
+    assert "<style>" not in html and "<script>" not in html
+    script = anon.get("/v1/docs/?script=")
+    assert script.status_code == 200 and script["Content-Type"].startswith("application/javascript")
+    assert "/v1/openapi.json" in script.content.decode()
     # Under its content-hashed name (collectstatic's manifest).
     assert re.search(
         r"/static/drf_spectacular_sidecar/swagger-ui-dist/swagger-ui-bundle\.[0-9a-f]{12}\.js", html
