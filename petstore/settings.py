@@ -406,8 +406,6 @@ CELERY_TASK_ROUTES = {
     "domains.tasks.renew_certificate": {"queue": CERTIFICATES_QUEUE},
     "domains.tasks.renew_certificates": {"queue": CERTIFICATES_QUEUE},
     # domains.tasks.deliver is queued on its channel's queue (webhooks: WEBHOOKS_QUEUE).
-    "domains.tasks.dispatch_webhooks": {"queue": WEBHOOKS_QUEUE},
-    "domains.tasks.deliver_webhook": {"queue": WEBHOOKS_QUEUE},
 }
 # Seconds between two sweeps (domains/services/scheduling.py). Its lease on a claimed check,
 # and the time after which certificate work counts as lost, are counted in sweeps

@@ -17,7 +17,7 @@ from domains.models.events import (
     default_email_events,
 )
 from domains.models.projects import Deploy, Project, validate_project_slug
-from domains.models.webhooks import WebhookDelivery, WebhookEndpoint
+from domains.models.webhooks import WebhookEndpoint
 
 # The migrations name the three functions here (`domains.models.new_verification_token`).
 __all__ = [
@@ -35,7 +35,6 @@ __all__ = [
     "Project",
     "ProvenHostname",
     "Redirect",
-    "WebhookDelivery",
     "WebhookEndpoint",
     "default_email_events",
     "new_verification_token",
