@@ -62,7 +62,7 @@ class IdempotencyRecord(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
-        # The table and constraint names it was created with in the pets app (moved as is).
+        # The table and constraint names of the pets app, which created the table.
         db_table = "pets_idempotencyrecord"
         constraints = [
             models.UniqueConstraint(fields=["api_key", "key"], name="pets_idempotency_unique_key"),
