@@ -1,7 +1,7 @@
 """What one client's fault costs the others, through the edge: an anonymous client sending
 large chunked bodies to the API, and a client timing its own requests meanwhile.
 
-The attacker is the one an outside red-team found stalling the edge for everyone: a chunked
+The attacker is one that stalls an edge for everyone when the edge waits on it: a chunked
 POST of several megabytes to a `/v1` path without a key, on a connection of its own, at a
 steady rate. The web process answers it before reading the body (401), so the edge's write
 of the rest fails; what matters is that nobody else notices. The victim keeps one connection
@@ -24,7 +24,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 
-# The red-team's body: about 5 MB, far past what the app accepts (64 KiB) and what the web
+# The attacker's body: about 5 MB, far past what the app accepts (64 KiB) and what the web
 # process reads to keep a connection (petstore/http/earlyanswers.py, 256 KiB).
 BODY_SIZE = 5 * 1024 * 1024
 CHUNK = 64 * 1024

@@ -213,18 +213,6 @@ def write_and_check_ports() -> int:
     return status
 
 
-def sqlite_leftover() -> str | None:
-    """One line for a checkout whose var/ still holds the SQLite database of older versions."""
-    old = settings.VAR_DIR / "db.sqlite3"
-    if not old.exists():
-        return None
-    return (
-        f"make run: {shown_path(old)} is the SQLite database of an older version; the service "
-        f"now keeps its data in PostgreSQL ({shown_path(settings.EMBEDDED_POSTGRES_DIR)}) and "
-        "starts empty there. The file is left as it was: delete it when you no longer need it."
-    )
-
-
 def embedded_servers() -> list[embedded.Postgres | embedded.Redis]:
     """The servers this run starts: those the settings (environment and settings file)
     name none of."""
@@ -273,8 +261,6 @@ def run() -> int:
             return 1
         if status := write_and_check_ports():
             return status
-        if leftover := sqlite_leftover():
-            print(leftover)
         servers = embedded_servers()
         try:
             with embedded.running(*servers):

@@ -3,8 +3,9 @@
 `make run` names the file to every process it starts (PETSTORE_ENV_FILE); a second terminal
 exports the same name, so `manage.py` there must find in it everything `make run` was told:
 DEBUG, this checkout's key-encryption key, a metrics token, and the ports of the latest run.
-A port moved on make's command line (`make run PORT=8001`) that stayed out of the file sent
-`verifydomain` to 5353 while the development DNS server listened elsewhere.
+A port moved on make's command line (`make run PORT=8001`) is written there too: otherwise
+`verifydomain` in another terminal asks 5353 while the development DNS server listens
+elsewhere.
 
 The file is updated in place at each run: every line is kept (DEBUG, the key, anything the
 developer added) except the port lines, which become this run's; a missing metrics token is

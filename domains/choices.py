@@ -205,16 +205,6 @@ RECOVERED_FROM = frozenset(
 )
 
 
-class EmailState(models.TextChoices):
-    """Where an owner event's mail stands (OwnerEvent.email_state)."""
-
-    PENDING = "pending", "Waiting to be sent"
-    SENDING = "sending", "Being sent"
-    SENT = "sent", "Sent"
-    SKIPPED = "skipped", "Not sent: not chosen, or told already today"
-    FAILED = "failed", "Failed after every retry"
-
-
 class RedirectStatus(models.IntegerChoices):
     MOVED_PERMANENTLY = 301, "301 Moved Permanently"
     FOUND = 302, "302 Found (temporary)"

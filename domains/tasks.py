@@ -159,27 +159,3 @@ def deliver(channel: str, delivery_id: int) -> None:
     next_attempt_at, which the beat reads (a message queued twice is one attempt: the claim
     is a conditional UPDATE)."""
     CHANNELS[channel].deliver(delivery_id=delivery_id)
-
-
-# The previous release's task names, for its beat and its messages still queued during a
-# rolling deploy (a WebhookDelivery kept its id as a Delivery); removed in the next release.
-
-
-@queue_task(acks_late=True, ignore_result=True)
-def send_notifications() -> None:
-    dispatch_deliveries()
-
-
-@queue_task(acks_late=True, ignore_result=True)
-def dispatch_webhooks() -> None:
-    dispatch_deliveries()
-
-
-@queue_task(acks_late=True, max_retries=0, ignore_result=True)
-def send_project_notifications(project_id: int) -> None:
-    dispatch_deliveries()
-
-
-@queue_task(acks_late=True, max_retries=0, ignore_result=True)
-def deliver_webhook(delivery_id: int) -> None:
-    CHANNELS["webhook"].deliver(delivery_id=delivery_id)

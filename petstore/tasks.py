@@ -6,8 +6,8 @@ from petstore.api import idempotency
 from petstore.queueing import queue_task
 
 
-# Named as when it was the pets app's task: messages already queued and the beat schedule
-# (CELERY_BEAT_SCHEDULE, and a beat still running the previous release) call it by that name.
+# Named in the pets app's namespace, the name the beat schedule (CELERY_BEAT_SCHEDULE) and
+# the messages already queued use: a new name takes a release in which both are registered.
 @queue_task(name="pets.tasks.purge_expired_idempotency_keys", ignore_result=True)
 def purge_expired_idempotency_keys() -> int:
     """Delete Idempotency-Key records past their 24 hours, every /v1 resource's (scheduled

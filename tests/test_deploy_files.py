@@ -11,6 +11,7 @@ import shlex
 import pytest
 import yaml
 
+from domains.channels import CHANNELS
 from tests.petstore.test_configuration_documented import code_variables, env_example_variables
 from tests.processes import ROOT
 
@@ -239,7 +240,8 @@ def test_each_queue_has_a_worker_of_its_own_in_every_deploy_file(compose, settin
     """A slow check never sits in front of certificate work: production starts one worker
     per queue, and every routed task goes to a queue one of them consumes."""
     queues = {settings.CHECKS_QUEUE, settings.CERTIFICATES_QUEUE, settings.WEBHOOKS_QUEUE}
-    assert {route["queue"] for route in settings.CELERY_TASK_ROUTES.values()} == queues
+    routed = {route["queue"] for route in settings.CELERY_TASK_ROUTES.values()}
+    assert routed | {channel.queue for channel in CHANNELS.values()} == queues
     procfile = dict(
         line.split(": ", 1) for line in (ROOT / "Procfile.production").read_text().splitlines()
     )

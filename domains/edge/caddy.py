@@ -61,10 +61,10 @@ RETRY_MATCH: list[dict[str, Any]] = [
 # Which web process is taken out of rotation, and by what: only what says the process itself
 # is unwell. Caddy's passive checks count every failed request against its upstream, a write
 # the web process cut short included, and a client makes those at will: a chunked body the
-# app refuses before reading it (petstore/http/earlyanswers.py closes such a connection) took
-# the only web process out for the 5 s they remembered it, and every other client waited. So
-# there are none: a process that is gone refuses the connection, which the retries above send
-# on to another; one that no longer answers fails the active check, a GET /healthz every
+# app refuses before reading it (petstore/http/earlyanswers.py closes such a connection) would
+# take the only web process out for the 5 s they remember it, and every other client would
+# wait. So there are none: a process that is gone refuses the connection, which the retries
+# above send on to another; one that no longer answers fails the active check, a GET /healthz every
 # HEALTH_INTERVAL to each process (answered before any host check, petstore/http/health.py),
 # HEALTH_FAILS times in a row, each within HEALTH_TIMEOUT; one answer puts it back. With a
 # single web process there is nothing to fail over to, and a check could only turn slow

@@ -20,7 +20,7 @@ from domains.models.events import (
     new_link_secret,
 )
 from domains.models.projects import Deploy, Project, validate_project_slug
-from domains.models.webhooks import WebhookDelivery, WebhookEndpoint
+from domains.models.webhooks import WebhookEndpoint
 
 # The migrations name the three functions here (`domains.models.new_verification_token`).
 __all__ = [
@@ -39,7 +39,6 @@ __all__ = [
     "Project",
     "ProvenHostname",
     "Redirect",
-    "WebhookDelivery",
     "WebhookEndpoint",
     "default_email_events",
     "link_digest",

@@ -10,7 +10,7 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
-from domains.choices import ACTION_NEEDED_EVENTS, Action, EmailState, EventType
+from domains.choices import ACTION_NEEDED_EVENTS, Action, EventType
 from domains.models.domains import Domain
 from domains.models.projects import Project
 from domains.querysets import NotificationPreferenceQuerySet
@@ -45,11 +45,7 @@ class DomainEvent(models.Model):
 class OwnerEvent(models.Model):
     """The outbox of what the owner is told: one row per event, written by the service that
     made the change, in its transaction, with a Delivery per channel and target
-    (domains/models/deliveries.py), so one event feeds every channel.
-
-    The `email_*` fields are the previous release's email progress: read by no code,
-    carried into Delivery rows by migration 0013 and kept one release for the previous
-    release's workers during a rolling deploy."""
+    (domains/models/deliveries.py), so one event feeds every channel."""
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="owner_events")
     domain = models.ForeignKey(
@@ -62,22 +58,14 @@ class OwnerEvent(models.Model):
     # What happened and what to do in plain words, the domain page's path, and the fields
     # of the type (stops_serving_at, expires_at, reason): the body every channel sends.
     data = models.JSONField(default=dict)
-
-    email_state = models.CharField(
-        max_length=10, choices=EmailState.choices, default=EmailState.PENDING
-    )
-    email_attempts = models.PositiveSmallIntegerField(default=0)
-    # Not sent before this (the digest window, a retry's backoff); a claim's lease end.
-    email_due_at = models.DateTimeField(default=timezone.now)
-    email_claim = models.UUIDField(null=True, blank=True)
-    emailed_at = models.DateTimeField(null=True, blank=True)
+    # Compatibility shim (drop in 1.2.0): the table keeps the columns email_state,
+    # email_attempts, email_due_at, email_claim and emailed_at, with database defaults
+    # (migration 0019), because release 1.0.0's ORM lists them in every SELECT and INSERT
+    # of an event while it runs beside this release; 1.2.0's migration drops them.
 
     class Meta:
         ordering = ["-occurred_at", "-pk"]
         indexes = [
-            models.Index(
-                fields=["email_state", "email_due_at"], name="domains_owner_event_email_due"
-            ),
             models.Index(
                 fields=["project", "hostname", "type"], name="domains_owner_event_subject"
             ),

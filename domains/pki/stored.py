@@ -12,18 +12,15 @@ from dataclasses import dataclass
 
 from domains.models import AcmeOrder, Certificate, PlatformKey
 from domains.pki import keys
-from domains.pki.held import take_in_files
 
 SEALED_ROWS = (Certificate, AcmeOrder, PlatformKey)
 
 
 def unopenable() -> str | None:
     """What the configured keys cannot open, one of each kind tried (the newest row; every
-    PlatformKey), or None, after taking in the keys an older release left under
-    DOMAINS_CA_DIR. Raises keys.KeyNotSet when this process has no key, even with nothing
-    stored yet: the worker and the edge need one for what they will seal and open."""
+    PlatformKey), or None. Raises keys.KeyNotSet when this process has no key, even with
+    nothing stored yet: the worker and the edge need one for what they will seal and open."""
     keys.require_key()
-    take_in_files()
     for model in SEALED_ROWS:
         rows = model.objects.order_by("-pk").values_list("pk", "key_pem")
         for pk, sealed in rows if model is PlatformKey else rows[:1]:
@@ -52,7 +49,6 @@ def reseal_all() -> Resealed:
     it is, so a second run reseals nothing. keys.InvalidToken when no configured key opens
     one (nothing after it is touched)."""
     keys.require_key()
-    take_in_files()
     counts = Resealed()
     for model in SEALED_ROWS:
         for pk, sealed in model.objects.order_by("pk").values_list("pk", "key_pem").iterator():

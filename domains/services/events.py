@@ -28,7 +28,6 @@ from domains.choices import (
     OWNER_EVENT_OF_ACTION,
     RECOVERED_FROM,
     Action,
-    EmailState,
     EventType,
 )
 from domains.models import Domain, DomainEvent, OwnerEvent, Project
@@ -160,9 +159,6 @@ def owner_event_build(
         type=type,
         data=data,
         occurred_at=now,
-        # The previous release's email column: its sender, still running during a rolling
-        # deploy, leaves this event to the channels (the Delivery rows).
-        email_state=EmailState.SKIPPED,
     )
 
 

@@ -148,15 +148,13 @@ _COLUMNS = (
     "api_key_id, key, fingerprint, response_status, response_body, response_headers,"
     " expires_at, created_at"
 )
-# Overwrites an expired record; and a claim the previous release left without an answer
-# (response_status NULL; it wrote claims first, and took them over after a minute): its
-# owner's completion then updates nothing and is rolled back, so one of the two commits.
+# Overwrites an expired record; a live one returns no row.
 _ON_CONFLICT = (
     " ON CONFLICT (api_key_id, key) DO UPDATE SET fingerprint = excluded.fingerprint,"
     " response_status = excluded.response_status, response_body = excluded.response_body,"
     " response_headers = excluded.response_headers, expires_at = excluded.expires_at,"
     f" created_at = excluded.created_at WHERE {_TABLE}.expires_at <= excluded.created_at"
-    f" OR {_TABLE}.response_status IS NULL RETURNING id"
+    " RETURNING id"
 )
 # The wait on a concurrent uncommitted record is bounded with lock_timeout,
 # set and put back inside the statement (a `SET LOCAL` before it and a `SET LOCAL` after
@@ -183,8 +181,6 @@ def _replay(api_key: ApiKey, key: str, fingerprint: str) -> Response | None:
         return None
     if record.fingerprint != fingerprint:
         raise IdempotencyKeyReused()
-    if record.response_status is None:  # a claim of the previous release, not stored yet
-        raise IdempotencyKeyInUse()
     stored = Answer(record.response_status, record.response_body, record.response_headers)
     return stored.response(**{REPLAYED_HEADER: "true"})
 

@@ -1,8 +1,7 @@
 """Keyset paging for every /v1 list: a bare JSON array plus an RFC 8288 `Link: rel="next"`.
 
 The cursor is the last id of the page, signed (django.core.signing's `<id>:<HMAC>`) so a
-client cannot forge or garble it, with the platform's salt (CURSOR_SALT; a cursor signed
-when the salt named pets, FORMER_CURSOR_SALTS, still verifies). The next page is
+client cannot forge or garble it, with the platform's salt (CURSOR_SALT). The next page is
 `WHERE id > last ORDER BY id LIMIT n`, which costs the same on page 10,000 as on page 1.
 `limit` and the cursor are validated here because DRF's paginators clamp bad values
 silently.
@@ -38,9 +37,6 @@ LIMIT_DEFAULT = 20
 LIMIT_MIN = 1
 LIMIT_MAX = 100
 CURSOR_SALT = "petstore.api.cursor"
-# Salts cursors were signed with before: verified, never signed with. A cursor lives as long
-# as a client keeps a next link, and a client may keep one across a deploy.
-FORMER_CURSOR_SALTS = ("pets.list.cursor",)
 _DIGITS = re.compile(r"[0-9]{1,4}")
 _ID = re.compile(r"[0-9]{1,19}")
 # The parameters a next link sets itself; every other one is carried over.
@@ -48,23 +44,18 @@ PAGING_PARAMS = ("cursor", "limit")
 
 
 @functools.lru_cache(maxsize=4)
-def _signers(key: str, fallback_keys: tuple[str, ...]) -> tuple[signing.Signer, ...]:
-    """A Signer per salt, CURSOR_SALT's first: Django's Signer knows fallback keys, not
-    fallback salts."""
-    return tuple(
-        signing.Signer(key=key, fallback_keys=list(fallback_keys), salt=salt)
-        for salt in (CURSOR_SALT, *FORMER_CURSOR_SALTS)
-    )
+def _signer(key: str, fallback_keys: tuple[str, ...]) -> signing.Signer:
+    return signing.Signer(key=key, fallback_keys=list(fallback_keys), salt=CURSOR_SALT)
 
 
-def _cursor_signers() -> tuple[signing.Signer, ...]:
-    """The Signers for the current keys, built once per key rather than per request
+def _cursor_signer() -> signing.Signer:
+    """The Signer for the current keys, built once per key rather than per request
     (a Signer reads and prepares its keys when it is made)."""
-    return _signers(settings.SECRET_KEY, tuple(settings.SECRET_KEY_FALLBACKS))
+    return _signer(settings.SECRET_KEY, tuple(settings.SECRET_KEY_FALLBACKS))
 
 
 def encode_cursor(last_id: int) -> str:
-    return _signed(_cursor_signers()[0], last_id)
+    return _signed(_cursor_signer(), last_id)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -77,22 +68,20 @@ def _signed(signer: signing.Signer, last_id: int) -> str:
 
 
 def _unsign(cursor: str) -> str:
-    value = _verified(_cursor_signers(), cursor)
+    value = _verified(_cursor_signer(), cursor)
     if value is None:
         raise ValidationError({"cursor": ["Invalid cursor."]})
     return value
 
 
 @functools.lru_cache(maxsize=1024)
-def _verified(signers: tuple[signing.Signer, ...], cursor: str) -> str | None:
+def _verified(signer: signing.Signer, cursor: str) -> str | None:
     """The value `cursor` signs, or None: checked once per set of keys and cursor, since
     the same next links are followed again and again (as `_signed`)."""
-    for signer in signers:
-        try:
-            return signer.unsign(cursor)
-        except signing.BadSignature:
-            continue
-    return None
+    try:
+        return signer.unsign(cursor)
+    except signing.BadSignature:
+        return None
 
 
 def decode_cursor(cursor: str) -> int:

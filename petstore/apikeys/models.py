@@ -33,9 +33,8 @@ class ApiKey(models.Model):
     objects = ApiKeyQuerySet.as_manager()
 
     class Meta:
-        # The table the `pets` app created before the model moved here (migration
-        # apikeys.0001 took it over as is): no rename, so processes of the previous
-        # release keep reading the same table while a deploy migrates.
+        # The table the `pets` app created, taken over as is (migration apikeys.0001): a
+        # rename would break the processes of the release before during a rolling deploy.
         db_table = "pets_apikey"
         ordering = ["-created_at", "-id"]
         # A request's key is found by its hash (keycache); one plain B-tree, no LIKE index.
@@ -57,26 +56,22 @@ class IdempotencyRecord(models.Model):
     api_key = models.ForeignKey(ApiKey, on_delete=models.CASCADE, related_name="+")
     key = models.CharField(max_length=255)
     fingerprint = models.CharField(max_length=64)  # SHA-256 of method, path and body
-    # Unused: the previous release claimed a key first and completed the claim later. Left,
-    # with a default or nullable, for its processes still running during a rolling deploy
-    # (they write both); the next release drops them.
-    claim_token = models.CharField(max_length=32, blank=True, db_default="")
-    locked_at = models.DateTimeField(null=True, blank=True)
+    # Compatibility shim (drop in 1.2.0): the table keeps the columns claim_token (default
+    # '') and locked_at (NULL) because release 1.0.0's ORM lists them in every SELECT of a
+    # record while it runs beside this release; 1.2.0's migration drops them.
     expires_at = models.DateTimeField(db_index=True)
-    # None only in a claim of the previous release, not completed yet.
-    response_status = models.PositiveSmallIntegerField(null=True, blank=True)
+    response_status = models.PositiveSmallIntegerField()
     response_body = models.JSONField(null=True, blank=True)
     response_headers = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
-        # The table and constraint names it was created with in the pets app (moved as is).
+        # The table and constraint names of the pets app, which created the table.
         db_table = "pets_idempotencyrecord"
         constraints = [
             models.UniqueConstraint(fields=["api_key", "key"], name="pets_idempotency_unique_key"),
             models.CheckConstraint(
-                condition=Q(response_status__isnull=True) | Q(response_status__gte=100),
-                name="pets_idempotency_status_valid",
+                condition=Q(response_status__gte=100), name="pets_idempotency_status_valid"
             ),
         ]
 

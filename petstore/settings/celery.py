@@ -77,8 +77,6 @@ CELERY_TASK_ROUTES = {
     "domains.tasks.renew_certificate": {"queue": CERTIFICATES_QUEUE},
     "domains.tasks.renew_certificates": {"queue": CERTIFICATES_QUEUE},
     # domains.tasks.deliver is queued on its channel's queue (webhooks: WEBHOOKS_QUEUE).
-    "domains.tasks.dispatch_webhooks": {"queue": WEBHOOKS_QUEUE},
-    "domains.tasks.deliver_webhook": {"queue": WEBHOOKS_QUEUE},
 }
 CELERY_BEAT_SCHEDULE: dict[str, dict[str, str | float]] = {
     # Idempotency-Key records (every /v1 resource's) live 24 hours; purge the expired ones

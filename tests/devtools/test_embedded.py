@@ -17,7 +17,6 @@ import pytest
 import redis
 
 from devtools import embedded
-from devtools.devserver import sqlite_leftover
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -134,14 +133,3 @@ def test_test_runs_whose_process_is_gone_are_removed(folder, monkeypatch):
     assert not left.answers()
     assert not abandoned.exists()
     assert alive.exists()  # a run still going keeps its servers
-
-
-def test_an_old_sqlite_database_is_one_line_and_is_kept(settings, tmp_path):
-    settings.VAR_DIR = tmp_path
-    assert sqlite_leftover() is None
-    old = tmp_path / "db.sqlite3"
-    old.write_bytes(b"SQLite format 3\x00")
-    line = sqlite_leftover()
-    assert line is not None and "\n" not in line
-    assert line.startswith(f"make run: {old} is the SQLite database of an older version")
-    assert old.read_bytes() == b"SQLite format 3\x00"

@@ -33,8 +33,6 @@ def test_the_worker_purges_expired_idempotency_keys(worker, alice_key):
             api_key=alice_key.api_key,
             key=key,
             fingerprint="0" * 64,
-            claim_token="t",
-            locked_at=now,
             expires_at=expires_at,
             response_status=201,
             response_body={},

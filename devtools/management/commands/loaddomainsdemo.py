@@ -90,7 +90,7 @@ class Command(BaseCommand):
             else:
                 user.set_password(password)
                 user.save(update_fields=["password"])
-        if not user.email:  # an owner made before the demo had one; a changed one stays
+        if not user.email:  # the owner's mail needs an address; one the developer set stays
             user.email = EMAIL
             user.save(update_fields=["email"])
         return user, password

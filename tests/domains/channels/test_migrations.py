@@ -1,6 +1,7 @@
-"""The previous release's outbox becomes deliveries (migration 0013), none lost: webhook
-deliveries keep their id, state, attempts and last answer; email progress in the
-`email_*` columns becomes an email delivery per event, in its state."""
+"""The old outbox becomes deliveries, none lost: webhook deliveries keep their id, state,
+attempts and last answer; email progress in the `email_*` columns becomes an email
+delivery per event, in its state (migration 0013). Then the old table and columns leave
+the models while the database keeps them for release 1.0.0's processes (migration 0019)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pytest
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
-from domains.models import Delivery
+from domains.models import Delivery, OwnerEvent, Project, WebhookEndpoint
 
 pytestmark = pytest.mark.django_db(transaction=True)
 T0 = datetime(2026, 11, 2, 12, 0, tzinfo=UTC)
@@ -61,3 +62,53 @@ def test_unsent_mail_and_every_webhook_delivery_become_deliveries():
     )  # fmt: skip
     # New rows take ids after the carried ones.
     assert Delivery.objects.count() == 3
+
+
+def test_the_old_outbox_leaves_the_models_and_stays_readable_for_the_release_before():
+    old = migrate(("domains", "0018_certificate_renewal_info"))
+    user = old.get_model("auth", "User").objects.create(username="dave", email="d@example.test")
+    project = old.get_model("domains", "Project").objects.create(slug="daves", owner=user)
+    event = old.get_model("domains", "OwnerEvent")
+    # Written by a process before 1.0.0 during the deploy into it, after 0013 ran.
+    late = event.objects.create(
+        project=project, hostname="a.example.test", type="domain.failing", occurred_at=T0,
+        email_state="pending", email_due_at=T0,
+    )  # fmt: skip
+    # Written by 1.0.0: its mail is the channels' (the email column says skipped).
+    told = event.objects.create(
+        project=project, hostname="b.example.test", type="claim.lost", occurred_at=T0,
+        email_state="skipped",
+    )  # fmt: skip
+    endpoint = old.get_model("domains", "WebhookEndpoint").objects.create(
+        project=project, url="https://hooks.example.com/", events=["domain.failing"], secret="s"
+    )
+    old.get_model("domains", "WebhookDelivery").objects.create(
+        endpoint=endpoint, event=late, state="failed", attempts=5, status_code=500,
+        attempted_at=T0, response="down",
+    )  # fmt: skip
+
+    migrate()
+
+    mail = Delivery.objects.get(channel="email", event_id=late.pk)
+    assert (mail.state, mail.target_id) == ("pending", project.pk)
+    assert not Delivery.objects.filter(channel="email", event_id=told.pk).exists()
+    webhook = Delivery.objects.get(channel="webhook", event_id=late.pk)
+    assert (webhook.state, webhook.attempts, webhook.finished_at) == ("failed", 5, T0)
+    assert [a.status_code for a in webhook.attempt_log.all()] == [500]
+    # 1.1.0 writes an event without the old columns; 1.0.0's SELECT still finds them.
+    fresh = OwnerEvent.objects.create(
+        project=Project.objects.get(pk=project.pk), hostname="c.example.test", type="claim.lost"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT email_state, email_attempts, email_due_at IS NOT NULL, email_claim,"
+            " emailed_at FROM domains_ownerevent WHERE id = %s",
+            [fresh.pk],
+        )
+        assert cursor.fetchone() == ("skipped", 0, True, None, None)
+        cursor.execute("SELECT id, endpoint_id, event_id, state FROM domains_webhookdelivery")
+        assert cursor.fetchall() == []
+    # Deleting what the old table referred to no longer touches it.
+    WebhookEndpoint.objects.filter(pk=endpoint.pk).delete()
+    OwnerEvent.objects.filter(pk=late.pk).delete()
+    assert not OwnerEvent.objects.filter(pk=late.pk).exists()

@@ -1,7 +1,7 @@
 """No key on a disk: the ACME account's key and the local CA's are rows (PlatformKey), so
 certificates workers on any hosts, each with an empty DOMAINS_CA_DIR of its own, are one
-ACME account and resume each other's orders; the files an older release kept there are
-taken in once, and the folder holds nothing that must survive."""
+ACME account and resume each other's orders, and the folder holds nothing that must
+survive."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from cryptography.hazmat.primitives.serialization import Encoding, load_pem_private_key
+from cryptography.hazmat.primitives.serialization import Encoding
 
 from domains import pki
 from domains.choices import PlatformKeyUse, State
@@ -75,33 +75,30 @@ def test_two_certificates_workers_with_empty_folders_of_their_own_are_one_acme_a
 
 
 @pytest.mark.django_db
-def test_the_keys_an_older_release_kept_in_the_folder_are_taken_in_once(settings, tmp_path):
-    """An upgrade keeps its ACME account and the local CA its clients trust; then the folder
-    can go (a new disk, another host) and nothing changes."""
+def test_the_platforms_keys_are_created_once_and_the_folder_is_never_read(settings, tmp_path):
+    """Key files left in the folder are not the platform's keys; emptied, or on another host,
+    the folder changes nothing: the same keys sign."""
     folder = tmp_path / "ca"
     folder.mkdir()
-    ca_key, ca_cert = new_ca()  # what the older release wrote: the key sealed
-    account = keys.pem(keys.new_key())  # and an ACME account key kept in clear
+    ca_key, ca_cert = new_ca()
     (folder / "ca-key.pem").write_text(ca_key)
     (folder / "ca-cert.pem").write_text(ca_cert)
-    (folder / "acme-account-key").write_text(account)
+    (folder / "acme-account-key").write_text(keys.pem(keys.new_key()))
     settings.DOMAINS_CA_DIR = folder
 
     signer, certificate = pki.load_or_create_ca()
     opened = acme.account_key()
 
-    assert certificate.public_bytes(Encoding.PEM).decode() == ca_cert
-    expected = load_pem_private_key(keys.unseal(ca_key).encode(), None)
-    assert signer.public_key() == expected.public_key()
-    assert opened.public_key() == load_pem_private_key(account.encode(), None).public_key()
-    stored = PlatformKey.objects.get(use=PlatformKeyUse.ACME_ACCOUNT).key_pem
-    assert keys.is_sealed(stored)  # the clear one sealed on its way in
-    # The folder is not read again: emptied (or on another host), the same keys sign.
+    assert certificate.public_bytes(Encoding.PEM).decode() != ca_cert
+    stored = PlatformKey.objects.get(use=PlatformKeyUse.LOCAL_CA)
+    assert stored.certificate_pem == certificate.public_bytes(Encoding.PEM).decode()
+    assert keys.is_sealed(PlatformKey.objects.get(use=PlatformKeyUse.ACME_ACCOUNT).key_pem)
     for path in folder.iterdir():
         path.unlink()
     settings.DOMAINS_CA_DIR = tmp_path / "elsewhere"
     assert pki.load_or_create_ca()[1].serial_number == certificate.serial_number
     assert acme.account_key().public_key() == opened.public_key()
+    assert signer.public_key() == pki.load_or_create_ca()[0].public_key()
     assert PlatformKey.objects.count() == 2
     # The CA's certificate is copied out for clients to trust, from the row.
-    assert pki.root_certificate_path().read_text() == ca_cert
+    assert pki.root_certificate_path().read_text() == stored.certificate_pem

@@ -1,15 +1,18 @@
-"""ApiKey moved from the pets app to apikeys: a database migrated before the move keeps its
-keys, and the groups and users that held API key permissions keep them."""
+"""The API key migrations on a real database: ApiKey taken over from the pets app keeps its
+keys and permissions, and the idempotency records' claim columns leave the model while the
+release before still reads them."""
 
 from __future__ import annotations
 
 import pytest
 from django.contrib.auth import get_user_model
 from django.contrib.contenttypes.models import ContentType
-from django.db import connection
+from django.db import connection, transaction
 from django.db.migrations.executor import MigrationExecutor
+from django.utils import timezone
 
-from petstore.apikeys.models import ApiKey
+from petstore.api import idempotency
+from petstore.apikeys.models import ApiKey, IdempotencyRecord
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -45,3 +48,40 @@ def test_a_key_and_its_permissions_survive_the_move_from_pets():
     assert not ContentType.objects.filter(app_label="pets", model="apikey").exists()
     staff = get_user_model().objects.get(username="keyops")
     assert staff.has_perm("apikeys.change_apikey")
+
+
+def test_the_claim_columns_leave_the_model_and_stay_readable_for_the_release_before():
+    """1.1.0's writes leave `claim_token` and `locked_at` out; 1.0.0's processes, still
+    running during the deploy, SELECT them. A claim without an answer, which no running
+    process completes, is gone."""
+    old = migrate(("apikeys", "0004_idempotencyrecord_claim_unused"))
+    user = old.get_model("auth", "User").objects.create(username="claims")
+    key = old.get_model("apikeys", "ApiKey").objects.create(
+        user=user, prefix="claims01", key_hash="0" * 64
+    )
+    records = old.get_model("apikeys", "IdempotencyRecord").objects
+    later = timezone.now() + idempotency.TTL
+    records.create(
+        api_key=key, key="unanswered", fingerprint="f", claim_token="t" * 32,
+        locked_at=timezone.now(), expires_at=later,
+    )  # fmt: skip
+    records.create(
+        api_key=key, key="answered", fingerprint="f", expires_at=later, response_status=201,
+        response_body={"id": 1},
+    )  # fmt: skip
+
+    migrate()
+
+    api_key = ApiKey.objects.get(prefix="claims01")
+    assert list(IdempotencyRecord.objects.values_list("key", flat=True)) == ["answered"]
+    with transaction.atomic():
+        answer = idempotency.Answer(201, {"id": 2})
+        assert idempotency.store(api_key=api_key, key="new", fingerprint="f", answer=answer)
+    IdempotencyRecord.objects.create(
+        api_key=api_key, key="orm", fingerprint="f", expires_at=later, response_status=200
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT key, claim_token, locked_at FROM pets_idempotencyrecord ORDER BY key"
+        )
+        assert cursor.fetchall() == [("answered", "", None), ("new", "", None), ("orm", "", None)]
