@@ -66,11 +66,11 @@ if not SECRET_KEY:
     if not DEBUG:
         raise ImproperlyConfigured(
             "SECRET_KEY must be set when DEBUG is off (development: run `make run` once, "
-            "then export PETSTORE_ENV_FILE=var/local.env; see README, First steps)"
+            "then export PETSTORE_ENV_FILE=var/local.env; see docs/getting-started.md)"
         )
     SECRET_KEY = "dev-only-insecure-key-do-not-use-in-production"  # noqa: S105
 # Rotation: the replaced keys, comma-separated; what they signed (sessions, paging cursors)
-# stays valid until they are dropped (README, "Rotating the keys").
+# stays valid until they are dropped (docs/operators/keys.md).
 SECRET_KEY_FALLBACKS = env_list("SECRET_KEY_FALLBACKS")
 
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "*" if DEBUG else "")

@@ -54,6 +54,7 @@ FILES = (
     "renovate.json",
     "manage.py",
     "README.md",
+    "mkdocs.yml",
 )
 PYTHON_PACKAGES = ("petstore", "pets", "domains", "devtools", "tests", "bench")
 
