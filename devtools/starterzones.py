@@ -1,6 +1,7 @@
 """The development DNS server's starter zones: the platform's own names, and the customer zone
 of the newcomer's walk-throughs: the dashboard's name (docs/dashboard.md), whose CNAME waits to
-be uncommented, and the domains API name of docs/getting-started.md, whose CNAME is there from the start.
+be uncommented, and the domains API name of docs/getting-started.md, whose CNAME is there
+from the start.
 
 Both `manage.py devdns` and `manage.py loaddomainsdemo` write them, whichever starts first under
 `make run`: each file only where it is missing, so a newcomer's edits are never overwritten and

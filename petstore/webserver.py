@@ -5,9 +5,9 @@ connections: petstore/http/earlyanswers.py).
     python -m petstore.webserver
 
 `make run` (petstore/Procfile), `Procfile.production`, compose.yaml, the image, the
-production block (docs/operators/production.md) and the tests all start the web processes with that line; what differs
-between them is the environment, read once at start (production's line sets WEB_ACCESS_LOG=0
-itself: there the edge writes the access lines):
+production block (docs/operators/production.md) and the tests all start the web processes
+with that line; what differs between them is the environment, read once at start
+(production's line sets WEB_ACCESS_LOG=0 itself: there the edge writes the access lines):
 
     WEB_BIND              127.0.0.1   The address to listen on. Loopback: only the edge on this
                                       host reaches the web processes (and, under `make run`, the

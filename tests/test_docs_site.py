@@ -35,8 +35,7 @@ def test_each_record_has_its_number_a_status_a_date_and_a_line_in_the_index():
     index = (ADR / "index.md").read_text()
     assert records()
     for name, text in records().items():
-        number = RECORD.match(name)[1]
-        assert text.startswith(f"# {number}. "), name
+        assert text.startswith(f"# {name[:4]}. "), name
         assert STATUS.search(text), f"{name}: no '- Status:' line of the known kinds"
         assert re.search(r"^- Date: \d{4}-\d{2}-\d{2}$", text, re.M), f"{name}: no '- Date:'"
         assert f"]({name})" in index, f"{name} is not listed in docs/adr/index.md"
@@ -52,7 +51,7 @@ def test_a_superseded_record_names_its_successor_which_names_it_back():
             successor = status[3]
             assert successor in found, f"{name} is superseded by {successor}, which is no record"
             assert successor.startswith(status[2] + "-"), name
-            assert re.search(rf"^- Supersedes: \[\d{{4}}\]\({re.escape(name)}\)$", found[successor], re.M), (
-                f"{successor} does not say it supersedes {name}"
-            )
+            assert re.search(
+                rf"^- Supersedes: \[\d{{4}}\]\({re.escape(name)}\)$", found[successor], re.M
+            ), f"{successor} does not say it supersedes {name}"
     assert superseded, "the kept pages' record is superseded"
