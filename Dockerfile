@@ -1,5 +1,5 @@
 # The Petstore service: one image for the web processes, the TLS edge, the Celery workers and beat
-# (compose.yaml, README "Deploying with containers").
+# (compose.yaml, docs/operators/containers.md).
 
 # The base image by tag until Renovate pins it by digest (renovate.json, `pinDigests`) and then
 # keeps the digest current: a rebuild then starts from the very image the last one did.

@@ -10,9 +10,9 @@ PORT   ?= 8000
 HTTPS_PORT ?= 8443
 # The lock tool, pinned: `make lock` writes requirements/*.txt from pyproject.toml.
 UV     := uv==0.13.9
-SETS   := run test lint bench
+SETS   := run test lint bench docs
 
-.PHONY: run test fuzz lint bench soak lock clean
+.PHONY: run test fuzz lint bench soak docs lock clean
 
 # One install set per target, each from its lock: requirements/<set>.txt pins every
 # package with its hashes (the runtime dependencies plus the set's extra). A set is
@@ -94,9 +94,17 @@ lint: $(call stamp,lint) $(call stamp,test)
 	$(LINT_ENV) $(BIN)/python manage.py check
 	$(LINT_ENV) $(BIN)/python manage.py makemigrations --check --dry-run
 
+# The documentation site (mkdocs.yml, docs/) into site/, every warning an error: a broken
+# link or anchor, or a page the nav leaves out, fails the build. The API reference page draws
+# the OpenAPI document, written first from the code beside it (docs/openapi.json, not
+# committed), on the same settings as lint.
+docs: $(call stamp,docs)
+	$(LINT_ENV) LOG_LEVEL=ERROR $(BIN)/python manage.py spectacular --format openapi-json --validate --fail-on-warn --file docs/openapi.json
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+
 # Rewrite the locks after a change to pyproject.toml: the full set first, then each
 # install set within it, so that every set pins the same versions; then production's, the
-# runtime dependencies alone (README, "Production layout"; the Dockerfile), and last the
+# runtime dependencies alone (docs/operators/production.md; the Dockerfile), and last the
 # build backend production builds the project with (requirements/build.in: pyproject's
 # [build-system] requires), so that `pip install --no-build-isolation .` downloads nothing.
 UV_COMPILE = $(BIN)/uv pip compile --quiet --universal --python-version 3.11 --generate-hashes
@@ -112,4 +120,4 @@ lock:
 	$(UV_COMPILE) -c requirements/dev.txt -o requirements/build.txt requirements/build.in
 
 clean:
-	rm -rf $(VENV) var
+	rm -rf $(VENV) var site docs/openapi.json

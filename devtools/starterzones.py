@@ -1,6 +1,7 @@
 """The development DNS server's starter zones: the platform's own names, and the customer zone
 of the newcomer's walk-throughs: the dashboard's name (docs/dashboard.md), whose CNAME waits to
-be uncommented, and the README's domains API name, whose CNAME is there from the start.
+be uncommented, and the domains API name of docs/getting-started.md, whose CNAME is there
+from the start.
 
 Both `manage.py devdns` and `manage.py loaddomainsdemo` write them, whichever starts first under
 `make run`: each file only where it is missing, so a newcomer's edits are never overwritten and
@@ -17,7 +18,7 @@ from django.conf import settings
 DEMO_ZONE = "example.test"
 # The name the dashboard walk-through adds and the HTTPS hint names.
 DEMO_DOMAIN = f"shop.{DEMO_ZONE}"
-# The name the README's domains API lines add: another name, so the dashboard walk-through
+# The name Getting started's domains API lines add: another name, so the dashboard walk-through
 # still finds its own name free, and served from the start, so those lines' check passes.
 API_DEMO_DOMAIN = f"api.{DEMO_ZONE}"
 
@@ -40,7 +41,7 @@ $TTL 60
 @       IN NS  ns1.{zone}.
 ns1     IN A   127.0.0.1
 
-; The README's domains API example adds api.{zone}: its record is here already.
+; Getting started's domains API example adds api.{zone}: its record is here already.
 api     IN CNAME {target}.
 
 ; 1. After "Add domain" for shop.{zone}, add the record the dashboard shows

@@ -4,12 +4,12 @@ connections: petstore/http/earlyanswers.py).
 
     python -m petstore.webserver
 
-`make run` (petstore/Procfile), `Procfile.production`, compose.yaml, the image, the README's
-production block and the tests all start the web processes with that line; what differs
-between them is the environment, read once at start through the settings (their section "The
-web processes": WEB_BIND, PORT, WEB_CONCURRENCY, WEB_THREADS, WEB_HEADER_TIMEOUT,
-WEB_GRACEFUL_TIMEOUT, WEB_ACCESS_LOG; docs/configuration.md). Production's line sets
-WEB_ACCESS_LOG=0 itself: there the edge writes the access lines.
+`make run` (petstore/Procfile), `Procfile.production`, compose.yaml, the image, the
+production block (docs/operators/production.md) and the tests all start the web processes
+with that line; what differs between them is the environment, read once at start through
+the settings (their section "The web processes": WEB_BIND, PORT, WEB_CONCURRENCY,
+WEB_THREADS, WEB_HEADER_TIMEOUT, WEB_GRACEFUL_TIMEOUT, WEB_ACCESS_LOG; docs/configuration.md).
+Production's line sets WEB_ACCESS_LOG=0 itself: there the edge writes the access lines.
 
 Signals to the main process: SIGTERM or SIGINT stop it gracefully; SIGHUP replaces the
 workers one at a time, each new one started before the old one is stopped gracefully (a

@@ -1,6 +1,7 @@
 """Every repository path our prose names exists, so a moved file cannot leave its readers lost.
 
-The prose: docs/**/*.md and README.md, and the docstrings and comments of petstore, pets,
+The prose: README.md, docs/**/*.md and bench/**/*.md (the benchmark's results and its dated
+measurement records), and the docstrings and comments of petstore, pets,
 domains, devtools, tests and bench (migrations are generated and left out).
 
 A path is named when a token starts with one of our top-level folders and a slash
@@ -54,6 +55,7 @@ FILES = (
     "renovate.json",
     "manage.py",
     "README.md",
+    "mkdocs.yml",
 )
 PYTHON_PACKAGES = ("petstore", "pets", "domains", "devtools", "tests", "bench")
 
@@ -132,7 +134,11 @@ def mentions_in(text: str, *, source: Path, first_line: int) -> Iterator[Mention
 
 
 def markdown_files() -> list[Path]:
-    return [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+    return [
+        ROOT / "README.md",
+        *sorted((ROOT / "docs").rglob("*.md")),
+        *sorted((ROOT / "bench").rglob("*.md")),
+    ]
 
 
 def python_files() -> list[Path]:

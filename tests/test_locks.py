@@ -12,7 +12,14 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
-SETS = ["run", "test", "lint", "bench"]
+# The install sets `make` installs and `make lock` writes, as the Makefile lists them.
+(_sets,) = re.findall(r"^SETS\s*:=(.*)$", (ROOT / "Makefile").read_text(), re.M)
+SETS = _sets.split()
+
+
+def test_the_makefile_locks_every_extra_of_pyproject_but_dev():
+    assert set(SETS) == set(PYPROJECT["project"]["optional-dependencies"]) - {"dev"}
+    assert PYPROJECT["project"]["optional-dependencies"]["dev"] == [f"petstore[{','.join(SETS)}]"]
 
 
 def _pins(requirements: list[str]) -> set[str]:
@@ -74,8 +81,9 @@ def test_make_lock_writes_the_production_lock_and_renovate_updates_every_lock():
 
 
 def test_the_build_lock_pins_pyprojects_build_backend_with_hashes():
-    """Production builds the project without build isolation (README, the Dockerfile), with
-    the backend of requirements/build.txt: pyproject's [build-system] requires, hashed."""
+    """Production builds the project without build isolation (docs/operators/production.md,
+    the Dockerfile), with the backend of requirements/build.txt: pyproject's [build-system]
+    requires, hashed."""
     source = (ROOT / "requirements" / "build.in").read_text().splitlines()
     wanted = [line for line in source if line.strip() and not line.startswith("#")]
     assert wanted == PYPROJECT["build-system"]["requires"], "keep build.in in step"

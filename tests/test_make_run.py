@@ -224,7 +224,7 @@ def make_run(var: Path, **ports: int) -> subprocess.CompletedProcess[str]:
 
 
 def manage(var: Path, *args: str) -> str:
-    """`manage.py` in a second terminal, as the README says: PETSTORE_ENV_FILE exported."""
+    """`manage.py` in a second terminal, as Getting started says: PETSTORE_ENV_FILE exported."""
     env = new_terminal(PETSTORE_ENV_FILE=str(var / "local.env"), PETSTORE_VAR_DIR=str(var))
     result = subprocess.run(
         [sys.executable, "manage.py", *args],

@@ -93,7 +93,8 @@ def test_make_run_serves_on_postgresql_and_redis_from_their_wheels_and_stops_the
     run = Run(var, ports)
     try:
         run.wait_for(HINTS_DONE)
-        # A second terminal, as the README says: the same servers, by their sockets in var/.
+        # A second terminal, as Getting started says: the same servers, by their sockets in
+        # var/.
         vendor = manage(
             var, "shell", "-c", "from django.db import connection as c; print(c.vendor)"
         )

@@ -246,7 +246,7 @@ def make_run(var: Path) -> Iterator[MakeRun]:
 
 
 def second_terminal(var: Path, *arguments: str) -> subprocess.CompletedProcess[str]:
-    """`manage.py` in another terminal, as the README says: PETSTORE_ENV_FILE exported."""
+    """`manage.py` in another terminal, as Getting started says: PETSTORE_ENV_FILE exported."""
     env = terminal(PETSTORE_ENV_FILE=str(var / "local.env"), PETSTORE_VAR_DIR=str(var), **FAST)
     return subprocess.run(
         [sys.executable, "manage.py", *arguments],

@@ -1,10 +1,10 @@
-"""The README's production block, followed literally.
+"""The production block of docs/operators/production.md, followed literally.
 
 In a copy of this work tree that has the `var/local.env` (DEBUG=1) `make run` leaves behind,
 with a fresh PostgreSQL database and a Redis of its own: `.env` is written from `.env.example`
-with this test's database, Redis, secret and ports, then every `sh` block of the README's
-"Production layout" section runs, in order, in one shell. The processes it starts must serve
-with DEBUG off, the README's createPet must be a 201, /readyz with an IP Host a 200, and plain
+with this test's database, Redis, secret and ports, then every `sh` block of that page's
+"By hand, on one machine" section runs, in order, in one shell. The processes it starts must
+serve with DEBUG off, the page's createPet must be a 201, /readyz with an IP Host a 200, and plain
 HTTP through the edge a redirect to https.
 """
 
@@ -35,8 +35,11 @@ pytestmark = pytest.mark.timeout(900)
 PASSED_THROUGH = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "PYENV_ROOT")
 
 
-def production_blocks(readme: str) -> list[str]:
-    section = readme.split("\n## Production layout\n", 1)[1].split("\n## ", 1)[0]
+PRODUCTION_PAGE = Path("docs/operators/production.md")
+
+
+def production_blocks(page: str) -> list[str]:
+    section = page.split("\n## By hand, on one machine\n", 1)[1].split("\n## ", 1)[0]
     return re.findall(r"^```sh\n(.*?)^```$", section, re.MULTILINE | re.DOTALL)
 
 
@@ -68,8 +71,8 @@ def env_file_from_example(example: str, values: dict[str, str]) -> str:
     return text
 
 
-def test_the_readme_binds_the_web_processes_where_only_the_edge_reaches_them():
-    commands = "\n".join(production_blocks((ROOT / "README.md").read_text()))
+def test_the_production_block_binds_the_web_processes_where_only_the_edge_reaches_them():
+    commands = "\n".join(production_blocks((ROOT / PRODUCTION_PAGE).read_text()))
     (web,) = [line for line in commands.splitlines() if "petstore.webserver" in line]
     # The launcher's own default address, loopback (tests/petstore/test_webserver.py); no
     # access lines, the edge writes them (tests/domains/edge/test_access_log.py).
@@ -78,10 +81,10 @@ def test_the_readme_binds_the_web_processes_where_only_the_edge_reaches_them():
     assert not re.search(r"^WEB_BIND=", (ROOT / ".env.example").read_text(), re.MULTILINE)
 
 
-def test_the_readme_installs_the_production_lock_then_the_project_alone():
+def test_the_production_block_installs_the_production_lock_then_the_project_alone():
     """Every package with its hashes, the build backend included: building the project
     downloads nothing (no build isolation, which would fetch setuptools unhashed)."""
-    commands = "\n".join(production_blocks((ROOT / "README.md").read_text()))
+    commands = "\n".join(production_blocks((ROOT / PRODUCTION_PAGE).read_text()))
     installs = [line.split("#")[0].split() for line in commands.splitlines() if " install " in line]
     assert installs == [
         [".venv/bin/pip", "install", "--quiet", "--require-hashes", "-r", "requirements/build.txt"],
@@ -152,7 +155,7 @@ def redis_server(tmp_path):
     server.kill()
 
 
-def test_the_readme_production_block_serves_with_debug_off(tmp_path, fresh_database, redis_server):
+def test_the_production_block_serves_with_debug_off(tmp_path, fresh_database, redis_server):
     checkout = tmp_path / "checkout"
     copy_work_tree(checkout)
     # What `make run` leaves in a checkout: development settings, which production must ignore.
@@ -177,8 +180,8 @@ def test_the_readme_production_block_serves_with_debug_off(tmp_path, fresh_datab
             },
         )
     )
-    blocks = production_blocks((checkout / "README.md").read_text())
-    assert len(blocks) == 2, "the Production layout section: the commands, then the smoke test"
+    blocks = production_blocks((checkout / PRODUCTION_PAGE).read_text())
+    assert len(blocks) == 2, "the production block: the commands, then the smoke test"
     script = checkout / "production.sh"
     script.write_text("set -e\n" + "\n".join(blocks))
 

@@ -1,6 +1,7 @@
 """The systemd units of deploy/systemd/: one for each process of Procfile.production, running
 its very command, verified by systemd-analyze, restarted within limits, stopped gracefully,
-hardened, and the key that opens private keys only where the README and compose give it."""
+hardened, and the key that opens private keys only where the production block
+(docs/operators/production.md) and compose give it."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ KEY_FILE = "/etc/petstore/keys.env"
 KEY_HOLDERS = {
     "certificates",
     "edge",
-}  # compose.yaml's key-holder services, the README's `keyholder`
+}  # compose.yaml's key-holder services, the production block's `keyholder`
 
 
 def procfile() -> dict[str, str]:

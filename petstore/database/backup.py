@@ -1,7 +1,7 @@
 """A backup of the platform's database: `pg_dump --format=custom` of DATABASE_URL to a file.
 
 The database is half of a backup; the other half is DOMAINS_KEY_ENCRYPTION_KEY, which
-seals every certificate's private key in it (README, "Backups"). The dump is written
+seals every certificate's private key in it (docs/operators/backups.md). The dump is written
 beside the target under a temporary name and linked to the target's name only once
 pg_dump has succeeded, so a target that exists is always a whole backup, and an
 existing file is never overwritten (the link fails instead).

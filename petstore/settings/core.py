@@ -73,14 +73,14 @@ if not SECRET_KEY:
     if not DEBUG:
         raise ImproperlyConfigured(
             "SECRET_KEY must be set when DEBUG is off (development: run `make run` once, "
-            "then export PETSTORE_ENV_FILE=var/local.env; see README, First steps)"
+            "then export PETSTORE_ENV_FILE=var/local.env; see docs/getting-started.md)"
         )
     SECRET_KEY = "dev-only-insecure-key-do-not-use-in-production"  # noqa: S105
 SECRET_KEY_FALLBACKS = env.list(
     "SECRET_KEY_FALLBACKS",
     "",
     "Rotation: the keys `SECRET_KEY` replaced, comma-separated; what they signed stays valid "
-    "until they are dropped (the operators' guide, rotating the keys).",
+    "until they are dropped (docs/operators/keys.md).",
     secret=True,
 )
 

@@ -138,7 +138,8 @@ def platform(
         EDGE_PLATFORM_KEY=str(api_key),
         PETSTORE_VAR_DIR=str(tmp_path / "var"),
     )
-    # As the README's production block: only the certificates worker and the edge hold the key.
+    # As the production block (docs/operators/production.md): only the certificates worker
+    # and the edge hold the key.
     plain = {k: v for k, v in keyholder.items() if not k.startswith("DOMAINS_KEY_ENCRYPTION")}
     logs = tmp_path / "logs"
     logs.mkdir()

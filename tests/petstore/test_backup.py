@@ -1,5 +1,5 @@
 """`manage.py backup`: a pg_dump of the platform that restores into a new database with
-nothing lost, as README's "Backups" tells an operator to check one.
+nothing lost, as docs/operators/backups.md tells an operator to check one.
 
 The platform under test is this test's database, committed (a pg_dump sees only committed
 rows); the restore goes to a private PostgreSQL 18 from the wheel (devtools.embedded),
@@ -66,7 +66,7 @@ def private_postgres(tmp_path_factory):
 
 
 def restore(server: embedded.Postgres, backup: Path, database: str) -> str:
-    """README's restore: a new database, pg_restore into it; its URL."""
+    """docs/operators/backups.md's restore: a new database, pg_restore into it; its URL."""
     server.create_database(database)
     done = subprocess.run(
         [PG_RESTORE, "--no-owner", "--exit-on-error", f"--dbname={server.url(database)}",

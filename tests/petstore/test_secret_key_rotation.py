@@ -1,5 +1,5 @@
-"""Rotating SECRET_KEY: the old key moves to SECRET_KEY_FALLBACKS (README, "Rotating the
-keys"), and what it signed still holds, the dashboard's sessions and the API's paging cursors;
+"""Rotating SECRET_KEY: the old key moves to SECRET_KEY_FALLBACKS (docs/operators/keys.md),
+and what it signed still holds, the dashboard's sessions and the API's paging cursors;
 once it is dropped, it no longer does."""
 
 from __future__ import annotations

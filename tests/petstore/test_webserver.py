@@ -255,7 +255,7 @@ def test_a_graceful_restart_finishes_the_requests_in_flight_and_answers_new_ones
     assert len(answered) > 20 and set(answered) == {200}, sorted(map(str, set(statuses)))
     # A connection the kernel had queued at a stopping worker's own socket is reset, unless
     # Linux hands it to another worker's (net.ipv4.tcp_migrate_req, which
-    # compose.zero-reset.yaml turns on and the README names); never an answer lost once a
+    # compose.zero-reset.yaml turns on and docs/operators/ names); never an answer lost once a
     # worker took the request.
     if _tcp_migrate_req():
         assert len(answered) == len(statuses), sorted(map(str, set(statuses)))

@@ -11,7 +11,7 @@ class Command(BaseCommand):
     help = (
         "Write a backup of the database (pg_dump --format=custom of DATABASE_URL) to FILE, "
         "which must not exist. Keep DOMAINS_KEY_ENCRYPTION_KEY with it: without the key "
-        "the private keys in it cannot be opened. Restore: README, 'Backups'."
+        "the private keys in it cannot be opened. Restore: docs/operators/backups.md."
     )
 
     def add_arguments(self, parser):

@@ -101,8 +101,8 @@ def test_starter_zone_verifies_once_the_newcomer_adds_the_cname(db, demo_setting
         server.stop()
 
 
-def test_the_readmes_api_domain_verifies_from_the_starter_zone_as_written(db, demo_settings):
-    """The README's three curl lines add api.example.test and ask for its check: the starter
+def test_getting_starteds_api_domain_verifies_from_the_starter_zone_as_written(db, demo_settings):
+    """Getting started's three curl lines add api.example.test and ask for its check: the starter
     zone already serves its CNAME, and the dashboard walk-through's name stays free."""
     _run()
     zone_file = demo_settings.DOMAINS_DEV_DNS_ZONES / "example.test.zone"
@@ -117,9 +117,9 @@ def test_the_readmes_api_domain_verifies_from_the_starter_zone_as_written(db, de
     finally:
         server.stop()
     assert domain_add(project=shop, hostname=DEMO_DOMAIN, actor=None).hostname == DEMO_DOMAIN
-    readme = " ".join((ROOT / "README.md").read_text().split())
-    assert f'{{"hostname":"{API_DEMO_DOMAIN}"}}' in readme
-    assert f"Add domain `{DEMO_DOMAIN}`" in readme
+    page = " ".join((ROOT / "docs" / "getting-started.md").read_text().split())
+    assert f'{{"hostname":"{API_DEMO_DOMAIN}"}}' in page
+    assert f"Add domain `{DEMO_DOMAIN}`" in page
 
 
 def test_demo_prints_the_https_url_and_the_local_ca_root_to_trust(db, demo_settings):

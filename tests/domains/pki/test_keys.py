@@ -102,7 +102,7 @@ def test_the_edge_and_the_worker_refuse_to_start_without_the_key(settings, proce
 
 
 def test_a_worker_on_the_checks_queue_alone_starts_without_the_key(settings):
-    """It never opens a key, so it is started without one (compose, the README)."""
+    """It never opens a key, so it is started without one (compose, the production block)."""
     env = without_key(service_env(settings))
     command = [*worker(), "-Q", settings.CHECKS_QUEUE, "--loglevel", "INFO"]
     with subprocess.Popen(
