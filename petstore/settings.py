@@ -435,8 +435,8 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, str | float]] = {
 # --- Webhooks ---------------------------------------------------------------
 # Seconds one delivery attempt may take in all (connect, send, the answer's first bytes).
 WEBHOOKS_TIMEOUT = env_float("WEBHOOKS_TIMEOUT", 5.0)
-# Lets webhooks use plain http and loopback addresses (a developer's own machine); private
-# and link-local addresses stay refused. Never on in production.
+# Lets webhooks use plain http, and a loopback address any port (a developer's own
+# machine); which addresses pass is OUTBOUND_ALLOWED_NETWORKS'. Never on in production.
 WEBHOOKS_ALLOW_LOOPBACK = env_bool("WEBHOOKS_ALLOW_LOOPBACK", DEBUG)
 # A PEM file of CAs a receiver's certificate may chain to instead of the system's (tests,
 # development); empty: the system's trust store.
@@ -499,6 +499,17 @@ DOMAINS_DNS_LIFETIME = env_float("DOMAINS_DNS_LIFETIME", 5.0)
 DOMAINS_DNS_AUTHORITATIVE_PORT = env_int(
     "DOMAINS_DNS_AUTHORITATIVE_PORT", DOMAINS_DEV_DNS_PORT if DEBUG else 53
 )
+# Networks the platform may reach on a tenant's say although they are not public (a
+# webhook's address, a zone's name server the domain doctor asks: domains/outbound.py);
+# under DEBUG the loopback ranges, where `make run`'s DNS servers and webhook receivers
+# listen. Empty in production: only public addresses.
+OUTBOUND_ALLOWED_NETWORKS = env_networks("OUTBOUND_ALLOWED_NETWORKS", "127.0.0.0/8,::1" if DEBUG else "")
+# Name suffixes outside the public DNS that a tenant's names (Add domain, a webhook's host,
+# a zone's name servers) may end in all the same, where the platform serves the zone itself:
+# `test` and `localhost` under DEBUG (`make run`'s zone, a developer's receiver). Empty in
+# production: every special-use name and suffix outside the Public Suffix List's ICANN
+# section is refused (domains/dns/hostnames.py).
+DOMAINS_LOCAL_SUFFIXES = env_list("DOMAINS_LOCAL_SUFFIXES", "test,localhost" if DEBUG else "")
 DOMAINS_CA_IDENTIFIER = env_str("DOMAINS_CA_IDENTIFIER", "ca.petstore.localhost")
 DOMAINS_CERT_ISSUE_DELAY = env_float("DOMAINS_CERT_ISSUE_DELAY", 5.0)
 DOMAINS_VERIFY_WINDOW = env_int("DOMAINS_VERIFY_WINDOW", 48)  # hours
