@@ -503,7 +503,9 @@ DOMAINS_DNS_AUTHORITATIVE_PORT = env_int(
 # webhook's address, a zone's name server the domain doctor asks: domains/outbound.py);
 # under DEBUG the loopback ranges, where `make run`'s DNS servers and webhook receivers
 # listen. Empty in production: only public addresses.
-OUTBOUND_ALLOWED_NETWORKS = env_networks("OUTBOUND_ALLOWED_NETWORKS", "127.0.0.0/8,::1" if DEBUG else "")
+OUTBOUND_ALLOWED_NETWORKS = env_networks(
+    "OUTBOUND_ALLOWED_NETWORKS", "127.0.0.0/8,::1" if DEBUG else ""
+)
 # Name suffixes outside the public DNS that a tenant's names (Add domain, a webhook's host,
 # a zone's name servers) may end in all the same, where the platform serves the zone itself:
 # `test` and `localhost` under DEBUG (`make run`'s zone, a developer's receiver). Empty in

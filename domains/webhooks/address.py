@@ -40,6 +40,7 @@ INVALID = "Enter a valid URL, such as https://example.com/hooks."
 # usual alternative. Under WEBHOOKS_ALLOW_LOOPBACK a loopback address may use any port.
 HTTPS_PORTS = frozenset({443, 8443})
 
+
 @dataclass(frozen=True)
 class Target:
     """A URL that passed the guard, and the addresses it may be reached at."""

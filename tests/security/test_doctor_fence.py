@@ -14,6 +14,7 @@ import json
 import socket
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import pytest
 
@@ -82,8 +83,13 @@ def delegate(zone, servers: dict[str, list[str]]) -> None:
             zone.resolver.add(name, kind, address)
 
 
+def diagnosis(domain) -> dict[str, Any]:
+    assert domain.check_diagnosis is not None
+    return domain.check_diagnosis
+
+
 def rows(domain) -> dict[str, tuple[str, str]]:
-    servers = domain.check_diagnosis["nameservers"]
+    servers = diagnosis(domain)["nameservers"]
     return {s["name"]: (s["address"], s["answer"]) for s in servers}
 
 
@@ -99,7 +105,7 @@ def test_a_server_at_a_refused_loopback_address_gets_no_packet(narrowed, listene
         f"ns9.{ZONE}": ("", doctor.NOT_PUBLIC_ADDRESS),
     }
     assert HIDDEN not in json.dumps(domain.check_diagnosis)
-    assert domain.check_diagnosis["findings"] == []
+    assert diagnosis(domain)["findings"] == []
 
 
 def test_servers_in_every_refused_range_are_not_asked_nor_shown(zone, settings, www):
@@ -137,7 +143,7 @@ def test_a_name_server_with_public_and_refused_addresses_is_asked_at_the_public_
     narrowed, listener, www
 ):
     delegate(narrowed, {f"ns9.{ZONE}": [HIDDEN, ADDRESSES[NS1]]})
-    servers = check(www).check_diagnosis["nameservers"]
+    servers = diagnosis(check(www))["nameservers"]
     assert listener.received() == []
     assert [(s["address"], s["answer"]) for s in servers if s["name"] == f"ns9.{ZONE}"] == [
         (ADDRESSES[NS1], "no record"),

@@ -126,7 +126,8 @@ def test_a_local_suffix_allows_only_itself(settings):
 
 
 @pytest.mark.parametrize(
-    "name", ["shop.example.com", "shop.example.co.uk", "a.github.io", "bücher.de", "xn--bcher-kva.de"]
+    "name",
+    ["shop.example.com", "shop.example.co.uk", "a.github.io", "bücher.de", "xn--bcher-kva.de"],
 )
 def test_names_under_public_top_level_domains_pass(nothing_local, name):
     assert hostnames.is_public_name(name)
