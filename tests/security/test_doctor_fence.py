@@ -17,8 +17,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from django.utils import timezone
 
 from domains import outbound
+from domains.choices import CheckCode
+from domains.dns import diagnosis as diagnosis_of
 from domains.dns import doctor, lookups
 from tests.fixtures.domains import TARGET, check
 from tests.fixtures.nameservers import ADDRESSES, NS1, ZONE
@@ -168,3 +171,41 @@ def test_the_platforms_own_addresses_are_refused_and_loopback_only_by_setting(se
     assert outbound.refusal("127.0.0.1") == outbound.ALLOWED
     assert outbound.refusal("::1") == outbound.NOT_PUBLIC
     assert outbound.refusal("10.0.0.53") == outbound.NOT_PUBLIC
+
+
+def test_a_name_server_at_the_platforms_own_address_is_neither_asked_nor_shown(settings):
+    """Worked out from answers alone (no packet either way): the zone's NS answer, its
+    server's address, which is the CNAME target's, a public one."""
+    settings.OUTBOUND_ALLOWED_NETWORKS = []
+    own = "8.8.4.4"  # stands for the platform's public address; never sent to
+    answers = {
+        (WWW, "A"): lookups.Lookup(WWW, "A", lookups.NODATA),
+        (ZONE, "NS"): lookups.Lookup(ZONE, "NS", lookups.OK, values=(f"{NS1}.",)),
+        (NS1, "A"): lookups.Lookup(NS1, "A", lookups.OK, values=(own,), final=(own,)),
+        (TARGET, "A"): lookups.Lookup(TARGET, "A", lookups.OK, values=(own,), final=(own,)),
+    }
+    seen: dict[lookups.Question, lookups.Lookup] = {}
+
+    def answered(question: lookups.Question) -> lookups.Lookup:
+        nothing = lookups.Lookup(question[0], question[1], lookups.NODATA)
+        return seen.setdefault(question, answers.get(question, nothing))
+
+    step: Any = doctor.chain(WWW, is_apex=False, txt=False)
+    while not isinstance(step, list):  # each step as lookups.lookup_groups takes it
+        step = step.then({question: answered(question) for question in step.questions})
+    assert step == []  # nothing to ask directly
+    result = diagnosis_of.CheckResult(CheckCode.NO_RECORD, "No CNAME yet.")
+    shown = doctor.diagnose(
+        WWW, is_apex=False, result=result, get=seen.get, lookup=lambda n, t: answered((n, t)),
+        token=None, now=timezone.now(),
+    )  # fmt: skip
+    assert shown["nameservers"] == [
+        {
+            "name": NS1,
+            "address": "",
+            "answer": doctor.NOT_PUBLIC_ADDRESS,
+            "ttl": None,
+            "agrees": False,
+        }
+    ]
+    assert own not in json.dumps(shown)
