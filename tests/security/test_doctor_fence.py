@@ -178,7 +178,7 @@ def test_a_name_server_at_the_platforms_own_address_is_neither_asked_nor_shown(s
     server's address, which is the CNAME target's, a public one."""
     settings.OUTBOUND_ALLOWED_NETWORKS = []
     own = "8.8.4.4"  # stands for the platform's public address; never sent to
-    answers = {
+    answers: dict[lookups.Question, lookups.Lookup] = {
         (WWW, "A"): lookups.Lookup(WWW, "A", lookups.NODATA),
         (ZONE, "NS"): lookups.Lookup(ZONE, "NS", lookups.OK, values=(f"{NS1}.",)),
         (NS1, "A"): lookups.Lookup(NS1, "A", lookups.OK, values=(own,), final=(own,)),
