@@ -36,6 +36,9 @@ ENV = {
     # So are a project's hourly Add and Verify limits (a benchmark adds and verifies many).
     "DOMAINS_ADD_PER_HOUR": "1000000",
     "DOMAINS_VERIFY_PER_HOUR": "1000000",
+    # Its names live in `.test` zones served on loopback, as `make run`'s do.
+    "DOMAINS_LOCAL_SUFFIXES": "test",
+    "OUTBOUND_ALLOWED_NETWORKS": "127.0.0.0/8,::1",
 }
 
 

@@ -98,6 +98,50 @@ class FindingCode(models.TextChoices):
     EXTRA_ADDRESS = "extra_address", "An address beside the right ones"
 
 
+class NameCode(models.TextChoices):
+    """Why a well-formed host name a tenant typed (Add domain, a webhook's URL) is refused:
+    the public DNS cannot resolve it, so only a private view (a VPC's, a cluster's, an
+    office's resolver) could answer for it (domains/dns/hostnames.py)."""
+
+    SPECIAL_USE = "special_use_name", "A special-use name"
+    NOT_PUBLIC = "not_public_name", "Not a name of the public DNS"
+
+
+# The sentence of each NameCode, with the name, its suffix and (special-use) what the
+# suffix is kept for.
+NAME_REFUSALS: dict[str, str] = {
+    NameCode.SPECIAL_USE: (
+        "{name} ends in .{suffix}, which is kept for {use}: the public DNS never resolves "
+        "it. Enter a name under a public top-level domain, for example shop.example.com."
+    ),
+    NameCode.NOT_PUBLIC: (
+        "{name} ends in .{suffix}, which is not a top-level domain of the public DNS (the "
+        "Public Suffix List's ICANN section): only a private network could resolve it. "
+        "Enter a name under a public top-level domain, for example shop.example.com."
+    ),
+}
+
+# Special-use names (the IANA registry, RFC 6761 and its successors, and the suffixes
+# never delegated because private networks use them) and what each is kept for: refused
+# whether or not the Public Suffix List holds them (it holds `arpa`, `home.arpa`, `onion`).
+# DOMAINS_LOCAL_SUFFIXES lets some through where the platform has a zone of its own.
+SPECIAL_USE_SUFFIXES: dict[str, str] = {
+    "arpa": "the DNS's own infrastructure, such as reverse lookups (RFC 3172)",
+    "home.arpa": "home networks (RFC 8375)",
+    "internal": "private networks (ICANN, 2024)",
+    "local": "multicast DNS on the local link (RFC 6762)",
+    "localhost": "this machine (RFC 6761)",
+    "lan": "home and office networks",
+    "home": "home networks (never delegated: it collides with private use)",
+    "corp": "company networks (never delegated: it collides with private use)",
+    "onion": "Tor onion services (RFC 7686)",
+    "invalid": "names that must never resolve (RFC 6761)",
+    "test": "testing (RFC 6761)",
+    "example": "documentation (RFC 6761)",
+    "alt": "name systems other than DNS (RFC 9476)",
+}
+
+
 class CertCode(models.TextChoices):
     """Why no certificate could be issued when it is not the DNS (whose CheckCode, such as
     caa_blocked, is stored in its place)."""

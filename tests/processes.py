@@ -128,6 +128,8 @@ def service_env(settings, **extra: str) -> dict[str, str]:
             "API_ADDRESS_RATE_LIMIT": settings.API_ADDRESS_RATE_LIMIT,
             "API_FAILED_KEY_RATE_LIMIT": settings.API_FAILED_KEY_RATE_LIMIT,
             "WEBHOOKS_ALLOW_LOOPBACK": "1" if settings.WEBHOOKS_ALLOW_LOOPBACK else "0",
+            "OUTBOUND_ALLOWED_NETWORKS": ",".join(map(str, settings.OUTBOUND_ALLOWED_NETWORKS)),
+            "DOMAINS_LOCAL_SUFFIXES": ",".join(settings.DOMAINS_LOCAL_SUFFIXES),
             "WEBHOOKS_CA_BUNDLE": settings.WEBHOOKS_CA_BUNDLE,
             "WEBHOOKS_TIMEOUT": str(settings.WEBHOOKS_TIMEOUT),
         }

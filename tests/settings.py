@@ -80,3 +80,9 @@ from petstore.settings import INSTALLED_APPS  # noqa: E402
 
 if "devtools" not in INSTALLED_APPS:
     INSTALLED_APPS = [*INSTALLED_APPS, "devtools"]
+
+# The suite's names live in `.test` zones its loopback DNS servers serve, as `make run`'s do;
+# every other name outside the public DNS stays refused (tests/security/test_private_names.py
+# takes `.test` away too). Loopback addresses stay refused unless a fixture that starts a
+# loopback server allows them (OUTBOUND_ALLOWED_NETWORKS: tests/fixtures/).
+DOMAINS_LOCAL_SUFFIXES = ["test"]

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from rest_framework import status
 
+from domains.choices import NameCode
 from petstore.api.refusals import Refusals
 
 BAD = status.HTTP_400_BAD_REQUEST
@@ -32,6 +33,9 @@ REFUSAL_STATUS: dict[str, int] = {
     "invalid_hostname": BAD,
     "platform_domain": BAD,
     "public_suffix": BAD,
+    # A name the public DNS cannot resolve (domains.choices.NameCode), a domain's or a webhook's.
+    NameCode.SPECIAL_USE: BAD,
+    NameCode.NOT_PUBLIC: BAD,
     "invalid_status": BAD,
     # A webhook's URL or events (domains/webhooks/address.py, services/webhooks.py).
     "webhook_url": BAD,

@@ -98,7 +98,8 @@ class DomainsView(DomainsAPIView):
             400: openapi.refusal(
                 "validation_error: the body is not `{hostname}`; bad_request: not a JSON "
                 "object or a bad Idempotency-Key; or the name is not one a project may add "
-                "(invalid_hostname, public_suffix, platform_domain, ...)."
+                "(invalid_hostname, public_suffix, special_use_name, not_public_name, "
+                "platform_domain, ...)."
             ),
             **openapi.COMMON,
             409: openapi.refusal(

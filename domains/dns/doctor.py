@@ -29,6 +29,7 @@ from typing import Any
 from django.conf import settings
 from django.utils import timezone
 
+from domains import outbound
 from domains.dns import findings, hostnames, lookups
 from domains.dns.findings import Needs, Result, Server
 
@@ -66,18 +67,43 @@ def _zone(hostname: str, get: Get) -> tuple[str, list[str]]:
     return "", []
 
 
-def _servers(names: list[str], get: Get) -> list[tuple[str, str]]:
-    """(name, address) of every server of the zone; ("name", "") for one without address."""
-    servers = []
+# Why a server is not asked although it has an address: the one place the platform's
+# address policy (domains/outbound.py) and its rule for public names meet the doctor. The
+# refused address itself is never shown: whatever answers there is none of the tenant's
+# business, and the address may come from a private view of the platform's resolver.
+NOT_PUBLIC_ADDRESS = "not asked: its address is not public"
+NOT_PUBLIC_NAME = "not asked: its name is not one the public DNS resolves"
+
+
+def _servers(names: list[str], get: Get) -> list[tuple[str, str, str]]:
+    """(name, address, "") of every server of the zone the platform may ask; (name, "", "")
+    for one without address; (name, "", why) for one whose name the public DNS cannot
+    resolve or with an address the address policy refuses (never given to lookups)."""
+    platform = outbound.platform_addresses(
+        lambda own: [v for t in ("A", "AAAA") if (f := get((own, t))) for v in f.final]
+    )
+    servers: list[tuple[str, str, str]] = []
     for name in names:
+        if not hostnames.is_public_name(name):
+            servers.append((name, "", NOT_PUBLIC_NAME))
+            continue
         addresses = [
             address
             for rdtype in ("A", "AAAA")
             if (found := get((name, rdtype))) is not None
             for address in found.values
         ]
-        servers += [(name, address) for address in addresses] or [(name, "")]
+        allowed = [a for a in addresses if not outbound.refusal(a, platform=platform)]
+        refused = [(name, "", NOT_PUBLIC_ADDRESS)] if len(allowed) < len(addresses) else []
+        servers += [(name, address, "") for address in allowed] + refused or [(name, "", "")]
     return servers
+
+
+def _gathered(names: list[str]) -> list[lookups.Question]:
+    """The questions whose answers `_servers` reads: the addresses of the zone's servers
+    whose names the public DNS resolves, and the platform's own addresses."""
+    public = [name for name in names if hostnames.is_public_name(name)]
+    return [(n, t) for n in [*public, *outbound.platform_names()] for t in ("A", "AAAA")]
 
 
 def chain(hostname: str, *, is_apex: bool, txt: bool) -> lookups.Group:
@@ -88,15 +114,14 @@ def chain(hostname: str, *, is_apex: bool, txt: bool) -> lookups.Group:
     def addresses(answers: dict[lookups.Question, lookups.Lookup]) -> lookups.Group:
         asked.update(answers)
         _, names = _zone(hostname, asked.get)
-        questions: list[lookups.Question] = [(n, t) for n in names for t in ("A", "AAAA")]
-        return lookups.Group(questions, then=directly)
+        return lookups.Group(_gathered(names), then=directly)
 
     def directly(answers: dict[lookups.Question, lookups.Lookup]) -> list[lookups.Question]:
         asked.update(answers)
         _, names = _zone(hostname, asked.get)
         return [
             (name, rdtype, address)
-            for _, address in _servers(names, asked.get)
+            for _, address, _ in _servers(names, asked.get)
             if address
             for name, rdtype in wanted(hostname, is_apex=is_apex, txt=txt)
         ]
@@ -170,7 +195,9 @@ def diagnose_all(
     return found
 
 
-def _server(name: str, address: str, needs: Needs, hostname: str, get: Get) -> Server:
+def _server(name: str, address: str, why: str, needs: Needs, hostname: str, get: Get) -> Server:
+    if why:
+        return Server(name, "", why, None, False, unasked=True)
     if not address:
         found = [get((name, rdtype)) for rdtype in ("A", "AAAA")]
         if any(answer is None or answer.temporary for answer in found):
@@ -237,7 +264,8 @@ def diagnose(
     needs = Needs(target, addresses, is_apex, token)
     zone, names = _zone(hostname, get)
     servers = [
-        _server(name, address, needs, hostname, get) for name, address in _servers(names, get)
+        _server(name, address, why, needs, hostname, get)
+        for name, address, why in _servers(names, get)
     ]
     return {
         "checked_at": now.isoformat(),

@@ -6,6 +6,11 @@ A name is normalised one of two ways, by where it comes from:
 - `comparable()`: a name that is only matched against stored ones (a Host header, a TLS
   handshake's SNI, a DNS answer, a setting, a dashboard URL) is folded to the stored
   form's case and ends; nothing is refused, a name that is not valid matches nothing.
+
+A name the public DNS cannot resolve (a special-use name, a suffix outside the Public Suffix
+List's ICANN section) is refused wherever a tenant names one (`refuse_not_public`: Add
+domain, a webhook's host, the name servers the domain doctor would ask), since only the
+platform's own resolver could answer it, from a private view it must not lend out.
 """
 
 from __future__ import annotations
@@ -20,6 +25,8 @@ import idna
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from publicsuffixlist import PublicSuffixList
+
+from domains.choices import NAME_REFUSALS, SPECIAL_USE_SUFFIXES, NameCode
 
 # The TXT record that proves control of a contested name: _petstore-verification.<name>.
 # Its leading underscore keeps it apart from any name a project could claim.
@@ -41,6 +48,13 @@ _LABEL = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$")
 def _psl() -> PublicSuffixList:
     # The list bundled with the pinned `publicsuffixlist` package; never downloaded.
     return PublicSuffixList()
+
+
+@lru_cache(maxsize=1)
+def _icann() -> PublicSuffixList:
+    # The ICANN section alone: the top-level domains the public DNS delegates (the private
+    # section's names all sit under one of them).
+    return PublicSuffixList(only_icann=True)
 
 
 def _refuse(message: str, code: str) -> ValidationError:
@@ -109,6 +123,7 @@ def normalize_hostname(raw: str) -> str:
             "attached to a project.",
             "platform_domain",
         )
+    refuse_not_public(ascii_name)
     if _psl().is_public(ascii_name) or _psl().privatesuffix(ascii_name) is None:
         raise _refuse(
             f"{to_unicode(ascii_name)} is a public suffix: people register domains under it, "
@@ -117,6 +132,50 @@ def normalize_hostname(raw: str) -> str:
             "public_suffix",
         )
     return ascii_name
+
+
+def not_public(name: str) -> tuple[str, str] | None:
+    """(NameCode, suffix) when the public DNS cannot resolve `name` (ASCII, as `comparable()`
+    leaves it): it ends in a special-use suffix, or its top-level domain is not in the Public
+    Suffix List's ICANN section. None when it can, or when it ends in one of
+    DOMAINS_LOCAL_SUFFIXES (a zone the platform serves itself, `.test` in development)."""
+    labels = name.split(".")
+    suffixes = [".".join(labels[i:]) for i in range(len(labels))]  # longest first
+    local = {comparable(suffix).lstrip(".") for suffix in settings.DOMAINS_LOCAL_SUFFIXES}
+    if local.intersection(suffixes):
+        return None
+    special = next((suffix for suffix in suffixes if suffix in SPECIAL_USE_SUFFIXES), None)
+    if special is not None:
+        return NameCode.SPECIAL_USE, special
+    if _icann().publicsuffix(name, accept_unknown=False) is None:
+        return NameCode.NOT_PUBLIC, labels[-1]
+    return None
+
+
+def is_public_name(name: str) -> bool:
+    """Whether the public DNS can resolve `name` (any form: it is made comparable here)."""
+    return not_public(_ascii(comparable(name))) is None
+
+
+def refuse_not_public(name: str) -> None:
+    """Raise ValidationError (a NameCode, and its sentence) when the public DNS cannot
+    resolve `name`: see `not_public`."""
+    ascii_name = _ascii(comparable(name))
+    found = not_public(ascii_name)
+    if found is not None:
+        code, suffix = found
+        sentence = NAME_REFUSALS[code].format(
+            name=to_unicode(ascii_name), suffix=suffix, use=SPECIAL_USE_SUFFIXES.get(suffix, "")
+        )
+        raise _refuse(sentence, code)
+
+
+def _ascii(name: str) -> str:
+    """`name` in its ASCII (IDNA) form where it has one, else as it is."""
+    try:
+        return idna.encode(name, uts46=True).decode("ascii")
+    except idna.IDNAError:
+        return name
 
 
 @dataclass(frozen=True)

@@ -58,6 +58,7 @@ from dns.rdtypes.ANY.DNAME import DNAME
 from dns.rdtypes.IN.A import A
 from dns.rdtypes.IN.AAAA import AAAA
 
+from domains import outbound
 from domains.dns import hostnames
 
 _T = TypeVar("_T")
@@ -70,6 +71,9 @@ SERVFAIL = "servfail"
 TIMEOUT = "timeout"
 # The question cannot be put (the name is too long, a label too long or empty): permanent.
 UNASKABLE = "unaskable"
+# Not asked: the server's address is one the platform may not reach on a tenant's say
+# (domains/outbound.py); no packet leaves for it.
+FENCED = "fenced"
 TEMPORARY = frozenset({SERVFAIL, TIMEOUT})
 # Questions in flight at once in lookup_many(): enough to hide the round trips,
 # few enough not to overrun a nameserver's (or our loopback server's) UDP buffer.
@@ -337,7 +341,11 @@ async def _ask_directly(
     """Ask one server, by its address, on DOMAINS_DNS_AUTHORITATIVE_PORT, once (over TCP
     again after a truncated answer): what that server itself says, which a resolver would
     hide by asking another. Only an authoritative answer counts as one: a referral or a
-    recursive answer from a server of the zone is a server that does not serve it (lame)."""
+    recursive answer from a server of the zone is a server that does not serve it (lame).
+    An address the platform's address policy refuses is not asked (FENCED)."""
+    if outbound.refusal(address):
+        # The seam's own fence, whatever its caller checked: a tenant's zone names the server.
+        return Lookup(name, rdtype, FENCED, error="the address is not public")
     try:
         qname, wanted = dns.name.from_text(name), dns.rdatatype.from_text(rdtype)
     except dns.exception.DNSException as exc:

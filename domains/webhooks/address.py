@@ -7,14 +7,17 @@ once, here, through the one DNS seam (A and AAAA); it is refused if ANY address 
 not a public one, and the delivery connects to the addresses returned (client.py), so a
 name that answers differently a second later (DNS rebinding) gains nothing.
 
-An IPv6 address that wraps an IPv4 one (NAT64, 6to4, Teredo, IPv4-compatible, -mapped,
-SIIT) is judged by the IPv4 address it wraps, since that is where a translator or a relay
-delivers it; site-local and local-use NAT64 are refused outright. The URL may not hold
-whitespace or control characters anywhere (a header or a request line split on a CR or LF),
-and only HTTPS_PORTS are reached (never an SSH, a database's or a cache's port).
+Which addresses are public, and which are the platform's own, is the platform's one
+address policy (domains/outbound.py), the same the domain doctor's name servers meet. A
+host name the public DNS cannot resolve (a special-use name, a suffix outside the Public
+Suffix List's ICANN section) is refused before it is resolved (domains/dns/hostnames.py):
+only a private view could answer it. The URL may not hold whitespace or control characters
+anywhere (a header or a request line split on a CR or LF), and only HTTPS_PORTS are reached
+(never an SSH, a database's or a cache's port).
 
 WEBHOOKS_ALLOW_LOOPBACK (default: DEBUG) lets a developer receive on their own machine:
-`http` and loopback addresses, on any port, pass; private and link-local addresses never do.
+`http` passes, and a loopback address on any port; which addresses pass is the policy's
+(OUTBOUND_ALLOWED_NETWORKS), so private and link-local addresses never do.
 """
 
 from __future__ import annotations
@@ -27,25 +30,15 @@ from urllib.parse import urlsplit
 from django.conf import settings
 from django.core.exceptions import ValidationError
 
+from domains import outbound
 from domains.dns import hostnames, lookups
 
-IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+IPAddress = outbound.IPAddress
 MAX_URL_LENGTH = 2000
 INVALID = "Enter a valid URL, such as https://example.com/hooks."
 # The ports a webhook may be delivered to (docs/decisions/webhooks.md): HTTPS's own and its
 # usual alternative. Under WEBHOOKS_ALLOW_LOOPBACK a loopback address may use any port.
 HTTPS_PORTS = frozenset({443, 8443})
-# IPv6 prefixes whose last 32 bits are an IPv4 address a translator reaches: NAT64's
-# well-known prefix (RFC 6052), IPv4-compatible (::a.b.c.d, deprecated) and SIIT
-# (::ffff:0:a.b.c.d, RFC 2765). IPv4-mapped, 6to4 and Teredo have ipaddress's own readers.
-WRAPPING_96 = (
-    ipaddress.IPv6Network("64:ff9b::/96"),
-    ipaddress.IPv6Network("::/96"),
-    ipaddress.IPv6Network("::ffff:0:0:0/96"),
-)
-# Refused whatever they hold: NAT64 for local use (RFC 8215; where its IPv4 address sits
-# depends on the operator's prefix length) and site-local (deprecated, private in effect).
-REFUSED_V6 = (ipaddress.IPv6Network("64:ff9b:1::/48"), ipaddress.IPv6Network("fec0::/10"))
 
 
 @dataclass(frozen=True)
@@ -89,10 +82,17 @@ def check_url(url: str, *, lifetime: float | None = None) -> Target:
         raise _refuse_port(port)
     if _is_platform_name(host):
         raise refuse("A webhook cannot point at this platform's own hosts.", "webhook_platform")
+    if _literal(host) is None:
+        hostnames.refuse_not_public(host)
     addresses, platform = _resolve(host, lifetime)
-    for address in addresses:
-        _check_address(host, address)
-    if any(address in platform for address in addresses):
+    refusals = {outbound.refusal(address, platform=platform): address for address in addresses}
+    if outbound.NOT_PUBLIC in refusals:
+        raise refuse(
+            f"{host} resolves to {refusals[outbound.NOT_PUBLIC]}, which is not a public "
+            "address; webhooks go to public HTTPS endpoints only.",
+            "webhook_address",
+        )
+    if outbound.PLATFORM in refusals:
         raise refuse("A webhook cannot point at this platform's own hosts.", "webhook_platform")
     if port not in HTTPS_PORTS and not (port > 0 and all(a.is_loopback for a in addresses)):
         raise _refuse_port(port)
@@ -140,8 +140,7 @@ def _literal(name: str) -> IPAddress | None:
 def _resolve(host: str, lifetime: float | None) -> tuple[list[IPAddress], set[IPAddress]]:
     """The host's addresses, and the platform's own (the CNAME target tenants point at, the
     dashboard host): one round of questions, so an attempt waits for the DNS once."""
-    hosts = hostnames.platform_hosts()
-    own = sorted({hosts.cname_target, hosts.dashboard} - {""})
+    own = outbound.platform_names()
     names = [name for name in [host, *own] if _literal(name) is None]
     questions = [(name, rdtype) for name in dict.fromkeys(names) for rdtype in ("A", "AAAA")]
     answers = lookups.lookup_many(questions, lifetime=lifetime)
@@ -163,46 +162,5 @@ def _resolve(host: str, lifetime: float | None) -> tuple[list[IPAddress], set[IP
             f"{host} does not resolve to an address; check the name and its DNS records.",
             "webhook_unresolvable",
         )
-    platform = {address for name in own for address in found.get(name, [])}
-    # Loopback is the loopback rule's to decide (a developer's own machine under DEBUG).
-    return addresses, {address for address in platform if not address.is_loopback}
-
-
-def _wrapped(address: ipaddress.IPv6Address) -> list[ipaddress.IPv4Address]:
-    """The IPv4 addresses an IPv6 address delivers to, where it wraps any."""
-    if address.ipv4_mapped:
-        return [address.ipv4_mapped]
-    if address.sixtofour:
-        return [address.sixtofour]
-    if address.teredo:
-        return list(address.teredo)  # the relay's server and the client behind it
-    if any(address in net for net in WRAPPING_96) and int(address) > 1:  # not :: nor ::1
-        return [ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)]
-    return []
-
-
-def _is_public(address: IPAddress) -> bool:
-    # is_global is false for loopback, private, link-local, shared (100.64/10), multicast
-    # (mostly), reserved and unspecified addresses: everything a tenant must not reach.
-    return address.is_global and not address.is_multicast
-
-
-def _check_address(host: str, address: IPAddress) -> None:
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped:
-        address = address.ipv4_mapped  # the same socket address as the IPv4 one
-    if address.is_loopback and settings.WEBHOOKS_ALLOW_LOOPBACK:
-        return
-    wrapped: list[IPAddress] = []
-    refused_v6 = False
-    if isinstance(address, ipaddress.IPv6Address):
-        wrapped = list(_wrapped(address))
-        refused_v6 = any(address in net for net in REFUSED_V6)
-    # A wrapper of a public IPv4 address is as public as that address (some are "reserved"
-    # to ipaddress, which is about the IPv6 block, not where it leads).
-    public = all(_is_public(a) for a in wrapped) if wrapped else _is_public(address)
-    if refused_v6 or not public:
-        raise refuse(
-            f"{host} resolves to {address}, which is not a public address; "
-            "webhooks go to public HTTPS endpoints only.",
-            "webhook_address",
-        )
+    platform = outbound.platform_addresses(lambda name: map(str, found.get(name, [])))
+    return addresses, platform

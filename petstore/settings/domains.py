@@ -77,6 +77,24 @@ DOMAINS_DNS_AUTHORITATIVE_PORT = env.integer(
     "The port a zone's own name servers are asked on (the domain page's What the DNS says).",
     shown="`53` (DEBUG: `DOMAINS_DEV_DNS_PORT`)",
 )
+# Where the platform reaches on a tenant's say (a webhook's address, a zone's name server
+# the domain doctor asks: domains/outbound.py). Empty in production: only public addresses.
+OUTBOUND_ALLOWED_NETWORKS = env.networks(
+    "OUTBOUND_ALLOWED_NETWORKS",
+    "127.0.0.0/8,::1" if DEBUG else "",
+    "Networks the platform may reach on a tenant's say although they are not public "
+    "(webhook receivers, the name servers the domain doctor asks); empty: public addresses only.",
+    shown="empty (DEBUG: `127.0.0.0/8,::1`, where `make run`'s DNS servers and receivers listen)",
+)
+# Every special-use name and suffix outside the Public Suffix List's ICANN section is
+# refused unless listed here (domains/dns/hostnames.py).
+DOMAINS_LOCAL_SUFFIXES = env.list(
+    "DOMAINS_LOCAL_SUFFIXES",
+    "test,localhost" if DEBUG else "",
+    "Name suffixes outside the public DNS that tenants' names (Add domain, a webhook's host, a "
+    "zone's name servers) may end in all the same, where the platform serves the zone itself.",
+    shown="empty (DEBUG: `test,localhost`)",
+)
 DOMAINS_CA_IDENTIFIER = env.text(
     "DOMAINS_CA_IDENTIFIER",
     "ca.petstore.localhost",
@@ -275,8 +293,8 @@ WEBHOOKS_TIMEOUT = webhooks.number(
 WEBHOOKS_ALLOW_LOOPBACK = webhooks.flag(
     "WEBHOOKS_ALLOW_LOOPBACK",
     DEBUG,
-    "Lets endpoints use plain http and loopback addresses (a developer's machine); private "
-    "and link-local addresses stay refused. Never on in production.",
+    "Lets endpoints use plain http, and a loopback address any port (a developer's machine); "
+    "which addresses pass is `OUTBOUND_ALLOWED_NETWORKS`'. Never on in production.",
     shown="off (DEBUG: on)",
 )
 WEBHOOKS_CA_BUNDLE = webhooks.text(

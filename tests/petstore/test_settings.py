@@ -265,3 +265,22 @@ def test_a_zones_name_servers_are_asked_on_53_or_on_the_dev_dns_servers_port(deb
         DOMAINS_DEV_DNS_PORT="5399", DOMAINS_DNS_AUTHORITATIVE_PORT="",
     )  # fmt: skip
     assert result.stdout.strip().splitlines()[-1] == port, result.stderr
+
+
+@pytest.mark.parametrize(
+    ("debug", "printed"),
+    [("1", "['127.0.0.0/8', '::1/128'] ['test', 'localhost']"), ("0", "[] []")],
+    ids=["development", "production"],
+)
+def test_loopback_and_test_names_are_allowed_by_setting_under_debug_only(debug, printed):
+    """What a tenant may make the platform reach beyond the public internet: `make run`'s
+    loopback servers and `.test` zone under DEBUG, nothing in production."""
+    shown = (
+        "from django.conf import settings; "
+        "print(list(map(str, settings.OUTBOUND_ALLOWED_NETWORKS)), settings.DOMAINS_LOCAL_SUFFIXES)"
+    )
+    result = _manage(
+        "shell", "-c", shown, DEBUG=debug, SECRET_KEY="x" * 50, PETSTORE_ENV_FILE="",
+        DJANGO_SETTINGS_MODULE="petstore.settings",
+    )  # fmt: skip
+    assert result.stdout.strip().splitlines()[-1] == printed, result.stderr

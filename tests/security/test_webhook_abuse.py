@@ -25,6 +25,7 @@ from domains.services.projects import project_create
 from domains.services.webhooks import delivery_redeliver, endpoint_create
 from domains.webhooks import limits
 from tests.domains.api.helpers import SHOP, post
+from tests.fixtures.domains import LOOPBACK
 from tests.fixtures.webhooks import RECEIVER_HOST
 from tests.pets.helpers import assert_error, bearer
 
@@ -177,6 +178,7 @@ def silent_receiver(dns_server, settings):
     listener = socket.create_server(("127.0.0.1", 0))
     dns_server.add(RECEIVER_HOST, "A", "127.0.0.1")
     settings.WEBHOOKS_ALLOW_LOOPBACK = True
+    settings.OUTBOUND_ALLOWED_NETWORKS = LOOPBACK
     yield f"https://{RECEIVER_HOST}:{listener.getsockname()[1]}/hooks"
     listener.close()
 

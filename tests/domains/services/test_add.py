@@ -226,7 +226,9 @@ def test_adddomain_refuses_a_long_name_in_one_line(shop):
 @pytest.fixture
 def platform_hosts(settings):
     """The platform's dashboard and API on hosts of their own registrable domain, as in
-    production; the CNAME target under another."""
+    production; the CNAME target under another. Their `.example` names stand for public
+    ones here, as the suite's `.test` names do (DOMAINS_LOCAL_SUFFIXES)."""
+    settings.DOMAINS_LOCAL_SUFFIXES = [*settings.DOMAINS_LOCAL_SUFFIXES, "example"]
     settings.DASHBOARD_HOST = "app.petstore.example"
     settings.API_BASE_URL = "https://api.petstore-api.example/v1"
     settings.PLATFORM_CNAME_TARGET = "edge.petstore-dns.example"

@@ -15,7 +15,7 @@ from domains.models import Delivery, WebhookEndpoint
 from domains.services.events import record_owner_event
 from domains.services.webhooks import endpoint_create
 from domains.webhooks.address import check_url
-from tests.fixtures.domains import TARGET
+from tests.fixtures.domains import LOOPBACK, TARGET
 
 WEBHOOKS = CHANNELS["webhook"]
 
@@ -89,6 +89,7 @@ def test_a_public_name_passes_and_is_pinned(production):
 
 def test_under_debug_http_and_loopback_pass_but_private_does_not(settings, dns_server):
     settings.WEBHOOKS_ALLOW_LOOPBACK = True
+    settings.OUTBOUND_ALLOWED_NETWORKS = LOOPBACK
     assert check_url("http://127.0.0.1:9000/hooks").addresses == ("127.0.0.1",)
     assert code_of("http://10.0.0.1/") == "webhook_address"
     assert code_of("http://169.254.169.254/") == "webhook_address"
@@ -200,6 +201,7 @@ def test_other_ports_are_refused(production, port):
 
 def test_under_debug_any_port_is_for_loopback_only(settings, dns_server):
     settings.WEBHOOKS_ALLOW_LOOPBACK = True
+    settings.OUTBOUND_ALLOWED_NETWORKS = LOOPBACK
     dns_server.add("hooks.example.com", "A", "8.8.8.8")
     assert check_url("https://127.0.0.1:40123/").port == 40123
     assert code_of("https://hooks.example.com:6379/") == "webhook_port"
