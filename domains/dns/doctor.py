@@ -8,7 +8,12 @@ directly (lookups' direct questions) for what the platform needs of the name: th
 answer of a subdomain, which shows its CNAME; the apex's A and AAAA; and the TXT proof
 when one is asked for. `chain()` is those questions as one lookups.Group, asked with the
 check's own, in parallel, within the check's lifetime; `diagnose()` reads the answers
-into the stored diagnosis:
+into the stored diagnosis.
+
+The zone's NS records and its servers' addresses are the tenant's to write, so the doctor
+asks no more of them than domains.policy allows (DOCTOR_NAMESERVERS names,
+DOCTOR_ADDRESSES_PER_NAMESERVER addresses of each, DOCTOR_IN_FLIGHT questions at once),
+whatever the zone holds, and says what it left out (finding nameservers_unasked):
 
     {"checked_at", "nameservers": [{name, address, answer, ttl, agrees}],
      "findings": [{code, message, nameservers, records}]}
@@ -20,6 +25,7 @@ each means for the owner and what to do).
 
 from __future__ import annotations
 
+import itertools
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -30,7 +36,13 @@ from django.conf import settings
 from django.utils import timezone
 
 from domains.dns import findings, hostnames, lookups
-from domains.dns.findings import Needs, Result, Server
+from domains.dns.findings import LeftOut, Needs, Result, Server
+from domains.policy import (
+    DOCTOR_ADDRESSES_PER_NAMESERVER,
+    DOCTOR_IN_FLIGHT,
+    DOCTOR_NAMESERVERS,
+    NAMES_BELOW_REGISTRABLE,
+)
 
 log = logging.getLogger(__name__)
 Get = Callable[[lookups.Question], lookups.Lookup | None]
@@ -40,12 +52,15 @@ SILENT = frozenset({lookups.TIMEOUT, lookups.SERVFAIL})
 
 def zone_candidates(hostname: str) -> list[str]:
     """The names that may be the closest enclosing zone: the name and its parents down to
-    its registrable domain (a zone is delegated no higher), nearest first."""
+    its registrable domain (a zone is delegated no higher), nearest first; of the names
+    below the registrable domain only the nearest NAMES_BELOW_REGISTRABLE."""
     name = hostnames.comparable(hostname)
     registrable = hostnames.registrable_domain(name)
     labels = name.split(".")
     names = [".".join(labels[i:]) for i in range(len(labels))]
-    return names[: names.index(registrable) + 1] if registrable in names else [name]
+    if registrable not in names:
+        return [name]
+    return names[: min(names.index(registrable), NAMES_BELOW_REGISTRABLE)] + [registrable]
 
 
 def wanted(hostname: str, *, is_apex: bool, txt: bool) -> list[tuple[str, str]]:
@@ -58,7 +73,7 @@ def wanted(hostname: str, *, is_apex: bool, txt: bool) -> list[tuple[str, str]]:
 
 
 def _zone(hostname: str, get: Get) -> tuple[str, list[str]]:
-    """The closest enclosing zone with NS records, and its name servers' names."""
+    """The closest enclosing zone with NS records, and its name servers' names, sorted."""
     for name in zone_candidates(hostname):
         found = get((name, "NS"))
         if found is not None and found.values:
@@ -66,9 +81,15 @@ def _zone(hostname: str, get: Get) -> tuple[str, list[str]]:
     return "", []
 
 
-def _servers(names: list[str], get: Get) -> list[tuple[str, str]]:
-    """(name, address) of every server of the zone; ("name", "") for one without address."""
-    servers = []
+def _asked_names(hostname: str, get: Get) -> list[str]:
+    """The names of the zone's servers the doctor asks: the first DOCTOR_NAMESERVERS."""
+    return _zone(hostname, get)[1][:DOCTOR_NAMESERVERS]
+
+
+def _servers(names: list[str], get: Get) -> tuple[list[tuple[str, str]], dict[str, int]]:
+    """(name, address) of each server asked, ("name", "") for one without address; and how
+    many addresses of each name were left out (DOCTOR_ADDRESSES_PER_NAMESERVER)."""
+    servers, left_out = [], {}
     for name in names:
         addresses = [
             address
@@ -76,8 +97,22 @@ def _servers(names: list[str], get: Get) -> list[tuple[str, str]]:
             if (found := get((name, rdtype))) is not None
             for address in found.values
         ]
-        servers += [(name, address) for address in addresses] or [(name, "")]
-    return servers
+        chosen = _chosen(addresses)
+        servers += [(name, address) for address in chosen] or [(name, "")]
+        if len(addresses) > len(chosen):
+            left_out[name] = len(addresses) - len(chosen)
+    return servers, left_out
+
+
+def _chosen(addresses: list[str]) -> list[str]:
+    """The first DOCTOR_ADDRESSES_PER_NAMESERVER addresses, one of each family first (the
+    IPv4 and IPv6 a dual-stack resolver chooses between), each family in sorted order."""
+    families = [
+        sorted(a for a in addresses if ":" not in a),
+        sorted(a for a in addresses if ":" in a),
+    ]
+    interleaved = [a for pair in itertools.zip_longest(*families) for a in pair if a is not None]
+    return interleaved[:DOCTOR_ADDRESSES_PER_NAMESERVER]
 
 
 def chain(hostname: str, *, is_apex: bool, txt: bool) -> lookups.Group:
@@ -87,16 +122,16 @@ def chain(hostname: str, *, is_apex: bool, txt: bool) -> lookups.Group:
 
     def addresses(answers: dict[lookups.Question, lookups.Lookup]) -> lookups.Group:
         asked.update(answers)
-        _, names = _zone(hostname, asked.get)
+        names = _asked_names(hostname, asked.get)
         questions: list[lookups.Question] = [(n, t) for n in names for t in ("A", "AAAA")]
         return lookups.Group(questions, then=directly)
 
     def directly(answers: dict[lookups.Question, lookups.Lookup]) -> list[lookups.Question]:
         asked.update(answers)
-        _, names = _zone(hostname, asked.get)
+        servers, _ = _servers(_asked_names(hostname, asked.get), asked.get)
         return [
             (name, rdtype, address)
-            for _, address in _servers(names, asked.get)
+            for _, address in servers
             if address
             for name, rdtype in wanted(hostname, is_apex=is_apex, txt=txt)
         ]
@@ -110,10 +145,10 @@ def chain(hostname: str, *, is_apex: bool, txt: bool) -> lookups.Group:
     candidates = zone_candidates(hostname)
     parents: list[lookups.Question] = [(name, "NS") for name in candidates[1:]]
     if not parents:
-        return lookups.Group([(hostname, "NS")], then=addresses)
+        return lookups.Group([(hostname, "NS")], then=addresses, in_flight=DOCTOR_IN_FLIGHT)
     # The name's own A question is the check's (asked once for both): when it shows a CNAME,
     # the name is no zone of its own, and its NS question is not asked (the usual case).
-    return lookups.Group([(hostname, "A"), *parents], then=own_zone)
+    return lookups.Group([(hostname, "A"), *parents], then=own_zone, in_flight=DOCTOR_IN_FLIGHT)
 
 
 @dataclass(frozen=True)
@@ -186,7 +221,7 @@ def _server(name: str, address: str, needs: Needs, hostname: str, get: Get) -> S
         return Server(name, "", "no address (its name has no A or AAAA record)", None, False, True)
     asked = wanted(hostname, is_apex=needs.is_apex, txt=needs.token is not None)
     answers = [get((qname, rdtype, address)) for qname, rdtype in asked]
-    if any(answer is None for answer in answers):
+    if any(answer is None or not answer.asked for answer in answers):
         return Server(name, address, "not asked: no time was left", None, False, unasked=True)
     got = [answer for answer in answers if answer is not None]
     failed = [answer for answer in got if answer.status in SILENT]
@@ -236,11 +271,15 @@ def diagnose(
         addresses = frozenset(v for t in ("A", "AAAA") for v in lookup(target, t).final)
     needs = Needs(target, addresses, is_apex, token)
     zone, names = _zone(hostname, get)
-    servers = [
-        _server(name, address, needs, hostname, get) for name, address in _servers(names, get)
-    ]
+    asked, left_out = _servers(names[:DOCTOR_NAMESERVERS], get)
+    servers = [_server(name, address, needs, hostname, get) for name, address in asked]
+    left = LeftOut(
+        nameservers=len(names),
+        names=tuple(names[DOCTOR_NAMESERVERS:]),
+        addresses=tuple(sorted(left_out.items())),
+    )
     return {
         "checked_at": now.isoformat(),
         "nameservers": [server.as_dict() for server in servers],
-        "findings": findings.findings(hostname, zone, servers, needs, result, lookup, now),
+        "findings": findings.findings(hostname, zone, servers, needs, result, lookup, now, left),
     }

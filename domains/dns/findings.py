@@ -15,6 +15,7 @@ from typing import Any, Protocol
 
 from domains.choices import CheckCode, FindingCode
 from domains.dns import hostnames, lookups
+from domains.policy import DOCTOR_ADDRESSES_PER_NAMESERVER, DOCTOR_NAMESERVERS
 
 # The check codes whose cause can be an old answer a resolver still keeps.
 POINTING_CODES = frozenset(
@@ -82,6 +83,21 @@ class Needs:
         return f"CNAME {self.target}."
 
 
+@dataclass(frozen=True)
+class LeftOut:
+    """What the doctor's caps (domains.policy) kept it from asking: of the zone's
+    `nameservers` names, the ones past DOCTOR_NAMESERVERS (`names`), and how many addresses
+    of each name asked were past DOCTOR_ADDRESSES_PER_NAMESERVER (`addresses`)."""
+
+    nameservers: int = 0
+    names: tuple[str, ...] = ()
+    addresses: tuple[tuple[str, int], ...] = ()
+
+
+# Names a finding lists at most, the rest counted: a zone may list any number.
+NAMED_AT_MOST = 5
+
+
 def address_records(addresses: frozenset[str] | set[str]) -> list[str]:
     """Addresses as records a person reads: `A 192.0.2.1`, `AAAA 2001:db8::1`."""
     return sorted(f"{'AAAA' if ':' in a else 'A'} {a}" for a in addresses)
@@ -95,10 +111,12 @@ def findings(
     result: Result,
     lookup: Callable[[str, str], lookups.Lookup],
     now: datetime,
+    left_out: LeftOut | None = None,
 ) -> list[dict[str, Any]]:
     """What the servers' answers, and the resolvers' beside them, mean for the owner: each
     finding as stored ({code, message, nameservers, records}); none when all is well."""
     found = []
+    left_out = left_out or LeftOut()
     silent = [server for server in servers if server.silent]
     answered = [server for server in servers if not server.silent and not server.unasked]
     right = [server for server in answered if server.agrees]
@@ -114,6 +132,9 @@ def findings(
     extra = sorted(beside | set(_resolver_extra(hostname, needs, lookup)))
     if extra:
         found.append(_extra(hostname, extra))
+    late = [server for server in servers if server.unasked]
+    if left_out.names or left_out.addresses or late:
+        found.append(_unasked(zone, left_out, late))
     return found
 
 
@@ -228,3 +249,47 @@ def _extra(hostname: str, records: list[str]) -> dict[str, Any]:
         "nameservers": [],
         "records": records,
     }
+
+
+def _unasked(zone: str, left_out: LeftOut, late: list[Server]) -> dict[str, Any]:
+    said = []
+    if left_out.names:
+        said.append(
+            f"{zone} lists {left_out.nameservers} name servers; we ask the first "
+            f"{DOCTOR_NAMESERVERS}, so {_some(list(left_out.names))} "
+            f"{_verb(list(left_out.names), 'was', 'were')} not asked."
+        )
+    for name, count in left_out.addresses[:NAMED_AT_MOST]:
+        said.append(
+            f"{name} has {count + DOCTOR_ADDRESSES_PER_NAMESERVER} addresses; we ask "
+            f"{DOCTOR_ADDRESSES_PER_NAMESERVER}, so {count} {'was' if count == 1 else 'were'} "
+            "not asked."
+        )
+    if left_out.names or left_out.addresses:
+        said.append(
+            f"Like the resolvers, we ask at most {DOCTOR_NAMESERVERS} name servers of a zone "
+            f"and {DOCTOR_ADDRESSES_PER_NAMESERVER} addresses of each, so a server among the "
+            "others that does not answer, or still gives an old record, goes unreported here. "
+            "If they are not meant to serve the zone, remove them at your registrar or DNS "
+            "provider."
+        )
+    late_names = _names(late)
+    if late_names:
+        said.append(
+            f"{_some(late_names)} could not be asked before the check's deadline; the next "
+            "check asks again."
+        )
+    names = sorted({*left_out.names, *(name for name, _ in left_out.addresses), *late_names})
+    return {
+        "code": FindingCode.NAMESERVERS_UNASKED,
+        "message": " ".join(said),
+        "nameservers": names[:NAMED_AT_MOST],
+        "records": [],
+    }
+
+
+def _some(names: list[str]) -> str:
+    """The first NAMED_AT_MOST names, and how many more."""
+    if len(names) <= NAMED_AT_MOST:
+        return _listed(names)
+    return f"{', '.join(names[:NAMED_AT_MOST])} and {len(names) - NAMED_AT_MOST} more"

@@ -15,25 +15,34 @@ takes the other questions of a batch (other tenants' domains) with it.
 the same for one, so the single check and the batch share one code path.
 `lookup_groups()` is `lookup_many()` where a group of questions may ask more once its
 own answers are in (a domain whose A and AAAA answers leave its CNAME unknown asks for
-it), each group on its own clock: a group is never kept waiting by another's answers. Every
+it), each group going on as soon as its own answers are in: a group is never kept waiting
+by another's answers. Every
 question is resolved by dnspython's asyncio resolver, through its public API only:
 which answer ends a question, when a nameserver is given up, the backoff, the
 lifetime, TCP after a truncated answer, and which datagrams count as the reply (from
 the nameserver's address and port, with the query's id and question) all stay
 dnspython's rules, not ours. A question may also name one server to ask directly (a
 zone's own name server, on DOMAINS_DNS_AUTHORITATIVE_PORT: `_ask_directly`), once,
-within what is left of its group's lifetime; its answer is read as the resolver's is.
+within what is left of the lifetime; its answer is read as the resolver's is.
 We only choose how many questions wait at once; asyncio
 lets them wait together in one thread, which is what makes a batch of hundreds of
 questions cost little more than its slowest answer. The cost per question is
 measured in docs/decisions/domain-sweep.md.
+
+The lifetime is one clock for the whole call, started when the call starts: a question
+gets what is left of it when its turn comes, so the wait for a turn (one of the
+MAX_IN_FLIGHT slots, or of its group's own `in_flight`) is spent from it too, and a
+question whose turn comes after the lifetime is not asked at all (`asked` false, a
+timeout). Whatever a server does (a truncated answer at the last moment, then a TCP
+connection that dnspython gives the full timeout again), no question outlives the
+lifetime: so a call ends within its lifetime, however many questions it holds.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
-import time
 from collections.abc import Callable, Coroutine, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -87,6 +96,8 @@ class Lookup:
     final: tuple[str, ...] = ()
     rdatas: tuple = field(default=(), compare=False, repr=False)
     error: str = ""
+    # False when the lifetime ran out before the question's turn: nobody was asked.
+    asked: bool = True
     # The name's own CNAME target, where an answer to a question of another type shows it.
     cname: tuple[str, ...] = ()
     # Seconds the answer may still be kept: its records' (the name's own, else the final
@@ -141,10 +152,14 @@ Question = tuple[str, ...]
 class Group:
     """Questions asked together; once they are answered, `then` (given their answers)
     names the questions still to ask, or a Group that may ask more after them in turn,
-    within what is left of the group's lifetime."""
+    within what is left of the call's lifetime."""
 
     questions: Sequence[Question]
     then: Callable[[dict[Question, Lookup]], Iterable[Question] | Group] | None = None
+    # At most this many of the group's questions (its follow-ups' too) in flight at once,
+    # besides the call's MAX_IN_FLIGHT: a group of questions a tenant chooses (the domain
+    # doctor's) never holds every slot of a batch shared with other tenants.
+    in_flight: int | None = None
 
 
 def lookup_many(
@@ -161,7 +176,8 @@ def lookup_groups(
 ) -> dict[Question, Lookup]:
     """`lookup_many()` of every group's questions, and of the questions each group's `then`
     asks for after its answers; a question asked by several groups is asked once.
-    `lifetime` bounds each group, follow-up included, so the whole call too."""
+    `lifetime` bounds the whole call, every group and its follow-ups included, the waits
+    for a turn too."""
     groups = [group for group in groups if group.questions]
     if not groups:
         return {}
@@ -185,51 +201,54 @@ async def _ask_all(
     in_flight = asyncio.Semaphore(MAX_IN_FLIGHT)
     backend = dns.asyncbackend.get_backend("asyncio")
     asked: dict[Question, asyncio.Task[Lookup]] = {}
-    # How long each question waited for the DNS (not for its turn under the semaphore).
-    waited: dict[Question, float] = {}
+    loop = asyncio.get_running_loop()
+    # One clock for the call: every question, whenever its turn comes, ends by then.
+    deadline = loop.time() + resolver.lifetime
 
-    async def ask(question: Question, lifetime: float | None) -> Lookup:
+    async def ask(question: Question, turns: asyncio.Semaphore | None) -> Lookup:
         name, rdtype = question[0], question[1]
-        async with in_flight:
-            started = time.monotonic()
+        async with turns or contextlib.nullcontext(), in_flight:
+            left = deadline - loop.time()
+            if left <= 0:
+                return Lookup(
+                    name, rdtype, TIMEOUT, error="not asked: no time was left", asked=False
+                )
             try:
-                if len(question) == 3:
-                    timeout = resolver.lifetime if lifetime is None else lifetime
-                    return await _ask_directly(backend, question[2], name, rdtype, timeout)
-                return await _ask(resolver, backend, name, rdtype, lifetime)
+                # dnspython keeps to `left` but for a TCP retry after a truncated answer,
+                # which it gives the whole timeout again: the deadline is kept here as well.
+                async with asyncio.timeout_at(deadline):
+                    if len(question) == 3:
+                        return await _ask_directly(backend, question[2], name, rdtype, left)
+                    return await _ask(resolver, backend, name, rdtype, left)
+            except TimeoutError:
+                return Lookup(name, rdtype, TIMEOUT, error="the lifetime ran out")
             except Exception as exc:  # noqa: BLE001 - this question's failure, not the batch's
                 # Not one of the outcomes above (a resolver bug, a reply it chokes on): the
                 # question failed, for now; its neighbours in the batch go on.
                 log.exception("DNS question %s %s failed unexpectedly", name, rdtype)
                 return Lookup(name, rdtype, SERVFAIL, error=f"{type(exc).__name__}: {exc}")
-            finally:
-                waited[question] = time.monotonic() - started
 
     def answers_to(
-        questions: Iterable[Question], lifetime: float | None
+        questions: Iterable[Question], turns: asyncio.Semaphore | None
     ) -> list[asyncio.Task[Lookup]]:
         tasks = []
         for question in dict.fromkeys(questions):
             if question not in asked:
-                asked[question] = asyncio.create_task(ask(question, lifetime))
+                asked[question] = asyncio.create_task(ask(question, turns))
             tasks.append(asked[question])
         return tasks
 
     async def run(group: Group) -> None:
-        lifetime: float | None = None
-        spent = 0.0
+        turns = asyncio.Semaphore(group.in_flight) if group.in_flight else None
         while True:
             step = group.questions
-            answers = await asyncio.gather(*answers_to(step, lifetime))
+            answers = await asyncio.gather(*answers_to(step, turns))
             if group.then is None:
                 return
             more = group.then(dict(zip(step, answers, strict=True)))
             group = more if isinstance(more, Group) else Group(list(more))
             if not group.questions:
                 return
-            # The group waits for the DNS one lifetime in all: each follow-up gets the rest.
-            spent += max(waited.get(question, 0.0) for question in step)
-            lifetime = max(resolver.lifetime - spent, 0.0)
 
     await asyncio.gather(*(run(group) for group in groups))
     return {question: task.result() for question, task in asked.items()}
