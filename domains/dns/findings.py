@@ -279,7 +279,8 @@ def _unasked(zone: str, left_out: LeftOut, late: list[Server]) -> dict[str, Any]
             f"{_some(late_names)} could not be asked before the check's deadline; the next "
             "check asks again."
         )
-    names = sorted({*left_out.names, *(name for name, _ in left_out.addresses), *late_names})
+    # The ones not asked at all first, then the ones asked at only some of their addresses.
+    names = list(dict.fromkeys([*left_out.names, *late_names, *(n for n, _ in left_out.addresses)]))
     return {
         "code": FindingCode.NAMESERVERS_UNASKED,
         "message": " ".join(said),
