@@ -83,6 +83,10 @@ TEMPORARY = frozenset({SERVFAIL, TIMEOUT})
 # Questions in flight at once in lookup_many(): enough to hide the round trips,
 # few enough not to overrun a nameserver's (or our loopback server's) UDP buffer.
 MAX_IN_FLIGHT = 100
+# The questions of groups with turns of their own (Group.in_flight: the domain doctor's, to
+# servers a tenant chooses) hold at most this many of those at once, so the other questions
+# of a call (the checks' own, of every domain of a batch) always have the rest.
+MAX_IN_FLIGHT_OF_CAPPED_GROUPS = MAX_IN_FLIGHT // 2
 
 
 @dataclass(frozen=True)
@@ -199,6 +203,7 @@ async def _ask_all(
     resolver: dns.asyncresolver.Resolver, groups: list[Group]
 ) -> dict[Question, Lookup]:
     in_flight = asyncio.Semaphore(MAX_IN_FLIGHT)
+    capped_groups = asyncio.Semaphore(MAX_IN_FLIGHT_OF_CAPPED_GROUPS)
     backend = dns.asyncbackend.get_backend("asyncio")
     asked: dict[Question, asyncio.Task[Lookup]] = {}
     loop = asyncio.get_running_loop()
@@ -207,7 +212,12 @@ async def _ask_all(
 
     async def ask(question: Question, turns: asyncio.Semaphore | None) -> Lookup:
         name, rdtype = question[0], question[1]
-        async with turns or contextlib.nullcontext(), in_flight:
+        own, share = (
+            (turns, capped_groups)
+            if turns is not None
+            else (contextlib.nullcontext(), contextlib.nullcontext())
+        )
+        async with own, share, in_flight:
             left = deadline - loop.time()
             if left <= 0:
                 return Lookup(
