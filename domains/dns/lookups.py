@@ -29,13 +29,10 @@ lets them wait together in one thread, which is what makes a batch of hundreds o
 questions cost little more than its slowest answer. The cost per question is
 measured in docs/decisions/domain-sweep.md.
 
-The lifetime is one clock for the whole call, started when the call starts: a question
-gets what is left of it when its turn comes, so the wait for a turn (one of the
-MAX_IN_FLIGHT slots, or of its group's own `in_flight`) is spent from it too, and a
-question whose turn comes after the lifetime is not asked at all (`asked` false, a
-timeout). Whatever a server does (a truncated answer at the last moment, then a TCP
-connection that dnspython gives the full timeout again), no question outlives the
-lifetime: so a call ends within its lifetime, however many questions it holds.
+The lifetime is one clock for the call: a question gets what is left of it when its turn
+comes (the wait for a turn is spent from it too), one whose turn comes after it is not asked
+(`asked` false), and none outlives it, whatever a server does: a call ends within its
+lifetime however many questions it holds.
 """
 
 from __future__ import annotations
@@ -83,9 +80,8 @@ TEMPORARY = frozenset({SERVFAIL, TIMEOUT})
 # Questions in flight at once in lookup_many(): enough to hide the round trips,
 # few enough not to overrun a nameserver's (or our loopback server's) UDP buffer.
 MAX_IN_FLIGHT = 100
-# The questions of groups with turns of their own (Group.in_flight: the domain doctor's, to
-# servers a tenant chooses) hold at most this many of those at once, so the other questions
-# of a call (the checks' own, of every domain of a batch) always have the rest.
+# Of those, the most that groups with turns of their own (Group.in_flight: the doctor's) hold:
+# the other questions of a call (the checks' own, in a batch) always have the rest.
 MAX_IN_FLIGHT_OF_CAPPED_GROUPS = MAX_IN_FLIGHT // 2
 
 
@@ -160,9 +156,8 @@ class Group:
 
     questions: Sequence[Question]
     then: Callable[[dict[Question, Lookup]], Iterable[Question] | Group] | None = None
-    # At most this many of the group's questions (its follow-ups' too) in flight at once,
-    # besides the call's MAX_IN_FLIGHT: a group of questions a tenant chooses (the domain
-    # doctor's) never holds every slot of a batch shared with other tenants.
+    # At most this many of the group's questions (its follow-ups' too) in flight at once: a
+    # group of questions a tenant chooses (the doctor's) never holds a whole batch's turns.
     in_flight: int | None = None
 
 
@@ -199,6 +194,11 @@ def _run(coroutine: Coroutine[Any, Any, _T]) -> _T:
         return pool.submit(asyncio.run, coroutine).result()
 
 
+# A group's own turns and the capped groups' share (none: Group.in_flight).
+Turns = tuple[contextlib.AbstractAsyncContextManager[Any], ...]
+NOT_ASKED = "not asked: no time was left"
+
+
 async def _ask_all(
     resolver: dns.asyncresolver.Resolver, groups: list[Group]
 ) -> dict[Question, Lookup]:
@@ -207,25 +207,16 @@ async def _ask_all(
     backend = dns.asyncbackend.get_backend("asyncio")
     asked: dict[Question, asyncio.Task[Lookup]] = {}
     loop = asyncio.get_running_loop()
-    # One clock for the call: every question, whenever its turn comes, ends by then.
     deadline = loop.time() + resolver.lifetime
 
-    async def ask(question: Question, turns: asyncio.Semaphore | None) -> Lookup:
+    async def ask(question: Question, turns: Turns) -> Lookup:
         name, rdtype = question[0], question[1]
-        own, share = (
-            (turns, capped_groups)
-            if turns is not None
-            else (contextlib.nullcontext(), contextlib.nullcontext())
-        )
-        async with own, share, in_flight:
+        async with turns[0], turns[1], in_flight:  # a group's turn first: no slot held waiting
             left = deadline - loop.time()
             if left <= 0:
-                return Lookup(
-                    name, rdtype, TIMEOUT, error="not asked: no time was left", asked=False
-                )
+                return Lookup(name, rdtype, TIMEOUT, error=NOT_ASKED, asked=False)
             try:
-                # dnspython keeps to `left` but for a TCP retry after a truncated answer,
-                # which it gives the whole timeout again: the deadline is kept here as well.
+                # dnspython gives a TCP retry after a truncated answer the whole timeout again.
                 async with asyncio.timeout_at(deadline):
                     if len(question) == 3:
                         return await _ask_directly(backend, question[2], name, rdtype, left)
@@ -238,9 +229,7 @@ async def _ask_all(
                 log.exception("DNS question %s %s failed unexpectedly", name, rdtype)
                 return Lookup(name, rdtype, SERVFAIL, error=f"{type(exc).__name__}: {exc}")
 
-    def answers_to(
-        questions: Iterable[Question], turns: asyncio.Semaphore | None
-    ) -> list[asyncio.Task[Lookup]]:
+    def answers_to(questions: Iterable[Question], turns: Turns) -> list[asyncio.Task[Lookup]]:
         tasks = []
         for question in dict.fromkeys(questions):
             if question not in asked:
@@ -249,7 +238,10 @@ async def _ask_all(
         return tasks
 
     async def run(group: Group) -> None:
-        turns = asyncio.Semaphore(group.in_flight) if group.in_flight else None
+        free = contextlib.nullcontext()
+        turns: Turns = (
+            (asyncio.Semaphore(group.in_flight), capped_groups) if group.in_flight else (free, free)
+        )
         while True:
             step = group.questions
             answers = await asyncio.gather(*answers_to(step, turns))
