@@ -259,7 +259,7 @@ def doctor_block(run: Run, when: str) -> list[str]:
         "",
         "| Figure | No attacker | With the attacker | Ratio | Target | |",
         "|---|---|---|---|---|---|",
-        *_rows(run, "Silent zone: Verify → Active", target=True),
+        *_rows(run, "Silent zone", target=True),
         "",
         f"- Silent zone: the attacker's Verify presses: {run.accepted} accepted, {run.refused} "
         f"refused by the cooldown or a check still under way; {run.unasked} of its {SILENT} "

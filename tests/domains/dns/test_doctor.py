@@ -343,3 +343,30 @@ def test_a_name_server_with_both_families_is_asked_at_one_address_of_each(zone, 
     unasked = findings(domain)[FindingCode.NAMESERVERS_UNASKED]
     assert unasked["nameservers"] == [NS1]
     assert f"{NS1} has 4 addresses; we ask 2, so 2 were not asked." in unasked["message"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_sweep_batch_with_zones_of_silent_addresses_ends_within_its_lifetime(
+    zone, shop, alice, bobs, bob, silent_everywhere, settings
+):
+    """The sweep's batch (domain_check_many, no deadline of its own: DOMAINS_DNS_LIFETIME):
+    three names of a zone of a thousand silent addresses ask ten each, the batch ends with
+    its lifetime, and another tenant's domain in it verifies."""
+    settings.DOMAINS_DNS_TIMEOUT = 10.0
+    settings.DOMAINS_DNS_LIFETIME = 1.0
+    a_zone_of_silent_addresses(zone, names=10, each=100)
+    silent = [
+        domain_add(project=shop, hostname=f"{name}.{ZONE}", actor=alice).pk
+        for name in ("a", "b", "c")
+    ]
+    other = domain_add(project=bobs, hostname="shop.other.test", actor=bob)
+    zone.resolver.add("shop.other.test", "CNAME", TARGET + ".")
+    started = time.monotonic()
+    domain_check_many(domain_ids=[*silent, other.pk])
+    took = time.monotonic() - started
+
+    assert len(silent_everywhere.queries) == 3 * DOCTOR_IN_FLIGHT
+    assert took < 1.0 + 1.0, took  # a safety net: the bound is the count above
+    assert Domain.objects.get(pk=other.pk).check_code == CheckCode.OK
+    for pk in silent:
+        assert FindingCode.NAMESERVERS_UNASKED in findings(Domain.objects.get(pk=pk))
