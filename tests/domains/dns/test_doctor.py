@@ -261,16 +261,6 @@ def test_a_diagnosis_that_raises_leaves_its_check_and_the_batch_alone(
     assert diagnosis(fine)["findings"] == []
 
 
-def a_zone_of_silent_addresses(zone, names: int, each: int) -> list[str]:
-    """The zone's NS records name `names` servers of `each` addresses, all silent."""
-    servers = [f"ns-{n:02}.{ZONE}" for n in range(names)]
-    for n, name in enumerate(servers):
-        zone.resolver.add(name, "A", *(f"127.1.{n}.{i}" for i in range(1, each + 1)))
-    zone.resolver.remove(ZONE, "NS")
-    zone.resolver.add(ZONE, "NS", *(f"{name}." for name in servers))
-    return servers
-
-
 def test_a_zone_of_a_thousand_silent_addresses_is_asked_a_few_within_the_deadline(
     zone, www, silent_everywhere, settings
 ):
@@ -279,7 +269,7 @@ def test_a_zone_of_a_thousand_silent_addresses_is_asked_a_few_within_the_deadlin
     its deadline; the finding says what was left out."""
     settings.DOMAINS_DNS_TIMEOUT = settings.DOMAINS_DNS_LIFETIME = 10.0
     settings.DOMAINS_VERIFY_DEADLINE = 1.0
-    servers = a_zone_of_silent_addresses(zone, names=10, each=100)
+    servers = zone.of_silent_addresses(names=10, each=100)
     zone.resolver.add(WWW, "CNAME", TARGET + ".")
     started = time.monotonic()
     check_domain(www.pk)
@@ -312,7 +302,7 @@ def test_an_apex_with_a_txt_proof_asks_no_more_than_its_turns_of_silent_servers(
 ):
     settings.DOMAINS_DNS_TIMEOUT = settings.DOMAINS_DNS_LIFETIME = 10.0
     settings.DOMAINS_VERIFY_DEADLINE = 1.0
-    a_zone_of_silent_addresses(zone, names=20, each=200)
+    zone.of_silent_addresses(names=20, each=200)
     domain_add(project=shop, hostname=ZONE, actor=alice)
     rival = domain_add(project=bobs, hostname=ZONE, actor=bob)
     check_domain(rival.pk)
@@ -354,7 +344,7 @@ def test_a_sweep_batch_with_zones_of_silent_addresses_ends_within_its_lifetime(
     its lifetime, and another tenant's domain in it verifies."""
     settings.DOMAINS_DNS_TIMEOUT = 10.0
     settings.DOMAINS_DNS_LIFETIME = 1.0
-    a_zone_of_silent_addresses(zone, names=10, each=100)
+    zone.of_silent_addresses(names=10, each=100)
     silent = [
         domain_add(project=shop, hostname=f"{name}.{ZONE}", actor=alice).pk
         for name in ("a", "b", "c")
