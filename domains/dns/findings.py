@@ -256,7 +256,7 @@ def _unasked(zone: str, left_out: LeftOut, late: list[Server]) -> dict[str, Any]
     if left_out.names:
         said.append(
             f"{zone} lists {left_out.nameservers} name servers; we ask the first "
-            f"{DOCTOR_NAMESERVERS}, so {_some(list(left_out.names))} "
+            f"{DOCTOR_NAMESERVERS} in alphabetical order, so {_some(list(left_out.names))} "
             f"{_verb(list(left_out.names), 'was', 'were')} not asked."
         )
     for name, count in left_out.addresses[:NAMED_AT_MOST]:
