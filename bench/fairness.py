@@ -10,6 +10,12 @@ certificate issued by the local CA on the `certificates` worker, DOMAINS_CERT_IS
 0). The same is measured with no attacker, then with one; the target is a p90 (and a
 median) within 1.5x of the quiet one.
 
+The domain doctor's case is the same with another attacker: its names have no record yet
+(so each check asks the zone's own name servers, domains/dns/doctor.py) and live in a zone
+whose NS records list 10 names of 400 silent addresses each (a server on every loopback
+address that answers none: bench/fairness_platform.py). `.venv/bin/python bench/fairness.py
+--doctor` runs that case alone (production's workers) and rewrites its part of the section.
+
 The workers are Procfile.production's `worker` (checks) and `certificates` lines, run as
 written; PostgreSQL and Redis on loopback, production settings with the hourly limits off
 (bench/environment.py), so the attacker is held back by the queues and the deadline alone.
@@ -58,7 +64,7 @@ from bench.fairness_platform import (  # noqa: E402 - which sets Django up
 )
 from bench.processes import procfile_lines  # noqa: E402
 from domains import tasks  # noqa: E402
-from domains.choices import CheckCode, Plan, State  # noqa: E402
+from domains.choices import CheckCode, FindingCode, Plan, State  # noqa: E402
 from domains.models import Domain  # noqa: E402
 from domains.services.custom_domains import domain_add  # noqa: E402
 
@@ -66,6 +72,11 @@ SECTION = "## Fairness"
 # Where the section goes when the file has none yet: before these.
 FOLLOWED_BY = ("## TLS edge",)
 SILENT = 10
+# The doctor's case: the attacker's zone, its NS names, and the silent addresses of each.
+DOCTOR_ZONE = "fair-doctor.test"
+DOCTOR_NAMES = 10
+DOCTOR_ADDRESSES = 400
+DOCTOR_BLOCK = "Domain doctor:"
 PRESS_EVERY = 0.05  # seconds between two presses of the attacker's Verify
 # For comparison: one prefork worker of two processes consuming both queues (the
 # single-worker layout the production files had before the queues).
@@ -113,6 +124,26 @@ class Attacker(threading.Thread):
             connection.close()
 
 
+def black_holed(platform: Platform) -> list[str]:
+    """The attacker's names, each black-holed by the loopback DNS server."""
+    hostnames = [f"silent-{i}.fair-attacker.test" for i in range(SILENT)]
+    for hostname in hostnames:
+        platform.dns.blackhole(hostname)
+    return hostnames
+
+
+def silent_zone(platform: Platform) -> list[str]:
+    """The attacker's names (no record) in DOCTOR_ZONE, whose NS records list DOCTOR_NAMES
+    names of DOCTOR_ADDRESSES addresses each, every one silent."""
+    names = [f"ns-{n}.{DOCTOR_ZONE}" for n in range(DOCTOR_NAMES)]
+    for n, name in enumerate(names):
+        addresses = (f"127.{10 + n}.{i // 250}.{i % 250 + 1}" for i in range(DOCTOR_ADDRESSES))
+        platform.dns.add(name, "A", *addresses)
+    platform.dns.remove(DOCTOR_ZONE, "NS")
+    platform.dns.add(DOCTOR_ZONE, "NS", *(f"{name}." for name in names))
+    return [f"silent-{i}.{DOCTOR_ZONE}" for i in range(SILENT)]
+
+
 def _p90(values: list[float]) -> float:
     return statistics.quantiles(values, n=10, method="inclusive")[-1]
 
@@ -131,6 +162,7 @@ def measure() -> list[str]:
         for label, lines in (("production", production), ("one worker", ONE_WORKER)):
             runs.append(_run(platform, label, lines))
             platform.stop_workers()
+        runs.append(_run(platform, "doctor", production, attack=silent_zone))
     finally:
         platform.stop()
     webhooks = fairness_webhooks.measure_webhooks(caps_off=False)
@@ -147,18 +179,21 @@ class Run:
     accepted: int
     refused: int
     timeouts: int
+    # The attacker's names whose diagnosis says servers were left unasked.
+    unasked: int = 0
 
 
-def _run(platform: Platform, label: str, lines: dict[str, str]) -> Run:
-    """Both sides on these workers: the victim alone, then with the attacker pressing."""
+def _run(platform: Platform, label: str, lines: dict[str, str], *, attack=black_holed) -> Run:
+    """Both sides on these workers: the victim alone, then with the attacker pressing Verify
+    on the names `attack` makes."""
     workers = platform.start_workers(lines)
     victim, victim_owner = make_project("fair-victim", Plan.ENTERPRISE)
-    attacker, attacker_owner = make_project("fair-attacker", Plan.PRO)
-    silent = []
-    for i in range(SILENT):
-        hostname = f"silent-{i}.fair-attacker.test"
-        platform.dns.blackhole(hostname)
-        silent.append(domain_add(project=attacker, hostname=hostname, actor=attacker_owner).pk)
+    slug = "fair-doctor" if attack is silent_zone else "fair-attacker"
+    attacker, attacker_owner = make_project(slug, Plan.PRO)
+    silent = [
+        domain_add(project=attacker, hostname=hostname, actor=attacker_owner).pk
+        for hostname in attack(platform)
+    ]
     verify_to_active(platform, victim, victim_owner, "warm-up.fair-victim.test")  # the CA
     quiet = [
         verify_to_active(platform, victim, victim_owner, f"quiet-{i}.fair-victim.test")
@@ -178,7 +213,14 @@ def _run(platform: Platform, label: str, lines: dict[str, str]) -> Run:
         pressing.join()
     print(f"fairness ({label}): attacked " + " ".join(f"{t:.2f}" for t in attacked), flush=True)
     timeouts = Domain.objects.filter(pk__in=silent, check_code=CheckCode.DNS_TIMEOUT).count()
-    return Run(workers, quiet, attacked, pressing.accepted, pressing.refused, timeouts)
+    unasked = sum(
+        FindingCode.NAMESERVERS_UNASKED in {f["code"] for f in diagnosis.get("findings", [])}
+        for diagnosis in Domain.objects.filter(pk__in=silent).values_list(
+            "check_diagnosis", flat=True
+        )
+        if diagnosis
+    )
+    return Run(workers, quiet, attacked, pressing.accepted, pressing.refused, timeouts, unasked)
 
 
 def _rows(run: Run, label: str, *, target: bool) -> list[str]:
@@ -206,8 +248,63 @@ def _note(run: Run, label: str) -> str:
     )
 
 
+def doctor_block(run: Run, when: str) -> list[str]:
+    """The doctor's case, a part of the section of its own (`--doctor` rewrites it alone)."""
+    return [
+        f"{DOCTOR_BLOCK} the same on production's workers ({when}), the attacker's {SILENT} "
+        f"names with no record yet in a zone whose NS records list {DOCTOR_NAMES} names of "
+        f"{DOCTOR_ADDRESSES} silent addresses each ({DOCTOR_NAMES * DOCTOR_ADDRESSES:,}), so "
+        "each of its checks asks the zone's own servers (the doctor's caps: "
+        'docs/decisions/domains.md, "The domain doctor").',
+        "",
+        "| Figure | No attacker | With the attacker | Ratio | Target | |",
+        "|---|---|---|---|---|---|",
+        *_rows(run, "Silent zone", target=True),
+        "",
+        f"- Silent zone: the attacker's Verify presses: {run.accepted} accepted, {run.refused} "
+        f"refused by the cooldown or a check still under way; {run.unasked} of its {SILENT} "
+        "names' diagnoses say servers were left unasked (`nameservers_unasked`). Each domain: "
+        + " ".join(f"{t:.2f}" for t in run.quiet)
+        + " s (no attacker); "
+        + " ".join(f"{t:.2f}" for t in run.attacked)
+        + " s (attacked).",
+        "",
+    ]
+
+
+def with_doctor_block(lines: list[str], block: list[str]) -> list[str]:
+    """The section's lines with the doctor's part replaced (or put before the webhooks')."""
+    starts = [i for i, line in enumerate(lines) if line.startswith(DOCTOR_BLOCK)]
+    webhooks = next(i for i, line in enumerate(lines) if line.startswith("Webhooks:"))
+    if not starts:
+        return lines[:webhooks] + block + lines[webhooks:]
+    return lines[: starts[0]] + block + lines[webhooks:]
+
+
+def measure_doctor() -> list[str]:
+    """The doctor's case alone, on production's workers, in the section as it stands."""
+    create_database()
+    migrate(ENV)
+    begun = time.monotonic()
+    load_before = " ".join(f"{x:.1f}" for x in os.getloadavg())
+    platform = Platform(Path(tempfile.mkdtemp(prefix="fairness-doctor-")))
+    platform.dns.add(settings.PLATFORM_CNAME_TARGET, "A", "127.0.0.1")
+    production = {name: procfile_lines()[name] for name in ("worker", "certificates")}
+    try:
+        run = _run(platform, "doctor", production, attack=silent_zone)
+    finally:
+        platform.stop()
+    load = f"{load_before} / " + " ".join(f"{x:.1f}" for x in os.getloadavg())
+    when = (
+        f"run alone on {dt.date.today().isoformat()} by `bench/fairness.py --doctor` in "
+        f"{time.monotonic() - begun:.0f} s, {DOMAINS} domains a side, load average before / "
+        f"after {load}"
+    )
+    return with_doctor_block(kept_section(), doctor_block(run, when))
+
+
 def section(runs: list[Run], webhooks: list[str], elapsed: float, load: str) -> list[str]:
-    production, one = runs
+    production, one, doctor = runs
     return [
         SECTION,
         "",
@@ -239,10 +336,12 @@ def section(runs: list[Run], webhooks: list[str], elapsed: float, load: str) -> 
         _note(production, "Production"),
         _note(one, "One prefork worker"),
         "",
+        *doctor_block(doctor, "the same run"),
         *webhooks,
         "",
         "Reproduce: `.venv/bin/python bench/fairness.py` (PostgreSQL and Redis on loopback; "
-        "both cases), or `bench/run.py --fairness` with the rest; `python -m "
+        "every case), or `bench/run.py --fairness` with the rest; `bench/fairness.py --doctor` "
+        "the doctor's case alone; `python -m "
         "bench.fairness_webhooks` the webhooks' case alone, the caps off too (printed). Why: "
         "docs/decisions/domains.md, Fairness; docs/decisions/webhooks.md.",
         "",
@@ -261,4 +360,4 @@ def write_section(lines: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    write_section(measure())
+    write_section(measure_doctor() if "--doctor" in sys.argv[1:] else measure())

@@ -33,11 +33,15 @@ FAIR_ENV = {**ENV, "DOMAINS_CERT_ISSUE_DELAY": "0"}
 
 
 class Platform:
-    """The loopback DNS server in this process and production's two workers."""
+    """The loopback DNS server in this process and production's two workers; and a server
+    that never answers on every loopback address (the wildcard address), where the workers
+    ask a zone's own name servers (DOMAINS_DNS_AUTHORITATIVE_PORT): any zone's name servers
+    are silent unless they have no address."""
 
     def __init__(self, workdir: Path):
         self.workdir = workdir
         self.dns = DNSServer("127.0.0.1", 0).start()
+        self.silent = DNSServer("0.0.0.0", 0, silent=True).start()  # noqa: S104 - answers none
         self.processes: dict = {}
 
     def env(self) -> dict[str, str]:
@@ -46,6 +50,7 @@ class Platform:
             "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
             "PETSTORE_VAR_DIR": str(self.workdir / "var"),
             "DOMAINS_DNS_NAMESERVERS": self.dns.address,
+            "DOMAINS_DNS_AUTHORITATIVE_PORT": str(self.silent.port),
             "DOMAINS_CA_DIR": str(self.workdir / "ca"),
         }
 
@@ -69,6 +74,7 @@ class Platform:
     def stop(self) -> None:
         self.stop_workers()
         self.dns.stop()
+        self.silent.stop()
 
 
 def make_project(slug: str, plan: str):

@@ -96,6 +96,7 @@ class FindingCode(models.TextChoices):
     NAMESERVER_UNREACHABLE = "nameserver_unreachable", "A name server of the zone does not answer"
     CACHED_ELSEWHERE = "cached_elsewhere", "Resolvers still have the old answer"
     EXTRA_ADDRESS = "extra_address", "An address beside the right ones"
+    NAMESERVERS_UNASKED = "nameservers_unasked", "Some of the zone's name servers were not asked"
 
 
 class NameCode(models.TextChoices):

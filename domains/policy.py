@@ -41,6 +41,32 @@ RESERVED_PROJECT_SLUGS = frozenset(
 )  # fmt: skip
 
 
+# --- The domain doctor (domains/dns/doctor.py) ---
+
+# A zone's NS records and its name servers' addresses are the tenant's to write, and the
+# doctor asks each server it takes directly: without a cap, one Verify of a zone with five
+# NS names of 400 silent addresses each sent 3,000 questions. The caps are the resolvers'
+# own against the same amplification (NXNSAttack, 2020): BIND looks up the addresses of at
+# most 5 names of an NS set once 4 lookups have failed (NS_RR_LIMIT, NS_FAIL_LIMIT), Unbound
+# and Knot Resolver give up after 5 names without an address (MAX_TARGET_NX,
+# KR_COUNT_NO_NSADDR_LIMIT), and Knot Resolver tries at most 3 addresses of one server at a
+# time (KR_NSREP_MAXADDR). So: the first 5 names of the NS set (sorted, so a diagnosis is
+# the same from one check to the next), each at most 2 addresses, one of each family first
+# (the IPv4 and the IPv6 address a dual-stack resolver chooses between). The ones left out
+# are named in a finding of their own (nameservers_unasked).
+DOCTOR_NAMESERVERS = 5
+DOCTOR_ADDRESSES_PER_NAMESERVER = 2
+# The doctor's questions of one domain in flight at once (lookups.Group.in_flight): all of
+# one zone's (5 servers x 2 addresses) at once, never the whole of a batch's 100 slots, so
+# one tenant's silent servers leave the other domains of a sweep batch their turns.
+DOCTOR_IN_FLIGHT = DOCTOR_NAMESERVERS * DOCTOR_ADDRESSES_PER_NAMESERVER
+# Names between a host name and its registrable domain asked at most, the nearest ones
+# (its closest enclosing zone for the doctor, its CAA records for issuance): a host name
+# deeper than this is not a real one, and each name is a question a hostile name server
+# could hold until the deadline.
+NAMES_BELOW_REGISTRABLE = 10
+
+
 # --- Checks of a claim that does not verify yet (domains/services/failures.py) ---
 
 

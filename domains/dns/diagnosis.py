@@ -24,6 +24,7 @@ from django.conf import settings
 
 from domains.choices import TEMPORARY_CHECK_CODES, CheckCode
 from domains.dns import doctor, hostnames, lookups
+from domains.policy import NAMES_BELOW_REGISTRABLE
 
 # CAA property tags we understand (RFC 8659 and registered extensions).
 _KNOWN_CAA_TAGS = frozenset(
@@ -321,11 +322,10 @@ def _verify_apex(hostname: str, lookup: Lookup) -> CheckResult:
     )
 
 
-# Names below the registrable domain the CAA climb asks at most (the nearest ones): a
-# host name deeper than this is not a real one, and each name is a question a hostile
-# name server could hold until the deadline. The registrable domain and its parents,
-# where owners actually put CAA records, are always asked.
-MAX_CAA_NAMES_BELOW_REGISTRABLE = 10
+# Names below the registrable domain the CAA climb asks at most (the nearest ones; why:
+# domains.policy). The registrable domain and its parents, where owners actually put CAA
+# records, are always asked.
+MAX_CAA_NAMES_BELOW_REGISTRABLE = NAMES_BELOW_REGISTRABLE
 
 
 def _climb(hostname: str) -> list[str]:

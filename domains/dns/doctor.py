@@ -8,7 +8,12 @@ directly (lookups' direct questions) for what the platform needs of the name: th
 answer of a subdomain, which shows its CNAME; the apex's A and AAAA; and the TXT proof
 when one is asked for. `chain()` is those questions as one lookups.Group, asked with the
 check's own, in parallel, within the check's lifetime; `diagnose()` reads the answers
-into the stored diagnosis:
+into the stored diagnosis.
+
+The zone's NS records and its servers' addresses are the tenant's to write, so the doctor
+asks no more of them than domains.policy allows (DOCTOR_NAMESERVERS names,
+DOCTOR_ADDRESSES_PER_NAMESERVER addresses of each, DOCTOR_IN_FLIGHT questions at once),
+whatever the zone holds, and says what it left out (finding nameservers_unasked):
 
     {"checked_at", "nameservers": [{name, address, answer, ttl, agrees}],
      "findings": [{code, message, nameservers, records}]}
@@ -20,6 +25,7 @@ each means for the owner and what to do).
 
 from __future__ import annotations
 
+import itertools
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -31,7 +37,13 @@ from django.utils import timezone
 
 from domains import outbound
 from domains.dns import findings, hostnames, lookups
-from domains.dns.findings import Needs, Result, Server
+from domains.dns.findings import LeftOut, Needs, Result, Server
+from domains.policy import (
+    DOCTOR_ADDRESSES_PER_NAMESERVER,
+    DOCTOR_IN_FLIGHT,
+    DOCTOR_NAMESERVERS,
+    NAMES_BELOW_REGISTRABLE,
+)
 
 log = logging.getLogger(__name__)
 Get = Callable[[lookups.Question], lookups.Lookup | None]
@@ -41,12 +53,15 @@ SILENT = frozenset({lookups.TIMEOUT, lookups.SERVFAIL})
 
 def zone_candidates(hostname: str) -> list[str]:
     """The names that may be the closest enclosing zone: the name and its parents down to
-    its registrable domain (a zone is delegated no higher), nearest first."""
+    its registrable domain (a zone is delegated no higher), nearest first; of the names
+    below the registrable domain only the nearest NAMES_BELOW_REGISTRABLE."""
     name = hostnames.comparable(hostname)
     registrable = hostnames.registrable_domain(name)
     labels = name.split(".")
     names = [".".join(labels[i:]) for i in range(len(labels))]
-    return names[: names.index(registrable) + 1] if registrable in names else [name]
+    if registrable not in names:
+        return [name]
+    return names[: min(names.index(registrable), NAMES_BELOW_REGISTRABLE)] + [registrable]
 
 
 def wanted(hostname: str, *, is_apex: bool, txt: bool) -> list[tuple[str, str]]:
@@ -59,7 +74,7 @@ def wanted(hostname: str, *, is_apex: bool, txt: bool) -> list[tuple[str, str]]:
 
 
 def _zone(hostname: str, get: Get) -> tuple[str, list[str]]:
-    """The closest enclosing zone with NS records, and its name servers' names."""
+    """The closest enclosing zone with NS records, and its name servers' names, sorted."""
     for name in zone_candidates(hostname):
         found = get((name, "NS"))
         if found is not None and found.values:
@@ -75,14 +90,21 @@ NOT_PUBLIC_ADDRESS = "not asked: its address is not public"
 NOT_PUBLIC_NAME = "not asked: its name is not one the public DNS resolves"
 
 
-def _servers(names: list[str], get: Get) -> list[tuple[str, str, str]]:
-    """(name, address, "") of every server of the zone the platform may ask; (name, "", "")
-    for one without address; (name, "", why) for one whose name the public DNS cannot
-    resolve or with an address the address policy refuses (never given to lookups)."""
+def _asked_names(hostname: str, get: Get) -> list[str]:
+    """The names of the zone's servers the doctor asks: the first DOCTOR_NAMESERVERS."""
+    return _zone(hostname, get)[1][:DOCTOR_NAMESERVERS]
+
+
+def _servers(names: list[str], get: Get) -> tuple[list[tuple[str, str, str]], dict[str, int]]:
+    """(name, address, "") of each server of the zone the doctor asks; (name, "", "") for one
+    without address; (name, "", why) for one whose name the public DNS cannot resolve or with
+    an address the address policy refuses (never given to lookups); and how many allowed
+    addresses of each name were left out (DOCTOR_ADDRESSES_PER_NAMESERVER)."""
     platform = outbound.platform_addresses(
         lambda own: [v for t in ("A", "AAAA") if (f := get((own, t))) for v in f.final]
     )
     servers: list[tuple[str, str, str]] = []
+    left_out: dict[str, int] = {}
     for name in names:
         if not hostnames.is_public_name(name):
             servers.append((name, "", NOT_PUBLIC_NAME))
@@ -95,8 +117,22 @@ def _servers(names: list[str], get: Get) -> list[tuple[str, str, str]]:
         ]
         allowed = [a for a in addresses if not outbound.refusal(a, platform=platform)]
         refused = [(name, "", NOT_PUBLIC_ADDRESS)] if len(allowed) < len(addresses) else []
-        servers += [(name, address, "") for address in allowed] + refused or [(name, "", "")]
-    return servers
+        chosen = _chosen(allowed)
+        servers += [(name, address, "") for address in chosen] + refused or [(name, "", "")]
+        if len(allowed) > len(chosen):
+            left_out[name] = len(allowed) - len(chosen)
+    return servers, left_out
+
+
+def _chosen(addresses: list[str]) -> list[str]:
+    """The first DOCTOR_ADDRESSES_PER_NAMESERVER addresses, one of each family first (the
+    IPv4 and IPv6 a dual-stack resolver chooses between), each family in sorted order."""
+    families = [
+        sorted(a for a in addresses if ":" not in a),
+        sorted(a for a in addresses if ":" in a),
+    ]
+    interleaved = [a for pair in itertools.zip_longest(*families) for a in pair if a is not None]
+    return interleaved[:DOCTOR_ADDRESSES_PER_NAMESERVER]
 
 
 def _gathered(names: list[str]) -> list[lookups.Question]:
@@ -113,15 +149,15 @@ def chain(hostname: str, *, is_apex: bool, txt: bool) -> lookups.Group:
 
     def addresses(answers: dict[lookups.Question, lookups.Lookup]) -> lookups.Group:
         asked.update(answers)
-        _, names = _zone(hostname, asked.get)
+        names = _asked_names(hostname, asked.get)
         return lookups.Group(_gathered(names), then=directly)
 
     def directly(answers: dict[lookups.Question, lookups.Lookup]) -> list[lookups.Question]:
         asked.update(answers)
-        _, names = _zone(hostname, asked.get)
+        servers, _ = _servers(_asked_names(hostname, asked.get), asked.get)
         return [
             (name, rdtype, address)
-            for _, address, _ in _servers(names, asked.get)
+            for _, address, _ in servers
             if address
             for name, rdtype in wanted(hostname, is_apex=is_apex, txt=txt)
         ]
@@ -135,10 +171,10 @@ def chain(hostname: str, *, is_apex: bool, txt: bool) -> lookups.Group:
     candidates = zone_candidates(hostname)
     parents: list[lookups.Question] = [(name, "NS") for name in candidates[1:]]
     if not parents:
-        return lookups.Group([(hostname, "NS")], then=addresses)
+        return lookups.Group([(hostname, "NS")], then=addresses, in_flight=DOCTOR_IN_FLIGHT)
     # The name's own A question is the check's (asked once for both): when it shows a CNAME,
     # the name is no zone of its own, and its NS question is not asked (the usual case).
-    return lookups.Group([(hostname, "A"), *parents], then=own_zone)
+    return lookups.Group([(hostname, "A"), *parents], then=own_zone, in_flight=DOCTOR_IN_FLIGHT)
 
 
 @dataclass(frozen=True)
@@ -197,7 +233,7 @@ def diagnose_all(
 
 def _server(name: str, address: str, why: str, needs: Needs, hostname: str, get: Get) -> Server:
     if why:
-        return Server(name, "", why, None, False, unasked=True)
+        return Server(name, "", why, None, False, refused=True)
     if not address:
         found = [get((name, rdtype)) for rdtype in ("A", "AAAA")]
         if any(answer is None or answer.temporary for answer in found):
@@ -213,8 +249,8 @@ def _server(name: str, address: str, why: str, needs: Needs, hostname: str, get:
         return Server(name, "", "no address (its name has no A or AAAA record)", None, False, True)
     asked = wanted(hostname, is_apex=needs.is_apex, txt=needs.token is not None)
     answers = [get((qname, rdtype, address)) for qname, rdtype in asked]
-    if any(answer is None for answer in answers):
-        return Server(name, address, "not asked: no time was left", None, False, unasked=True)
+    if any(answer is None or not answer.asked for answer in answers):
+        return Server(name, address, lookups.NOT_ASKED, None, False, unasked=True)
     got = [answer for answer in answers if answer is not None]
     failed = [answer for answer in got if answer.status in SILENT]
     if failed:
@@ -263,12 +299,15 @@ def diagnose(
         addresses = frozenset(v for t in ("A", "AAAA") for v in lookup(target, t).final)
     needs = Needs(target, addresses, is_apex, token)
     zone, names = _zone(hostname, get)
-    servers = [
-        _server(name, address, why, needs, hostname, get)
-        for name, address, why in _servers(names, get)
-    ]
+    asked, left_out = _servers(names[:DOCTOR_NAMESERVERS], get)
+    servers = [_server(name, address, why, needs, hostname, get) for name, address, why in asked]
+    left = LeftOut(
+        nameservers=len(names),
+        names=tuple(names[DOCTOR_NAMESERVERS:]),
+        addresses=tuple(sorted(left_out.items())),
+    )
     return {
         "checked_at": now.isoformat(),
         "nameservers": [server.as_dict() for server in servers],
-        "findings": findings.findings(hostname, zone, servers, needs, result, lookup, now),
+        "findings": findings.findings(hostname, zone, servers, needs, result, lookup, now, left),
     }

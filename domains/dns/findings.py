@@ -15,6 +15,7 @@ from typing import Any, Protocol
 
 from domains.choices import CheckCode, FindingCode
 from domains.dns import hostnames, lookups
+from domains.policy import DOCTOR_ADDRESSES_PER_NAMESERVER, DOCTOR_NAMESERVERS
 
 # The check codes whose cause can be an old answer a resolver still keeps.
 POINTING_CODES = frozenset(
@@ -53,6 +54,8 @@ class Server:
     silent: bool = False
     # Asked too late: the check's deadline was spent before its turn.
     unasked: bool = False
+    # Not asked by the platform's rule: its name or its address is not public.
+    refused: bool = False
     # Its A and AAAA records that are not the platform's (an apex beside the right ones).
     extra: tuple[str, ...] = ()
 
@@ -82,6 +85,21 @@ class Needs:
         return f"CNAME {self.target}."
 
 
+@dataclass(frozen=True)
+class LeftOut:
+    """What the doctor's caps (domains.policy) kept it from asking: of the zone's
+    `nameservers` names, the ones past DOCTOR_NAMESERVERS (`names`), and how many addresses
+    of each name asked were past DOCTOR_ADDRESSES_PER_NAMESERVER (`addresses`)."""
+
+    nameservers: int = 0
+    names: tuple[str, ...] = ()
+    addresses: tuple[tuple[str, int], ...] = ()
+
+
+# Names a finding lists at most, the rest counted: a zone may list any number.
+NAMED_AT_MOST = 5
+
+
 def address_records(addresses: frozenset[str] | set[str]) -> list[str]:
     """Addresses as records a person reads: `A 192.0.2.1`, `AAAA 2001:db8::1`."""
     return sorted(f"{'AAAA' if ':' in a else 'A'} {a}" for a in addresses)
@@ -95,12 +113,14 @@ def findings(
     result: Result,
     lookup: Callable[[str, str], lookups.Lookup],
     now: datetime,
+    left_out: LeftOut | None = None,
 ) -> list[dict[str, Any]]:
     """What the servers' answers, and the resolvers' beside them, mean for the owner: each
     finding as stored ({code, message, nameservers, records}); none when all is well."""
     found = []
+    left_out = left_out or LeftOut()
     silent = [server for server in servers if server.silent]
-    answered = [server for server in servers if not server.silent and not server.unasked]
+    answered = [s for s in servers if not (s.silent or s.unasked or s.refused)]
     right = [server for server in answered if server.agrees]
     wrong = [server for server in answered if not server.agrees]
     if silent:
@@ -114,6 +134,9 @@ def findings(
     extra = sorted(beside | set(_resolver_extra(hostname, needs, lookup)))
     if extra:
         found.append(_extra(hostname, extra))
+    late = [server for server in servers if server.unasked]
+    if left_out.names or left_out.addresses or late:
+        found.append(_unasked(zone, left_out, late))
     return found
 
 
@@ -228,3 +251,48 @@ def _extra(hostname: str, records: list[str]) -> dict[str, Any]:
         "nameservers": [],
         "records": records,
     }
+
+
+def _unasked(zone: str, left_out: LeftOut, late: list[Server]) -> dict[str, Any]:
+    said = []
+    if left_out.names:
+        said.append(
+            f"{zone} lists {left_out.nameservers} name servers; we ask the first "
+            f"{DOCTOR_NAMESERVERS} in alphabetical order, so {_some(list(left_out.names))} "
+            f"{_verb(list(left_out.names), 'was', 'were')} not asked."
+        )
+    for name, count in left_out.addresses[:NAMED_AT_MOST]:
+        said.append(
+            f"{name} has {count + DOCTOR_ADDRESSES_PER_NAMESERVER} addresses; we ask "
+            f"{DOCTOR_ADDRESSES_PER_NAMESERVER}, so {count} {'was' if count == 1 else 'were'} "
+            "not asked."
+        )
+    if left_out.names or left_out.addresses:
+        said.append(
+            f"Like the resolvers, we ask at most {DOCTOR_NAMESERVERS} name servers of a zone "
+            f"and {DOCTOR_ADDRESSES_PER_NAMESERVER} addresses of each, so a server among the "
+            "others that does not answer, or still gives an old record, goes unreported here. "
+            "If they are not meant to serve the zone, remove them at your registrar or DNS "
+            "provider."
+        )
+    late_names = _names(late)
+    if late_names:
+        said.append(
+            f"{_some(late_names)} could not be asked before the check's deadline; the next "
+            "check asks again."
+        )
+    # The ones not asked at all first, then the ones asked at only some of their addresses.
+    names = list(dict.fromkeys([*left_out.names, *late_names, *(n for n, _ in left_out.addresses)]))
+    return {
+        "code": FindingCode.NAMESERVERS_UNASKED,
+        "message": " ".join(said),
+        "nameservers": names[:NAMED_AT_MOST],
+        "records": [],
+    }
+
+
+def _some(names: list[str]) -> str:
+    """The first NAMED_AT_MOST names, and how many more."""
+    if len(names) <= NAMED_AT_MOST:
+        return _listed(names)
+    return f"{', '.join(names[:NAMED_AT_MOST])} and {len(names) - NAMED_AT_MOST} more"

@@ -11,29 +11,29 @@ Every question ends in its own Lookup: one that cannot be asked, or whose asking
 raises something unexpected, is that question's result, never an exception that
 takes the other questions of a batch (other tenants' domains) with it.
 
-`lookup_many()` asks many questions at once (the sweep's batches) and `lookup()` is
-the same for one, so the single check and the batch share one code path.
-`lookup_groups()` is `lookup_many()` where a group of questions may ask more once its
-own answers are in (a domain whose A and AAAA answers leave its CNAME unknown asks for
-it), each group on its own clock: a group is never kept waiting by another's answers. Every
-question is resolved by dnspython's asyncio resolver, through its public API only:
-which answer ends a question, when a nameserver is given up, the backoff, the
-lifetime, TCP after a truncated answer, and which datagrams count as the reply (from
-the nameserver's address and port, with the query's id and question) all stay
-dnspython's rules, not ours. A question may also name one server to ask directly (a
-zone's own name server, on DOMAINS_DNS_AUTHORITATIVE_PORT: `_ask_directly`), once,
-within what is left of its group's lifetime; its answer is read as the resolver's is.
-We only choose how many questions wait at once; asyncio
-lets them wait together in one thread, which is what makes a batch of hundreds of
-questions cost little more than its slowest answer. The cost per question is
-measured in docs/decisions/domain-sweep.md.
+`lookup_many()` asks many questions at once (the sweep's batches) and `lookup()` is the same
+for one, so the single check and the batch share one code path. `lookup_groups()` lets a group
+of questions ask more once its own answers are in (a domain whose A and AAAA answers leave its
+CNAME unknown asks for it), never kept waiting by another group's answers. Every question is
+resolved by dnspython's asyncio resolver, through its public API only: which answer ends a
+question, when a nameserver is given up, the backoff, TCP after a truncated answer, and which
+datagrams count as the reply all stay dnspython's rules, not ours. A question may also name one
+server to ask directly (a zone's own name server, on DOMAINS_DNS_AUTHORITATIVE_PORT:
+`_ask_directly`), once; its answer is read as the resolver's is. We only choose how many
+questions wait at once; asyncio lets them wait together in one thread, so a batch of hundreds
+of questions costs little more than its slowest answer (docs/decisions/domain-sweep.md).
+
+The lifetime is one clock for the call: a question gets what is left of it when its turn
+comes (the wait for a turn is spent from it too), one whose turn comes after it is not asked
+(`asked` false), and none outlives it, whatever a server does: a call ends within its
+lifetime however many questions it holds.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
-import time
 from collections.abc import Callable, Coroutine, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -78,6 +78,9 @@ TEMPORARY = frozenset({SERVFAIL, TIMEOUT})
 # Questions in flight at once in lookup_many(): enough to hide the round trips,
 # few enough not to overrun a nameserver's (or our loopback server's) UDP buffer.
 MAX_IN_FLIGHT = 100
+# Of those, the most that groups with turns of their own (Group.in_flight: the doctor's) hold:
+# the other questions of a call (the checks' own, in a batch) always have the rest.
+MAX_IN_FLIGHT_OF_CAPPED_GROUPS = MAX_IN_FLIGHT // 2
 
 
 @dataclass(frozen=True)
@@ -91,6 +94,8 @@ class Lookup:
     final: tuple[str, ...] = ()
     rdatas: tuple = field(default=(), compare=False, repr=False)
     error: str = ""
+    # False when the lifetime ran out before the question's turn: nobody was asked.
+    asked: bool = True
     # The name's own CNAME target, where an answer to a question of another type shows it.
     cname: tuple[str, ...] = ()
     # Seconds the answer may still be kept: its records' (the name's own, else the final
@@ -145,10 +150,13 @@ Question = tuple[str, ...]
 class Group:
     """Questions asked together; once they are answered, `then` (given their answers)
     names the questions still to ask, or a Group that may ask more after them in turn,
-    within what is left of the group's lifetime."""
+    within what is left of the call's lifetime."""
 
     questions: Sequence[Question]
     then: Callable[[dict[Question, Lookup]], Iterable[Question] | Group] | None = None
+    # At most this many of the group's questions (its follow-ups' too) in flight at once: a
+    # group of questions a tenant chooses (the doctor's) never holds a whole batch's turns.
+    in_flight: int | None = None
 
 
 def lookup_many(
@@ -165,7 +173,8 @@ def lookup_groups(
 ) -> dict[Question, Lookup]:
     """`lookup_many()` of every group's questions, and of the questions each group's `then`
     asks for after its answers; a question asked by several groups is asked once.
-    `lifetime` bounds each group, follow-up included, so the whole call too."""
+    `lifetime` bounds the whole call, every group and its follow-ups included, the waits
+    for a turn too."""
     groups = [group for group in groups if group.questions]
     if not groups:
         return {}
@@ -183,57 +192,63 @@ def _run(coroutine: Coroutine[Any, Any, _T]) -> _T:
         return pool.submit(asyncio.run, coroutine).result()
 
 
+# A group's own turns and the capped groups' share (none: Group.in_flight).
+Turns = tuple[contextlib.AbstractAsyncContextManager[Any], ...]
+NOT_ASKED = "not asked: no time was left"
+
+
 async def _ask_all(
     resolver: dns.asyncresolver.Resolver, groups: list[Group]
 ) -> dict[Question, Lookup]:
     in_flight = asyncio.Semaphore(MAX_IN_FLIGHT)
+    capped_groups = asyncio.Semaphore(MAX_IN_FLIGHT_OF_CAPPED_GROUPS)
     backend = dns.asyncbackend.get_backend("asyncio")
     asked: dict[Question, asyncio.Task[Lookup]] = {}
-    # How long each question waited for the DNS (not for its turn under the semaphore).
-    waited: dict[Question, float] = {}
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + resolver.lifetime
 
-    async def ask(question: Question, lifetime: float | None) -> Lookup:
+    async def ask(question: Question, turns: Turns) -> Lookup:
         name, rdtype = question[0], question[1]
-        async with in_flight:
-            started = time.monotonic()
+        async with turns[0], turns[1], in_flight:  # a group's turn first: no slot held waiting
+            left = deadline - loop.time()
+            if left <= 0:
+                return Lookup(name, rdtype, TIMEOUT, error=NOT_ASKED, asked=False)
             try:
-                if len(question) == 3:
-                    timeout = resolver.lifetime if lifetime is None else lifetime
-                    return await _ask_directly(backend, question[2], name, rdtype, timeout)
-                return await _ask(resolver, backend, name, rdtype, lifetime)
+                # dnspython gives a TCP retry after a truncated answer the whole timeout again.
+                async with asyncio.timeout_at(deadline):
+                    if len(question) == 3:
+                        return await _ask_directly(backend, question[2], name, rdtype, left)
+                    return await _ask(resolver, backend, name, rdtype, left)
+            except TimeoutError:
+                return Lookup(name, rdtype, TIMEOUT, error="the lifetime ran out")
             except Exception as exc:  # noqa: BLE001 - this question's failure, not the batch's
                 # Not one of the outcomes above (a resolver bug, a reply it chokes on): the
                 # question failed, for now; its neighbours in the batch go on.
                 log.exception("DNS question %s %s failed unexpectedly", name, rdtype)
                 return Lookup(name, rdtype, SERVFAIL, error=f"{type(exc).__name__}: {exc}")
-            finally:
-                waited[question] = time.monotonic() - started
 
-    def answers_to(
-        questions: Iterable[Question], lifetime: float | None
-    ) -> list[asyncio.Task[Lookup]]:
+    def answers_to(questions: Iterable[Question], turns: Turns) -> list[asyncio.Task[Lookup]]:
         tasks = []
         for question in dict.fromkeys(questions):
             if question not in asked:
-                asked[question] = asyncio.create_task(ask(question, lifetime))
+                asked[question] = asyncio.create_task(ask(question, turns))
             tasks.append(asked[question])
         return tasks
 
     async def run(group: Group) -> None:
-        lifetime: float | None = None
-        spent = 0.0
+        free = contextlib.nullcontext()
+        turns: Turns = (
+            (asyncio.Semaphore(group.in_flight), capped_groups) if group.in_flight else (free, free)
+        )
         while True:
             step = group.questions
-            answers = await asyncio.gather(*answers_to(step, lifetime))
+            answers = await asyncio.gather(*answers_to(step, turns))
             if group.then is None:
                 return
             more = group.then(dict(zip(step, answers, strict=True)))
             group = more if isinstance(more, Group) else Group(list(more))
             if not group.questions:
                 return
-            # The group waits for the DNS one lifetime in all: each follow-up gets the rest.
-            spent += max(waited.get(question, 0.0) for question in step)
-            lifetime = max(resolver.lifetime - spent, 0.0)
 
     await asyncio.gather(*(run(group) for group in groups))
     return {question: task.result() for question, task in asked.items()}

@@ -9,6 +9,7 @@ from cryptography import x509
 from domains import tasks
 from domains.choices import State
 from domains.models import Domain
+from domains.policy import DOCTOR_IN_FLIGHT
 from domains.services.custom_domains import domain_add
 from tests.fixtures.domains import TARGET, in_step
 from tests.processes import wait_for
@@ -73,3 +74,28 @@ def test_a_certificate_is_issued_at_once_while_a_silent_name_server_holds_the_ch
     # Killed, not stopped: a warm shutdown would wait out the rest of the silent check
     # (15 s, the fixture's grace, of its 30 s) for nothing the test looks at.
     checks.kill()
+
+
+def test_a_checks_worker_asked_to_stop_ends_a_check_of_silent_addresses_within_its_deadline(
+    start_worker, zone, www, silent_everywhere, settings
+):
+    """A Verify of a zone of a thousand silent name-server addresses is under way when the
+    checks worker is told to stop (SIGTERM, a warm shutdown that waits for its tasks): the
+    check ends with its deadline and is recorded, and the worker stops soon after."""
+    settings.DOMAINS_DNS_TIMEOUT = settings.DOMAINS_DNS_LIFETIME = 30.0
+    settings.DOMAINS_VERIFY_DEADLINE = 2.0
+    zone.of_silent_addresses(names=10, each=100)
+    checks = start_worker(settings.CHECKS_QUEUE)
+    tasks.request_check(domain=www, actor=www.project.owner)
+    wait_for(
+        lambda: len(silent_everywhere.queries) > 0,
+        timeout=20,
+        what="the check to ask the zone's servers",
+    )
+    started = time.monotonic()
+    checks.stop()  # SIGTERM; SIGKILL after 15 s
+    took = time.monotonic() - started
+
+    assert took < 2.0 + 5.0, took
+    assert Domain.objects.get(pk=www.pk).checked_at is not None  # finished, not cut short
+    assert len(silent_everywhere.queries) == DOCTOR_IN_FLIGHT

@@ -15,11 +15,12 @@ from django.db import connection
 from domains.choices import CheckCode, FindingCode, State
 from domains.dns import doctor
 from domains.models import Domain
+from domains.policy import DOCTOR_ADDRESSES_PER_NAMESERVER, DOCTOR_IN_FLIGHT, DOCTOR_NAMESERVERS
 from domains.services.custom_domains import domain_add
 from domains.services.verification import domain_check_many
 from domains.tasks import check_domain
 from tests.fixtures.domains import TARGET, TARGET_ADDRESS, TARGET_ADDRESS6, check, go_live
-from tests.fixtures.nameservers import NS1, NS2, NS3, ZONE
+from tests.fixtures.nameservers import ADDRESSES, NS1, NS2, NS3, ZONE
 
 pytestmark = pytest.mark.django_db
 WWW = "www.example.test"
@@ -258,3 +259,107 @@ def test_a_diagnosis_that_raises_leaves_its_check_and_the_batch_alone(
     assert broken.check_code == fine.check_code == CheckCode.OK
     assert broken.check_diagnosis is None
     assert diagnosis(fine)["findings"] == []
+
+
+def test_a_zone_of_a_thousand_silent_addresses_is_asked_a_few_within_the_deadline(
+    zone, www, silent_everywhere, settings
+):
+    """Ten name servers of a hundred silent addresses each: the doctor asks the first five
+    names for their addresses, two addresses of each, once, and the Verify check ends with
+    its deadline; the finding says what was left out."""
+    settings.DOMAINS_DNS_TIMEOUT = settings.DOMAINS_DNS_LIFETIME = 10.0
+    settings.DOMAINS_VERIFY_DEADLINE = 1.0
+    servers = zone.of_silent_addresses(names=10, each=100)
+    zone.resolver.add(WWW, "CNAME", TARGET + ".")
+    started = time.monotonic()
+    check_domain(www.pk)
+    took = time.monotonic() - started
+
+    asked = DOCTOR_NAMESERVERS * DOCTOR_ADDRESSES_PER_NAMESERVER
+    assert list(silent_everywhere.queries) == [(WWW, "A")] * asked
+    looked_up = {name for name, rdtype in zone.resolver.queries if name.startswith("ns-")}
+    assert looked_up == set(servers[:DOCTOR_NAMESERVERS])
+    assert took < 1.0 + 1.0, took  # a safety net: the bound is the count above
+    domain = Domain.objects.get(pk=www.pk)
+    assert domain.check_code == CheckCode.OK
+    assert [(s[0], s[2]) for s in answers(domain)] == [
+        (name, "no answer") for name in servers[:DOCTOR_NAMESERVERS] for _ in range(2)
+    ]
+    assert list(findings(domain)) == [
+        FindingCode.NAMESERVER_UNREACHABLE,
+        FindingCode.NAMESERVERS_UNASKED,
+    ]
+    unasked = findings(domain)[FindingCode.NAMESERVERS_UNASKED]
+    assert unasked["nameservers"] == servers[DOCTOR_NAMESERVERS:]
+    assert (
+        f"{ZONE} lists 10 name servers; we ask the first 5 in alphabetical order, so "
+        in (unasked["message"])
+    )
+    assert (
+        f"{servers[0]} has 100 addresses; we ask 2, so 98 were not asked." in (unasked["message"])
+    )
+
+
+def test_an_apex_with_a_txt_proof_asks_no_more_than_its_turns_of_silent_servers(
+    zone, shop, alice, bobs, bob, silent_everywhere, settings
+):
+    settings.DOMAINS_DNS_TIMEOUT = settings.DOMAINS_DNS_LIFETIME = 10.0
+    settings.DOMAINS_VERIFY_DEADLINE = 1.0
+    zone.of_silent_addresses(names=20, each=200)
+    domain_add(project=shop, hostname=ZONE, actor=alice)
+    rival = domain_add(project=bobs, hostname=ZONE, actor=bob)
+    check_domain(rival.pk)
+
+    # A, AAAA and the TXT proof of each address asked, DOCTOR_IN_FLIGHT at once: the first
+    # ones are held to the deadline, so the rest are never sent.
+    assert len(silent_everywhere.queries) == DOCTOR_IN_FLIGHT
+    assert set(silent_everywhere.queries) == {
+        (ZONE, "A"),
+        (ZONE, "AAAA"),
+        (f"_petstore-verification.{ZONE}", "TXT"),
+    }
+    late = findings(Domain.objects.get(pk=rival.pk))[FindingCode.NAMESERVERS_UNASKED]
+    assert "could not be asked before the check's deadline" in late["message"]
+
+
+def test_a_name_server_with_both_families_is_asked_at_one_address_of_each(zone, www):
+    zone.resolver.add(NS1, "A", "127.0.0.5", "127.0.0.6")
+    zone.resolver.add(NS1, "AAAA", "::1")
+    zone.resolver.add(WWW, "CNAME", TARGET + ".")
+    zone.serve(WWW, "CNAME", TARGET + ".")
+    domain = check(www)
+    assert [(s[0], s[1]) for s in answers(domain)] == [
+        (NS1, ADDRESSES[NS1]),
+        (NS1, "::1"),
+        (NS2, ADDRESSES[NS2]),
+    ]
+    unasked = findings(domain)[FindingCode.NAMESERVERS_UNASKED]
+    assert unasked["nameservers"] == [NS1]
+    assert f"{NS1} has 4 addresses; we ask 2, so 2 were not asked." in unasked["message"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_sweep_batch_with_zones_of_silent_addresses_ends_within_its_lifetime(
+    zone, shop, alice, bobs, bob, silent_everywhere, settings
+):
+    """The sweep's batch (domain_check_many, no deadline of its own: DOMAINS_DNS_LIFETIME):
+    three names of a zone of a thousand silent addresses ask ten each, the batch ends with
+    its lifetime, and another tenant's domain in it verifies."""
+    settings.DOMAINS_DNS_TIMEOUT = 10.0
+    settings.DOMAINS_DNS_LIFETIME = 1.0
+    zone.of_silent_addresses(names=10, each=100)
+    silent = [
+        domain_add(project=shop, hostname=f"{name}.{ZONE}", actor=alice).pk
+        for name in ("a", "b", "c")
+    ]
+    other = domain_add(project=bobs, hostname="shop.other.test", actor=bob)
+    zone.resolver.add("shop.other.test", "CNAME", TARGET + ".")
+    started = time.monotonic()
+    domain_check_many(domain_ids=[*silent, other.pk])
+    took = time.monotonic() - started
+
+    assert len(silent_everywhere.queries) == 3 * DOCTOR_IN_FLIGHT
+    assert took < 1.0 + 1.0, took  # a safety net: the bound is the count above
+    assert Domain.objects.get(pk=other.pk).check_code == CheckCode.OK
+    for pk in silent:
+        assert FindingCode.NAMESERVERS_UNASKED in findings(Domain.objects.get(pk=pk))

@@ -150,3 +150,54 @@ def test_a_question_that_raises_unexpectedly_fails_alone(zone, monkeypatch, capl
     assert choked.status == lookups.SERVFAIL and "the resolver choked" in choked.error
     assert found[("ok.example.test", "A")].final == ("192.0.2.80",)
     assert "elsewhere.example.test CNAME failed unexpectedly" in caplog.text
+
+
+def test_the_wait_for_a_turn_is_spent_from_the_lifetime(dns_server, settings, monkeypatch):
+    """Nine questions to a name that is never answered, three turns: the three asked first
+    hold their turns for the whole lifetime, so the other six are never sent, and the call
+    ends with its lifetime instead of three lifetimes in a row."""
+    settings.DOMAINS_DNS_TIMEOUT = 10.0
+    monkeypatch.setattr(lookups, "MAX_IN_FLIGHT", 3)
+    dns_server.blackhole("slow.example.test")
+    dns_server.add("ok.example.test", "A", "192.0.2.80")
+    questions = [("slow.example.test", rdtype) for rdtype in ("A", "AAAA", "TXT", "MX", "NS")]
+    questions += [("slow.example.test", rdtype) for rdtype in ("CAA", "SRV", "PTR", "SOA")]
+
+    found = lookups.lookup_many(questions, lifetime=0.5)
+
+    assert len([q for q in dns_server.queries if q[0] == "slow.example.test"]) == 3
+    assert {found[question].status for question in questions} == {lookups.TIMEOUT}
+    assert [found[question].asked for question in questions] == [True] * 3 + [False] * 6
+    assert found[questions[-1]].error == "not asked: no time was left"
+
+
+def test_groups_with_turns_of_their_own_never_hold_the_others(dns_server, settings, monkeypatch):
+    """Groups of questions someone else chooses (the domain doctor's) have `in_flight` turns
+    each, and all of them together at most MAX_IN_FLIGHT_OF_CAPPED_GROUPS of the call's: two
+    such groups of black-holed questions, three turns each, send two in all, and the
+    questions beside them are answered on the turns left."""
+    settings.DOMAINS_DNS_TIMEOUT = 10.0
+    monkeypatch.setattr(lookups, "MAX_IN_FLIGHT", 3)
+    monkeypatch.setattr(lookups, "MAX_IN_FLIGHT_OF_CAPPED_GROUPS", 2)
+    dns_server.blackhole("slow.example.test")
+    dns_server.blackhole("slower.example.test")
+    dns_server.add("ok.example.test", "A", "192.0.2.80")
+    dns_server.add("ok.example.test", "AAAA", "2001:db8::80")
+    kinds = ("A", "AAAA", "TXT", "MX", "NS", "CAA")
+    held = [
+        (name, rdtype) for name in ("slow.example.test", "slower.example.test") for rdtype in kinds
+    ]
+    own = [("ok.example.test", "A"), ("ok.example.test", "AAAA")]
+
+    found = lookups.lookup_groups(
+        [
+            lookups.Group(held[:6], in_flight=3),
+            lookups.Group(held[6:], in_flight=3),
+            lookups.Group(own),
+        ],
+        lifetime=0.5,
+    )
+
+    assert len([q for q in dns_server.queries if q[0].startswith("slow")]) == 2
+    assert sum(found[question].asked for question in held) == 2
+    assert [found[question].status for question in own] == [lookups.OK, lookups.OK]
