@@ -1,7 +1,8 @@
 """Celery tasks, and the one place that queues domain work.
 
-Tasks are thin adapters over domains/services: they take primary keys,
-acknowledge late (settings), and are idempotent, since every state change
+Tasks are thin adapters over domains/services: they take primary keys, name their
+queue, acknowledge late and keep no result (both the settings' defaults), and are
+idempotent, since every state change
 underneath is a conditional update or happens under a row lock. Services never
 queue anything; they return NextSteps, and `enqueue` queues them after the
 transaction commits.
@@ -60,7 +61,7 @@ def request_check(*, domain: Domain, actor: User | None) -> Domain:
     return domain
 
 
-@queue_task(acks_late=True, max_retries=0, ignore_result=True)
+@queue_task(max_retries=0, queue=settings.CHECKS_QUEUE)
 def check_domain(domain_id: int) -> None:
     """The check a person asked for (Verify / Re-verify): the sweep's concurrent path with
     a short deadline (DOMAINS_VERIFY_DEADLINE), and no retry here: a timeout is recorded
@@ -71,7 +72,7 @@ def check_domain(domain_id: int) -> None:
     enqueue(recorded.next_steps)
 
 
-@queue_task(bind=True, acks_late=True, max_retries=MAX_RETRIES, ignore_result=True)
+@queue_task(bind=True, max_retries=MAX_RETRIES, queue=settings.CHECKS_QUEUE)
 def check_domains(self: QueueTask[Any, Any], domain_ids: list[int]) -> None:
     """The sweep's batch: check them all at once; retry only the temporary failures."""
     recorded = verification.domain_check_many(domain_ids=domain_ids)
@@ -81,18 +82,18 @@ def check_domains(self: QueueTask[Any, Any], domain_ids: list[int]) -> None:
         raise self.retry(args=(temporary,), countdown=retry_countdown(self.request.retries))
 
 
-@queue_task(bind=True, acks_late=True, max_retries=MAX_RETRIES, ignore_result=True)
+@queue_task(bind=True, max_retries=MAX_RETRIES, queue=settings.CERTIFICATES_QUEUE)
 def issue_certificate(self: QueueTask[Any, Any], domain_id: int) -> None:
     _retry_later(self, certificates.certificate_issue, [domain_id])
 
 
-@queue_task(bind=True, acks_late=True, max_retries=MAX_RETRIES, ignore_result=True)
+@queue_task(bind=True, max_retries=MAX_RETRIES, queue=settings.CERTIFICATES_QUEUE)
 def issue_certificates(self: QueueTask[Any, Any], domain_ids: list[int]) -> None:
     """Issuance for a batch of domains verified together; retry only the temporary failures."""
     _retry_later(self, certificates.certificate_issue, domain_ids, batch=True)
 
 
-@queue_task(bind=True, acks_late=True, max_retries=MAX_RETRIES, ignore_result=True)
+@queue_task(bind=True, max_retries=MAX_RETRIES, queue=settings.CERTIFICATES_QUEUE)
 def renew_certificate(self: QueueTask[Any, Any], domain_id: int) -> None:
     _retry_later(self, certificates.certificate_renew, [domain_id])
 
@@ -131,13 +132,13 @@ def _retry_later(
         raise task.retry(args=(waiting,), countdown=countdown)
 
 
-@queue_task(acks_late=True, ignore_result=True)
+@queue_task(queue=settings.CHECKS_QUEUE)
 def sweep() -> None:
     enqueue(scheduling.sweep())
     metrics.sweep_finished()
 
 
-@queue_task(acks_late=True, ignore_result=True)
+@queue_task(queue=settings.CERTIFICATES_QUEUE)
 def renew_certificates() -> None:
     """Hourly: the CA's windows read again where it is time, then every renewal due."""
     certificates.renewal_windows_refresh()
@@ -145,7 +146,7 @@ def renew_certificates() -> None:
         renew_certificate.delay(domain_id)
 
 
-@queue_task(acks_late=True, ignore_result=True)
+@queue_task(queue=settings.CHECKS_QUEUE)
 def dispatch_deliveries() -> None:
     """Beat: every due delivery of every channel, on its channel's queue."""
     for channel in CHANNELS.values():
@@ -153,7 +154,7 @@ def dispatch_deliveries() -> None:
             deliver.apply_async((channel.name, delivery_id), queue=channel.queue)
 
 
-@queue_task(acks_late=True, max_retries=0, ignore_result=True)
+@queue_task(max_retries=0)
 def deliver(channel: str, delivery_id: int) -> None:
     """One attempt (for email, the project's digest); its retry is the delivery's
     next_attempt_at, which the beat reads (a message queued twice is one attempt: the claim

@@ -11,6 +11,8 @@ broker (`CELERY_BROKER_TRANSPORT_OPTIONS`) get the same timeouts in settings.
 
 from __future__ import annotations
 
+import functools
+
 import redis
 from django.conf import settings
 
@@ -24,3 +26,14 @@ def redis_client(url: str, *, read_timeout: float | None = None) -> redis.Redis:
         socket_connect_timeout=settings.REDIS_TIMEOUT,
         socket_timeout=settings.REDIS_TIMEOUT if read_timeout is None else read_timeout,
     )
+
+
+def shared_client(url: str) -> redis.Redis:
+    """The one client of the Redis at `url` that every caller in this process shares (the
+    rate limits, the webhooks' slots), its pool kept for the process's life."""
+    return _shared(url, settings.REDIS_TIMEOUT)
+
+
+@functools.lru_cache(maxsize=8)
+def _shared(url: str, timeout: float) -> redis.Redis:
+    return redis_client(url)

@@ -3,15 +3,18 @@ Dockerfile and Procfile.production. Docker cannot run here, so their structure i
 
 from __future__ import annotations
 
+import importlib
 import ipaddress
 import json
 import re
 import shlex
+from typing import Any
 
 import pytest
 import yaml
 
 from domains.channels import CHANNELS
+from petstore.celery import app
 from tests.petstore.test_configuration_documented import code_variables, env_example_variables
 from tests.processes import ROOT
 
@@ -236,12 +239,34 @@ def _queues(command: list[str]) -> str:
     return command[command.index("-Q") + 1]
 
 
+# What the worker imports (autodiscovery of the installed apps' tasks modules).
+TASK_MODULES = ("domains.tasks", "petstore.tasks")
+
+
+def our_tasks() -> list[Any]:
+    """Every task of ours the worker registers (the app's tasks, Celery's own left out)."""
+    for module in TASK_MODULES:
+        importlib.import_module(module)
+    return [task for name, task in app.tasks.items() if not name.startswith("celery.")]
+
+
+def test_every_task_keeps_the_settings_defaults_and_names_a_queue_the_workers_consume(settings):
+    tasks = {task.name: task for task in our_tasks()}
+    assert {"domains.tasks.check_domain", "domains.tasks.issue_certificate"} <= tasks.keys()
+    for task in tasks.values():
+        assert task.acks_late is True and task.ignore_result is True, task.name
+    assert tasks["domains.tasks.check_domain"].queue == settings.CHECKS_QUEUE
+    assert tasks["domains.tasks.renew_certificates"].queue == settings.CERTIFICATES_QUEUE
+
+
 def test_each_queue_has_a_worker_of_its_own_in_every_deploy_file(compose, settings):
     """A slow check never sits in front of certificate work: production starts one worker
     per queue, and every routed task goes to a queue one of them consumes."""
     queues = {settings.CHECKS_QUEUE, settings.CERTIFICATES_QUEUE, settings.WEBHOOKS_QUEUE}
-    routed = {route["queue"] for route in settings.CELERY_TASK_ROUTES.values()}
-    assert routed | {channel.queue for channel in CHANNELS.values()} == queues
+    named = {
+        getattr(task, "queue", None) or settings.CELERY_TASK_DEFAULT_QUEUE for task in our_tasks()
+    }
+    assert named | {channel.queue for channel in CHANNELS.values()} == queues
     procfile = dict(
         line.split(": ", 1) for line in (ROOT / "Procfile.production").read_text().splitlines()
     )

@@ -7,13 +7,14 @@ Redis, so every web process and worker thread sees the same count (no model, no 
   SLOT_LEASE (a worker that died mid-attempt) no longer counts. Taking both slots is one
   Lua script, so two workers never both take the last one.
 - `refused_create_*`: the URLs refused at create (an address refused, a name that does not
-  resolve or whose name servers do not answer) per project per clock hour.
-- `redeliver_allowed`: Redelivers per project per clock minute.
+  resolve or whose name servers do not answer) per project per hour.
+- `redeliver_allowed`: Redelivers per project per minute.
 
-The hour and the minute are fixed windows (a key per window, expiring with it): at a
-window's edge a project may get up to twice the number in a short while, which is still a
-bound. When Redis cannot be reached, the limits are not applied (logged): they protect the
-other tenants' latency, and the database stays the record of every delivery.
+The hour and the minute are the platform's one fixed-window counter on Redis's clock
+(petstore/ratelimits.py), a window opening at the project's first event: at a window's edge
+a project may get up to twice the number in a short while, which is still a bound. When
+Redis cannot be reached, the limits are not applied (logged): they protect the other
+tenants' latency, and the database stays the record of every delivery.
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ from datetime import timedelta
 import redis
 from django.conf import settings
 
-from petstore.redisclients import redis_client
+from petstore import ratelimits
+from petstore.redisclients import shared_client
 
 log = logging.getLogger(__name__)
 
@@ -38,8 +40,6 @@ PREFIX = "webhooks:"
 SLOT_LEASE = 60.0
 # How soon an attempt refused a slot is due again (not counted as an attempt).
 BUSY_RETRY = timedelta(seconds=5)
-
-_clients: dict[str, redis.Redis] = {}
 
 # KEYS: the host's set, the project's set. ARGV: now, member, lease, host cap, project cap.
 _TAKE = """
@@ -57,10 +57,7 @@ return 1
 
 
 def _redis() -> redis.Redis:
-    url = settings.REDIS_URL
-    if url not in _clients:
-        _clients[url] = redis_client(url)
-    return _clients[url]
+    return shared_client(settings.REDIS_URL)
 
 
 def _slot_keys(host: str, project_id: int) -> list[str]:
@@ -98,46 +95,30 @@ def in_flight_now(*, host: str, project_id: int) -> tuple[int, int]:
     return int(_redis().zcard(keys[0])), int(_redis().zcard(keys[1]))
 
 
-def _window(kind: str, project_id: int, seconds: int) -> tuple[str, int]:
-    """The key of the current window and the seconds left in it."""
-    now = int(time.time())
-    return f"{PREFIX}{kind}:{project_id}:{now // seconds}", seconds - now % seconds
-
-
-def _count(key: str) -> int:
+def _counted(script: str, kind: str, project_id: int, window: int) -> tuple[int, int]:
+    """The project's count of `kind` in its current window, and the seconds left in it;
+    (0, window) when Redis cannot be reached."""
     try:
-        return int(_redis().get(key) or 0)
+        used, left = ratelimits.counted(script, f"{PREFIX}{kind}:{project_id}", window)
     except redis.RedisError as exc:
         log.warning("webhook limit not applied, Redis unavailable: %s", exc)
-        return 0
-
-
-def _add(key: str, expires: int) -> int:
-    try:
-        pipe = _redis().pipeline()
-        pipe.incr(key)
-        pipe.expire(key, expires + 1)
-        return int(pipe.execute()[0])
-    except redis.RedisError as exc:
-        log.warning("webhook limit not counted, Redis unavailable: %s", exc)
-        return 0
+        return 0, window
+    return used, ratelimits.seconds(left)
 
 
 def refused_creates(project_id: int) -> tuple[int, int]:
     """URLs refused at create for the project this hour, and the seconds left in it."""
-    key, left = _window("refused", project_id, 3600)
-    return _count(key), left
+    return _counted(ratelimits.PEEK, "refused", project_id, 3600)
 
 
 def refused_create_count(project_id: int) -> None:
-    key, left = _window("refused", project_id, 3600)
-    _add(key, left)
+    _counted(ratelimits.HIT, "refused", project_id, 3600)
 
 
 def redeliver_allowed(project_id: int) -> tuple[bool, int]:
     """Count one Redeliver of the project: whether this minute allows it, the seconds left."""
-    key, left = _window("redeliver", project_id, 60)
-    return _add(key, left) <= settings.WEBHOOKS_REDELIVER_PER_MINUTE, left
+    used, left = _counted(ratelimits.HIT, "redeliver", project_id, 60)
+    return used <= settings.WEBHOOKS_REDELIVER_PER_MINUTE, left
 
 
 def clear() -> None:

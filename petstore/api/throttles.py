@@ -9,18 +9,12 @@ address (FailedKeyThrottle, asked by the authenticator rather than by the views)
 limit DRF raises Throttled, which petstore.api.errors answers with 429, the Error body and
 Retry-After; every /v1 answer says where its client stands (petstore.api.ratelimitheaders).
 
-Counting: a fixed window per client that opens at its first request. One Lua
-script per limit and request increments the counter and, when the counter has no
-expiry yet (its first request), gives it one of the window's length; it returns the
-count and the milliseconds left. One round trip, and atomic: Redis runs a script
-alone, so fifty concurrent requests against a limit of ten see 1..50 and exactly ten
-pass. (DRF's own throttles read a list of timestamps, append and write it back: two
-round trips with a gap between them in which concurrent requests overwrote each
-other's updates, and 23-31 of 50 passed a limit of 10.) The window's end is Redis's
-clock, never a web process's, so every process agrees on it. A refused request is
-counted too: it changes nothing, the window closes when it would have. What fixed
-windows give up: a client may spend its quota at the end of one window and again at
-the start of the next (twice the rate across the boundary, at most once per window).
+Counting: the platform's one fixed-window counter on Redis's clock (petstore/ratelimits.py),
+one round trip per limit and request, atomic, so fifty concurrent requests against a limit
+of ten see exactly ten pass. (DRF's own throttles read a list of timestamps, append and
+write it back: two round trips with a gap between them in which concurrent requests
+overwrote each other's updates, and 23-31 of 50 passed a limit of 10.) A refused request is
+counted too: it changes nothing, the window closes when it would have.
 
 The counters live in Redis (the default cache's server). When it cannot be reached
 the limits fail open: the API keeps answering and a warning is logged, because
@@ -31,13 +25,10 @@ outage.
 from __future__ import annotations
 
 import functools
-import hashlib
 import logging
-import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import redis
 from django.conf import settings
 from django.core.cache import cache as default_cache
 from django.core.exceptions import ImproperlyConfigured
@@ -45,10 +36,10 @@ from django.http import HttpRequest
 from rest_framework import throttling
 from rest_framework.request import Request
 
+from petstore import ratelimits
 from petstore.api.exceptions import KeysRefused
 from petstore.apikeys.models import ApiKey
 from petstore.http.clientaddress import client_address
-from petstore.redisclients import redis_client
 
 if TYPE_CHECKING:  # DRF imports these classes while it defines APIView
     from rest_framework.views import APIView
@@ -57,26 +48,6 @@ log = logging.getLogger(__name__)
 
 # The rate syntax's periods, as DRF reads them (the first letter: "min", "m" and "minute").
 _PERIODS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
-
-# KEYS[1] the counter, ARGV[1] the window in ms. A counter without an expiry is one this
-# request opened (or one that lost it): it gets the whole window.
-_HIT = """
-local used = redis.call('INCR', KEYS[1])
-local left = redis.call('PTTL', KEYS[1])
-if left < 0 then
-  redis.call('PEXPIRE', KEYS[1], ARGV[1])
-  left = tonumber(ARGV[1])
-end
-return {used, left}
-"""
-# The same answer without counting: for a request that is not counted (a 401).
-_PEEK = """
-local used = tonumber(redis.call('GET', KEYS[1]) or '0')
-local left = redis.call('PTTL', KEYS[1])
-if left < 0 then left = tonumber(ARGV[1]) end
-return {used, left}
-"""
-_SHA = {script: hashlib.sha1(script.encode()).hexdigest() for script in (_HIT, _PEEK)}  # noqa: S324 - Redis names scripts by SHA-1
 
 # Where the counts of a request are kept: its WSGI environ (`request.META`), the one object
 # Django's request and DRF's (which hands META through) share.
@@ -122,28 +93,10 @@ def parse_rate(name: str, rate: str) -> Policy | None:
     return Policy(name, int(number), seconds)
 
 
-def _seconds(milliseconds: int) -> int:
-    return max(1, math.ceil(milliseconds / 1000))
-
-
-@functools.lru_cache(maxsize=4)
-def _client(url: str) -> redis.Redis:
-    """A client of the cache's Redis (CACHES names REDIS_URL), with a pool of its own; its
-    timeouts bound what a hung Redis costs a request before the limits fail open."""
-    return redis_client(url)
-
-
 def _run(cache: Any, script: str, key: str, window: int) -> tuple[int, int]:
-    """The script's (count, milliseconds left) for the counter `key`, named as the cache
-    names its keys (so `cache.get` reads it): one round trip to Redis while the script is
-    loaded (EVALSHA), two the first time."""
-    full_key = cache.make_and_validate_key(key)
-    client = _client(settings.REDIS_URL)
-    try:
-        used, left = client.evalsha(_SHA[script], 1, full_key, window * 1000)
-    except redis.exceptions.NoScriptError:  # a restarted or flushed Redis
-        used, left = client.eval(script, 1, full_key, window * 1000)
-    return int(used), int(left)
+    """The counter `key`, named as the cache names its keys (so `cache.get` reads it), after
+    `script` (ratelimits.HIT or PEEK): its count and the milliseconds left."""
+    return ratelimits.counted(script, cache.make_and_validate_key(key), window)
 
 
 def counter_key(policy: Policy, ident: str) -> str:
@@ -181,7 +134,7 @@ class _Limit(throttling.BaseThrottle):
         if policy is None or ident is None:
             return True
         try:
-            used, left = _run(self.cache, _HIT, counter_key(policy, ident), policy.window)
+            used, left = _run(self.cache, ratelimits.HIT, counter_key(policy, ident), policy.window)
         except Exception as exc:  # noqa: BLE001 - any cache error: do not block the API
             log.warning(
                 "Rate limit %s not applied, cache unavailable: %s",
@@ -189,7 +142,7 @@ class _Limit(throttling.BaseThrottle):
                 type(exc).__name__,
             )
             return True
-        self.count = Count(policy, used, _seconds(left))
+        self.count = Count(policy, used, ratelimits.seconds(left))
         recorded.append(self.count)
         return self.count.allowed
 
@@ -201,10 +154,12 @@ class _Limit(throttling.BaseThrottle):
         if policy is None or ident is None:
             return None
         try:
-            used, left = _run(self.cache, _PEEK, counter_key(policy, ident), policy.window)
+            used, left = _run(
+                self.cache, ratelimits.PEEK, counter_key(policy, ident), policy.window
+            )
         except Exception:  # noqa: BLE001 - the answer goes out without the field
             return None
-        return Count(policy, used, _seconds(left))
+        return Count(policy, used, ratelimits.seconds(left))
 
     def wait(self) -> float:
         # The window's end, which Retry-After names (never before RateLimit's reset).
@@ -268,6 +223,6 @@ class FailedKeyThrottle(_Limit):
         if policy is None or ident is None:
             return
         try:
-            _run(self.cache, _HIT, counter_key(policy, ident), policy.window)
+            _run(self.cache, ratelimits.HIT, counter_key(policy, ident), policy.window)
         except Exception as exc:  # noqa: BLE001 - any cache error: do not block the API
             log.warning("Refused keys not counted, cache unavailable: %s", type(exc).__name__)

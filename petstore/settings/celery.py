@@ -54,7 +54,9 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_WORKER_CONSUMER = "petstore.brokerloss:Consumer"
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 # Two queues, so a slow DNS check never sits in front of certificate work: `checks` (the
-# checks, the sweep, and anything not routed) and `certificates` (issuance and renewal).
+# checks, the sweep, and any task that names none) and `certificates` (issuance and
+# renewal). Each task names its queue on its decorator (domains/tasks.py); every task is
+# acknowledged late and keeps no result (CELERY_TASK_ACKS_LATE, CELERY_TASK_IGNORE_RESULT).
 # Production runs one worker per queue (Procfile.production); a worker started without
 # -Q consumes both (CELERY_TASK_QUEUES).
 CHECKS_QUEUE = "checks"
@@ -67,16 +69,6 @@ CELERY_TASK_QUEUES: dict[str, dict[str, str]] = {
     CHECKS_QUEUE: {},
     CERTIFICATES_QUEUE: {},
     WEBHOOKS_QUEUE: {},
-}
-CELERY_TASK_ROUTES = {
-    "domains.tasks.check_domain": {"queue": CHECKS_QUEUE},
-    "domains.tasks.check_domains": {"queue": CHECKS_QUEUE},
-    "domains.tasks.sweep": {"queue": CHECKS_QUEUE},
-    "domains.tasks.issue_certificate": {"queue": CERTIFICATES_QUEUE},
-    "domains.tasks.issue_certificates": {"queue": CERTIFICATES_QUEUE},
-    "domains.tasks.renew_certificate": {"queue": CERTIFICATES_QUEUE},
-    "domains.tasks.renew_certificates": {"queue": CERTIFICATES_QUEUE},
-    # domains.tasks.deliver is queued on its channel's queue (webhooks: WEBHOOKS_QUEUE).
 }
 CELERY_BEAT_SCHEDULE: dict[str, dict[str, str | float]] = {
     # Idempotency-Key records (every /v1 resource's) live 24 hours; purge the expired ones

@@ -248,6 +248,17 @@ def test_redeliver_is_limited_per_project_per_minute(shop, www, webhook_receiver
     assert refused.value.error_list[0].code == "webhook_redeliver_limit"
 
 
+def test_the_webhooks_windows_are_redis_clock_like_the_apis(shop, settings, time_machine):
+    """One limiter for the API and the webhooks (petstore/ratelimits.py): a window ends by
+    Redis's clock, so a process whose clock is off, or moved, counts in the same window."""
+    settings.WEBHOOKS_REDELIVER_PER_MINUTE = 1
+    time_machine.move_to(timezone.now(), tick=True)
+    assert limits.redeliver_allowed(shop.pk)[0]
+    time_machine.shift(timedelta(minutes=5))
+    allowed, left = limits.redeliver_allowed(shop.pk)
+    assert not allowed and 0 < left <= 60
+
+
 def test_the_dashboard_says_the_redeliver_limit(
     alice_client, shop, www, webhook_receiver, settings
 ):
