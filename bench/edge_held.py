@@ -48,7 +48,7 @@ from bench.edge.verify import SLUG, ZONE, fresh_project  # noqa: E402
 from domains.choices import CertState, CheckCode, State  # noqa: E402
 from domains.edge.fallback import is_fallback  # noqa: E402
 from domains.models import Certificate, Domain  # noqa: E402
-from domains.pki import keys  # noqa: E402
+from domains.pki import sealing  # noqa: E402
 from domains.services.custom_domains import domain_remove  # noqa: E402
 
 SIZES = (1_000, 2_000, 10_000)
@@ -92,7 +92,7 @@ def make_domains(size: int) -> list[str]:
                 not_before=now - timedelta(hours=1), not_after=now + timedelta(days=90),
                 san=domain.hostname, issuer=ISSUER, renew_after=now + timedelta(days=60),
                 pem=certificate.public_bytes(serialization.Encoding.PEM).decode(),
-                key_pem=keys.seal(key_pem),
+                key_pem=sealing.seal(key_pem),
             )
         )  # fmt: skip
     Certificate.objects.bulk_create(rows, batch_size=1000)

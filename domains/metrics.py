@@ -72,7 +72,7 @@ EDGE_LOADS = store.counter(
 )
 EDGE_LOAD_SECONDS = store.histogram(
     "petstore_edge_certificate_load_seconds",
-    "How long Caddy took to load the certificates it holds (domains/edge/held.py).",
+    "How long Caddy took to load the certificates it holds (domains/edge/heldcertificates.py).",
     buckets=(0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5),
 )
 # Every series an alert watches with increase() exists at 0 from the start: Prometheus

@@ -6,7 +6,7 @@ processes, but holding the one certificate the benchmark asks for in its own
 configuration (`tls.certificates.load_files`), with no endpoint and no thread keeping
 anything in step. Against plain HTTP the edge pays for TLS and for Caddy's proxying
 too; against the floor, only for what the edge does differently: where its
-certificates come from (held, loaded through the admin API by domains/edge/held.py, or
+certificates come from (held, loaded through the admin API by domains/edge/heldcertificates.py, or
 asked of the certificate endpoint during a full handshake).
 
 Pinning: the edge's processes (both Caddys and the certificate endpoint) on some of
@@ -33,7 +33,7 @@ from devtools.sockets import free_port, tcp_port_open
 from domains.edge import caddy
 from domains.edge.certificates import served_certificate
 from domains.edge.processes import caddy_binary, caddy_command, caddy_env
-from domains.pki import keys
+from domains.pki import sealing
 
 
 def floor_config(platform: Platform, port: int, certificate: Path, key: Path) -> dict:
@@ -62,7 +62,7 @@ def start_floor(platform: Platform, hostname: str) -> int:
     certificate, key = folder / "certificate.pem", folder / "key.pem"
     certificate.write_text(served.pem)
     key.touch(mode=0o600)
-    key.write_text(keys.unseal(served.key_pem))
+    key.write_text(sealing.unseal(served.key_pem))
     port = free_port()
     config = folder / "caddy.json"
     config.touch(mode=0o600)

@@ -237,7 +237,7 @@ def holding_note(platform: Platform, hostname: str, args) -> str:
         seconds=args.seconds, connections=args.connections, script=LOOPBACK,
     )  # fmt: skip
     return (
-        f"{case.name}: a second edge holding its certificates (domains/edge/held.py; "
+        f"{case.name}: a second edge holding its certificates (domains/edge/heldcertificates.py; "
         f"EDGE_HELD_CERTIFICATES={HELD}) {_side(holding)}, the edge as configured by default, "
         f"asking the certificate endpoint in each full handshake, {_side(endpoint)}: "
         f"{_ratio(holding, endpoint)}, {args.rounds} rounds alternating, unpinned. Holding is "

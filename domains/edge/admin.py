@@ -1,7 +1,7 @@
 """Caddy's admin API, as the edge speaks to it: over EDGE_ADMIN, a unix socket only.
 
 Caddy's running configuration holds the endpoint's secret and, once it holds certificates
-(domains/edge/held.py), their private keys; its admin API hands either to whoever asks
+(domains/edge/heldcertificates.py), their private keys; its admin API hands either to whoever asks
 (`GET /config/`). A TCP address answers every process of the host, so the edge refuses one
 (`socket_path`), and Caddy makes the socket mode 0600 (`listen`): only the edge's user
 reaches it.

@@ -8,8 +8,8 @@ HTTPS is off (no listeners, redirects or certificates of its own), HTTP/3 is off
 checkout by default).
 
 Certificates: with EDGE_HELD_CERTIFICATES Caddy holds the live domains' in its memory,
-loaded through the admin API (domains/edge/held.py; none at start), and it asks the
-loopback endpoint (domains/edge/wsgi.py) during a handshake for any name it does not hold:
+loaded through the admin API (domains/edge/heldcertificates.py; none at start), and it asks the
+loopback endpoint (domains/edge/endpoint.py) during a handshake for any name it does not hold:
 the automation policy is a catch-all with that manager, whose URL carries the endpoint's
 secret (Caddy's http manager sends no header of ours), so this document is written mode
 0600. Where it has nothing (204), a second manager gets the edge's placeholder certificate
@@ -185,8 +185,8 @@ def _tls(secret: str) -> dict[str, Any]:
     # Asked when the first had none for the name (Caddy tries its managers in order): the
     # placeholder certificate, so the handshake completes rather than ending in an alert.
     fallback = {"via": "http", "url": endpoint(f"{FALLBACK_PATH}/{secret}")}
-    # The live certificates Caddy holds: none at start, then what domains/edge/held.py loads
-    # through the admin API (it replaces this list).
+    # The live certificates Caddy holds: none at start, then what
+    # domains/edge/heldcertificates.py loads through the admin API (it replaces this list).
     certificates: dict[str, Any] = {"load_pem": []}
     if settings.EDGE_PLATFORM_CERTIFICATE:
         certificates["load_files"] = [

@@ -14,7 +14,7 @@ from datetime import datetime
 from domains.choices import State
 from domains.dns import hostnames
 from domains.models import Certificate
-from domains.pki import keys
+from domains.pki import sealing
 from domains.querysets import CertificateQuerySet
 
 
@@ -54,7 +54,7 @@ def served_certificate(server_name: str) -> Certificate | None:
 
 def pem_bundle(certificate: Certificate) -> bytes:
     """The chain (leaf first) and the private key, in clear, as Caddy reads them."""
-    return (certificate.pem.rstrip("\n") + "\n" + keys.unseal(certificate.key_pem)).encode()
+    return (certificate.pem.rstrip("\n") + "\n" + sealing.unseal(certificate.key_pem)).encode()
 
 
 def look_up(server_name: str) -> Answer:

@@ -1,7 +1,7 @@
 """The edge's two processes, started and stopped together by `manage.py edge`.
 
-The certificate endpoint (granian on loopback, domains/edge/wsgi.py) and Caddy, with the
-thread of `manage.py edge` that keeps what Caddy holds in step (domains/edge/held.py).
+The certificate endpoint (granian on loopback, domains/edge/endpoint.py) and Caddy, with the
+thread of `manage.py edge` that keeps what Caddy holds in step (domains/edge/heldcertificates.py).
 One goes, all go: honcho, systemd or a container runtime then sees the edge
 end and restarts it whole, so Caddy never runs without its certificates, nor holds any
 that nothing keeps in step.
@@ -45,7 +45,7 @@ def caddy_binary() -> str:
 def endpoint_command() -> list[str]:
     # granian, the web processes' server, from its command line: this one's settings are fixed.
     return [
-        sys.executable, "-m", "granian", "domains.edge.wsgi:application",
+        sys.executable, "-m", "granian", "domains.edge.endpoint:application",
         "--interface", "wsgi", "--http", "1", "--no-ws",
         "--host", "127.0.0.1", "--port", str(settings.EDGE_CERTIFICATES_PORT),
         # Each new TLS connection waits on one lookup here: threads, not processes. Caddy

@@ -1,9 +1,9 @@
 """Certificates from either CA: issuer and renewal time on each certificate, ACME orders
-and their HTTP-01 challenges, and private keys sealed at rest (domains/pki/keys.py).
+and their HTTP-01 challenges, and private keys sealed at rest (domains/pki/sealing.py).
 
 The data step carries its own copy of the application code it used when it was
 written (`renewal_time` from domains/models.py; `common_name` and `issued_from_pem`
-from domains/pki/authority.py; `seal` and `is_sealed` from domains/pki/keys.py), frozen
+from domains/pki/authority.py; `seal` and `is_sealed` from domains/pki/sealing.py), frozen
 as they were then, so that changing the application never changes what this migration
 does to a database.
 """

@@ -23,7 +23,7 @@ class Certificate(models.Model):
     san = models.CharField(max_length=253)
     # The leaf first, then any intermediates the CA sent.
     pem = models.TextField()
-    # The private key, sealed (domains/pki/keys.py): never in clear at rest.
+    # The private key, sealed (domains/pki/sealing.py): never in clear at rest.
     key_pem = models.TextField()
     # The issuer's common name: the local CA or the ACME CA's intermediate.
     issuer = models.CharField(max_length=200, blank=True)
@@ -56,7 +56,7 @@ class AcmeOrder(models.Model):
     domain = models.OneToOneField("Domain", on_delete=models.CASCADE, related_name="acme_order")
     url = models.URLField(max_length=500)
     csr_pem = models.TextField()
-    # The leaf's private key, sealed (domains/pki/keys.py).
+    # The leaf's private key, sealed (domains/pki/sealing.py).
     key_pem = models.TextField()
     created_at = models.DateTimeField(default=timezone.now)
 
@@ -81,10 +81,10 @@ class PlatformKey(models.Model):
     """A private key of the platform's own, sealed: the ACME account's, the local CA's (with
     its certificate). In the database, not on one host's disk, so every certificates worker
     on any host signs with the same ones (one ACME account, whose orders any of them can
-    resume) and a restart on an empty disk registers nothing new (domains/pki/held.py)."""
+    resume) and a restart on an empty disk registers nothing new (domains/pki/platformkeys.py)."""
 
     use = models.CharField(max_length=20, choices=PlatformKeyUse.choices, unique=True)
-    # Sealed (domains/pki/keys.py), like every private key the platform keeps.
+    # Sealed (domains/pki/sealing.py), like every private key the platform keeps.
     key_pem = models.TextField()
     # The local CA's own certificate, public; empty for the ACME account.
     certificate_pem = models.TextField(blank=True)

@@ -1,6 +1,6 @@
 """Certificate authorities behind one interface (domains/pki/authority.py), chosen by
 DOMAINS_CA: `local` (domains/pki/local.py, the platform's own CA) or `acme`
-(domains/pki/acme.py, any RFC 8555 CA). Private keys at rest: domains/pki/keys.py.
+(domains/pki/acme.py, any RFC 8555 CA). Private keys at rest: domains/pki/sealing.py.
 """
 
 from __future__ import annotations

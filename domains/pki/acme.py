@@ -1,6 +1,6 @@
 """Certificates from an ACME certificate authority (RFC 8555), with the `acme` client.
 
-One account per platform: its key is a row (PlatformKey, domains/pki/held.py, sealed like
+One account per platform: its key is a row (PlatformKey, domains/pki/platformkeys.py, sealed like
 every private key), created on first use by whichever process comes first, and registered
 again on each run, which an ACME server answers with the existing account. So every
 certificates worker, on any host, is the same account and can resume another's order.
@@ -42,7 +42,7 @@ from josepy import ES256, JWKEC
 from domains import metrics
 from domains.choices import CertCode, PlatformKeyUse
 from domains.models import AcmeChallenge, AcmeOrder, Domain
-from domains.pki import keys
+from domains.pki import sealing
 from domains.pki.authority import (
     Issued,
     NotReached,
@@ -52,7 +52,7 @@ from domains.pki.authority import (
     issued_from_pem,
     shown,
 )
-from domains.pki.held import held
+from domains.pki.platformkeys import held
 from domains.policy import RENEWAL_INFO_AT_MOST, renewal_time
 
 logger = logging.getLogger(__name__)
@@ -76,12 +76,12 @@ CONNECTION_FAILED = re.compile(
 
 
 def _create_account_key() -> tuple[str, str]:
-    return keys.seal(keys.pem(keys.new_key())), ""
+    return sealing.seal(sealing.pem(sealing.new_key())), ""
 
 
 def account_key() -> ec.EllipticCurvePrivateKey:
     stored = held(PlatformKeyUse.ACME_ACCOUNT, _create_account_key)
-    key = serialization.load_pem_private_key(keys.unseal(stored.key_pem).encode(), None)
+    key = serialization.load_pem_private_key(sealing.unseal(stored.key_pem).encode(), None)
     if not isinstance(key, ec.EllipticCurvePrivateKey):
         raise TypeError("the ACME account's stored key is not an EC private key")
     return key
@@ -230,7 +230,7 @@ class AcmeAuthority:
                     retry_after=DEFAULT_RETRY_AFTER,
                 ) from slow
             return issued_from_pem(
-                resource.fullchain_pem, keys.unseal(order.key_pem), hostname=domain.hostname
+                resource.fullchain_pem, sealing.unseal(order.key_pem), hostname=domain.hostname
             )
 
     def stored(self, domain: Domain) -> None:
@@ -283,15 +283,15 @@ class AcmeAuthority:
         order = AcmeOrder.objects.filter(domain=domain).first()
         if order is not None:
             return order
-        key = keys.new_key()
-        csr_pem = crypto_util.make_csr(keys.pem(key).encode(), [domain.hostname])
+        key = sealing.new_key()
+        csr_pem = crypto_util.make_csr(sealing.pem(key).encode(), [domain.hostname])
         placed = acme.new_order(csr_pem)
         order, _ = AcmeOrder.objects.get_or_create(
             domain=domain,
             defaults={
                 "url": placed.uri,
                 "csr_pem": csr_pem.decode(),
-                "key_pem": keys.seal(keys.pem(key)),
+                "key_pem": sealing.seal(sealing.pem(key)),
             },
         )
         return order

@@ -40,7 +40,7 @@ class Issued:
     san: str
     # The leaf first, then any intermediates the CA sent.
     pem: str
-    # In clear: the caller seals it before storing (domains/pki/keys.py).
+    # In clear: the caller seals it before storing (domains/pki/sealing.py).
     key_pem: str
     issuer: str
 

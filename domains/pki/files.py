@@ -1,6 +1,6 @@
 """Files under DOMAINS_CA_DIR (the local CA's certificate) and the edge's own, written
 atomically: to a temporary name, then renamed into place, so a reader never sees half of
-one. No key is kept on a disk: domains/pki/held.py.
+one. No key is kept on a disk: domains/pki/platformkeys.py.
 """
 
 from __future__ import annotations

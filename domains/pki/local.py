@@ -1,6 +1,6 @@
 """The platform's own local certificate authority, and issuing with it (`cryptography`).
 
-The CA's key (sealed) and certificate are a row (PlatformKey, domains/pki/held.py),
+The CA's key (sealed) and certificate are a row (PlatformKey, domains/pki/platformkeys.py),
 created on first use by whichever process comes first; DOMAINS_CA_DIR holds only a copy of
 the certificate, for clients to trust. It signs at once: `prepare` has nothing to do.
 """
@@ -19,9 +19,9 @@ from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 from django.conf import settings
 
 from domains.choices import PlatformKeyUse
-from domains.pki import files, keys
+from domains.pki import files, sealing
 from domains.pki.authority import Issued, RenewalInfo, issued_from_pem
-from domains.pki.held import held
+from domains.pki.platformkeys import held
 from domains.policy import renewal_time
 
 if TYPE_CHECKING:
@@ -49,7 +49,7 @@ def _key_usage(*, signs_certificates: bool) -> x509.KeyUsage:
 
 def new_ca() -> tuple[str, str]:
     """A new CA: its key, sealed, and its certificate, both PEM."""
-    key = keys.new_key()
+    key = sealing.new_key()
     name = x509.Name(
         [
             x509.NameAttribute(NameOID.ORGANIZATION_NAME, "Petstore platform"),
@@ -71,12 +71,12 @@ def new_ca() -> tuple[str, str]:
         .sign(key, hashes.SHA256())
     )
     # Sealed, like every private key the platform keeps.
-    return keys.seal(keys.pem(key)), cert.public_bytes(serialization.Encoding.PEM).decode()
+    return sealing.seal(sealing.pem(key)), cert.public_bytes(serialization.Encoding.PEM).decode()
 
 
 def load_or_create_ca() -> tuple[ec.EllipticCurvePrivateKey, x509.Certificate]:
     stored = held(PlatformKeyUse.LOCAL_CA, new_ca)
-    key = serialization.load_pem_private_key(keys.unseal(stored.key_pem).encode(), password=None)
+    key = serialization.load_pem_private_key(sealing.unseal(stored.key_pem).encode(), password=None)
     if not isinstance(key, ec.EllipticCurvePrivateKey):
         raise TypeError("the local CA's stored key is not an EC private key")
     copy_certificate(stored.certificate_pem)
@@ -104,7 +104,7 @@ def copy_certificate(certificate_pem: str) -> Path:
 def issue(hostname: str, *, now: datetime | None = None) -> Issued:
     """A leaf certificate for `hostname`, valid DOMAINS_CERT_VALIDITY_DAYS, signed by the CA."""
     ca_key, ca_cert = load_or_create_ca()
-    key = keys.new_key()
+    key = sealing.new_key()
     now = (now or datetime.now(UTC)).replace(microsecond=0)
     not_after = now + timedelta(days=settings.DOMAINS_CERT_VALIDITY_DAYS)
     cert = (
@@ -128,7 +128,7 @@ def issue(hostname: str, *, now: datetime | None = None) -> Issued:
     # Held to the check every CA's certificate passes, though it made the certificate itself.
     return issued_from_pem(
         cert.public_bytes(serialization.Encoding.PEM).decode(),
-        keys.pem(key),
+        sealing.pem(key),
         hostname=hostname,
         now=now,
     )

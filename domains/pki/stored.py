@@ -11,16 +11,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from domains.models import AcmeOrder, Certificate, PlatformKey
-from domains.pki import keys
+from domains.pki import sealing
 
 SEALED_ROWS = (Certificate, AcmeOrder, PlatformKey)
 
 
 def unopenable() -> str | None:
     """What the configured keys cannot open, one of each kind tried (the newest row; every
-    PlatformKey), or None. Raises keys.KeyNotSet when this process has no key, even with
+    PlatformKey), or None. Raises sealing.KeyNotSet when this process has no key, even with
     nothing stored yet: the worker and the edge need one for what they will seal and open."""
-    keys.require_key()
+    sealing.require_key()
     for model in SEALED_ROWS:
         rows = model.objects.order_by("-pk").values_list("pk", "key_pem")
         for pk, sealed in rows if model is PlatformKey else rows[:1]:
@@ -32,8 +32,8 @@ def unopenable() -> str | None:
 
 def _opens(sealed: str) -> bool:
     try:
-        keys.unseal(sealed)
-    except keys.InvalidToken:
+        sealing.unseal(sealed)
+    except sealing.InvalidToken:
         return False
     return True
 
@@ -46,17 +46,17 @@ class Resealed:
 
 def reseal_all() -> Resealed:
     """Seals every stored key again under the current key; one already under it is left as
-    it is, so a second run reseals nothing. keys.InvalidToken when no configured key opens
+    it is, so a second run reseals nothing. sealing.InvalidToken when no configured key opens
     one (nothing after it is touched)."""
-    keys.require_key()
+    sealing.require_key()
     counts = Resealed()
     for model in SEALED_ROWS:
         for pk, sealed in model.objects.order_by("pk").values_list("pk", "key_pem").iterator():
-            if keys.is_current(sealed):
+            if sealing.is_current(sealed):
                 counts.current += 1
                 continue
             # Conditional: a row written meanwhile (a renewal) is already under the new key.
-            model.objects.filter(pk=pk, key_pem=sealed).update(key_pem=keys.reseal(sealed))
+            model.objects.filter(pk=pk, key_pem=sealed).update(key_pem=sealing.reseal(sealed))
             counts.resealed += 1
     return counts
 
@@ -65,7 +65,7 @@ def key_problem() -> str | None:
     """One line saying why this process cannot open the stored keys, or None."""
     try:
         what = unopenable()
-    except keys.KeyNotSet as error:
+    except sealing.KeyNotSet as error:
         return str(error)
     if what is None:
         return None

@@ -27,7 +27,7 @@ from domains.choices import Action, CertCode, CertState, CheckCode, State
 from domains.dns import diagnosis
 from domains.dns.diagnosis import CheckResult
 from domains.models import Certificate, Domain
-from domains.pki import keys
+from domains.pki import sealing
 from domains.policy import RENEWAL_INFO_PER_RUN, RENEWAL_INFO_RETRY
 from domains.retry import RetryLater
 from domains.services.events import record_event
@@ -272,7 +272,7 @@ def _store(
         not_after=issued.not_after,
         san=issued.san,
         pem=issued.pem,
-        key_pem=keys.seal(issued.key_pem),
+        key_pem=sealing.seal(issued.key_pem),
         issuer=issued.issuer,
         renew_after=renew_after,
     )

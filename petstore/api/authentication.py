@@ -14,7 +14,7 @@ from rest_framework.request import Request
 
 from petstore.api.throttles import FailedKeyThrottle
 from petstore.apikeys import keycache
-from petstore.apikeys.keys import hash_key, parse_key
+from petstore.apikeys.keyformat import hash_key, parse_key
 from petstore.apikeys.models import ApiKey
 
 # last_used_at is written at most once a minute per key: it answers "is this key

@@ -1,4 +1,4 @@
-"""The API key row and its queryset (the key's format: keys.py), and the Idempotency-Key
+"""The API key row and its queryset (the key's format: keyformat.py), and the Idempotency-Key
 records of each key (petstore/api/idempotency.py)."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
-from petstore.apikeys.keys import KEY_SCHEME
+from petstore.apikeys.keyformat import KEY_SCHEME
 
 
 class ApiKeyQuerySet(models.QuerySet):

@@ -10,7 +10,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from petstore.apikeys import keycache
-from petstore.apikeys.keys import generate_key, hash_key
+from petstore.apikeys.keyformat import generate_key, hash_key
 from petstore.apikeys.models import ApiKey
 
 

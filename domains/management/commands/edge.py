@@ -9,7 +9,7 @@ private keys: it refuses to start when DOMAINS_KEY_ENCRYPTION_KEY is missing or
 cannot open them. Each start makes a new secret for the endpoint, which only
 Caddy's configuration and the endpoint's secret file (both 0600) hold. With
 EDGE_HELD_CERTIFICATES, a thread of this command loads the live certificates into
-Caddy while the edge runs (domains/edge/held.py), through its admin API, which is
+Caddy while the edge runs (domains/edge/heldcertificates.py), through its admin API, which is
 a unix socket only.
 """
 
@@ -26,7 +26,7 @@ from django.db import connections
 
 from domains.edge import admin, processes, version
 from domains.edge.caddy import config
-from domains.edge.held import Holder
+from domains.edge.heldcertificates import Holder
 from domains.edge.paths import SECRET_FILE
 from domains.pki.files import write_atomically
 from domains.pki.stored import key_problem

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
 
-from domains.pki import keys
+from domains.pki import sealing
 from domains.pki.stored import reseal_all
 
 
@@ -24,9 +24,9 @@ class Command(BaseCommand):
     def handle(self, *args, **options):
         try:
             counts = reseal_all()
-        except keys.KeyNotSet as error:
+        except sealing.KeyNotSet as error:
             raise CommandError(f"resealkeys: {error}") from None
-        except keys.InvalidToken:
+        except sealing.InvalidToken:
             raise CommandError(
                 "resealkeys: a stored key opens with neither DOMAINS_KEY_ENCRYPTION_KEY nor "
                 "DOMAINS_KEY_ENCRYPTION_KEY_PREVIOUS; put the key that sealed it in "

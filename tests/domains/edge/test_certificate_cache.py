@@ -20,9 +20,10 @@ from django.utils import timezone
 from domains.choices import State
 from domains.edge import cache as edge_cache
 from domains.edge import certificates as edge_certificates
-from domains.edge import version, wsgi
+from domains.edge import version
 from domains.edge.cache import CertificateCache
 from domains.edge.certificates import Answer
+from domains.edge.endpoint import Endpoint
 from domains.edge.paths import CERTIFICATE_PATH, SECRET_FILE
 from domains.models import Certificate, Domain
 from domains.services import certificates
@@ -45,9 +46,9 @@ def edge_secret(settings, tmp_path) -> Path:
 
 
 @pytest.fixture
-def endpoint() -> wsgi.Endpoint:
+def endpoint() -> Endpoint:
     """Its version read by its first request and then only by `cache.refresh()`."""
-    return wsgi.Endpoint(CertificateCache(fresh_for=math.inf), polling=False)
+    return Endpoint(CertificateCache(fresh_for=math.inf), polling=False)
 
 
 @pytest.fixture
@@ -58,7 +59,7 @@ def active(dns_server, www) -> Certificate:
     return issued
 
 
-def handshake(endpoint: wsgi.Endpoint, name: str = HOST) -> tuple[str, bytes]:
+def handshake(endpoint: Endpoint, name: str = HOST) -> tuple[str, bytes]:
     """What Caddy asks during a full handshake for `name`."""
     answer: dict[str, str] = {}
 
@@ -75,7 +76,7 @@ def handshake(endpoint: wsgi.Endpoint, name: str = HOST) -> tuple[str, bytes]:
     return answer["status"], body
 
 
-def serves(endpoint: wsgi.Endpoint, certificate: Certificate) -> bool:
+def serves(endpoint: Endpoint, certificate: Certificate) -> bool:
     status, body = handshake(endpoint)
     return status == "200 OK" and body.decode().startswith(certificate.pem.strip())
 
@@ -177,7 +178,7 @@ def test_a_certificate_past_its_not_after_is_read_again(endpoint, active, time_m
 def test_without_its_thread_a_stale_cache_reads_the_version_first(active):
     """The thread late or its database unreachable: each request reads the version itself,
     so nothing is served past the bound."""
-    endpoint = wsgi.Endpoint(CertificateCache(fresh_for=0), polling=False)
+    endpoint = Endpoint(CertificateCache(fresh_for=0), polling=False)
     assert serves(endpoint, active)
     with CaptureQueriesContext(connection) as queries:
         assert serves(endpoint, active)

@@ -22,12 +22,13 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from domains.choices import State
-from domains.edge import caddy, wsgi
+from domains.edge import caddy
 from domains.edge.cache import CertificateCache
+from domains.edge.endpoint import Endpoint
 from domains.edge.fallback import is_fallback
 from domains.edge.paths import CERTIFICATE_PATH, FALLBACK_PATH, PERMISSION_PATH, SECRET_FILE
 from domains.models import Certificate, Domain
-from domains.pki import keys
+from domains.pki import sealing
 from domains.services import certificates
 from domains.services.custom_domains import domain_add
 from tests.fixtures.domains import go_live
@@ -47,14 +48,14 @@ def edge_secret(settings, tmp_path):
 
 
 @pytest.fixture
-def endpoint() -> wsgi.Endpoint:
+def endpoint() -> Endpoint:
     """The endpoint as served, over a cache of this test's own whose version is read only
     by its first request and by `cache.refresh()`, the served endpoint's thread's beat."""
-    return wsgi.Endpoint(CertificateCache(fresh_for=math.inf), polling=False)
+    return Endpoint(CertificateCache(fresh_for=math.inf), polling=False)
 
 
 def call(
-    endpoint: wsgi.Endpoint,
+    endpoint: Endpoint,
     path: str,
     query: str = "",
     remote: str = "127.0.0.1",
@@ -91,7 +92,7 @@ def test_a_live_domain_gets_its_chain_and_key_in_clear(endpoint, active, server_
     status, body = call(endpoint, CERTIFICATE_PATH, f"server_name={server_name}")
     assert status == "200 OK"
     assert body.decode().startswith(active.pem.strip())
-    assert keys.unseal(active.key_pem).strip() in body.decode()
+    assert sealing.unseal(active.key_pem).strip() in body.decode()
 
 
 @pytest.mark.parametrize("server_name", ["", "stranger.example.test", "example.test"])
@@ -108,7 +109,7 @@ def test_another_projects_claim_never_gets_its_certificate_served(
     rival = domain_add(project=bobs, hostname="www.example.test", actor=bob)
     Certificate.objects.create(
         domain=rival, serial="b0b", not_before=active.not_before, not_after=active.not_after,
-        san="www.example.test", pem="bob's chain", key_pem=keys.seal("bob's key"),
+        san="www.example.test", pem="bob's chain", key_pem=sealing.seal("bob's key"),
     )  # fmt: skip
     Domain.objects.filter(pk=rival.pk).update(state=rival_state)
 

@@ -18,7 +18,7 @@ from django.utils import timezone
 from domains.choices import Action, State
 from domains.edge import processes, version
 from domains.models import Certificate, Domain, DomainEvent, Project
-from domains.pki import keys
+from domains.pki import sealing
 from domains.services import certificates
 from domains.services.custom_domains import domain_add, domain_remove
 from tests.fixtures.domains import go_live, in_step
@@ -39,7 +39,7 @@ def another_certificate(domain: Domain, serial: str) -> Certificate:
     now = timezone.now()
     return Certificate.objects.create(
         domain=domain, serial=serial, not_before=now, not_after=now + timedelta(days=90),
-        san=domain.hostname, pem="chain", key_pem=keys.seal("key"),
+        san=domain.hostname, pem="chain", key_pem=sealing.seal("key"),
     )  # fmt: skip
 
 

@@ -18,7 +18,7 @@ from django.utils import timezone
 from domains import pki
 from domains.choices import CertCode, CertState, State
 from domains.models import AcmeChallenge, AcmeOrder, Certificate, Domain
-from domains.pki import keys
+from domains.pki import sealing
 from domains.policy import RENEWAL_SPREAD
 from domains.services import certificates
 from tests.fixtures.domains import in_step
@@ -53,8 +53,8 @@ def test_a_verified_domain_gets_a_certificate_from_the_acme_ca(verified, pebble)
     planned = certificate.not_before + lifetime * 2 / 3
     assert planned - lifetime * RENEWAL_SPREAD <= certificate.renew_after <= planned
     # The private key is sealed at rest and is the certificate's own.
-    assert keys.is_sealed(certificate.key_pem)
-    opened = load_pem_private_key(keys.unseal(certificate.key_pem).encode(), None)
+    assert sealing.is_sealed(certificate.key_pem)
+    opened = load_pem_private_key(sealing.unseal(certificate.key_pem).encode(), None)
     assert opened.public_key() == cert.public_key()
     # domainstatus names the issuer.
     out = StringIO()

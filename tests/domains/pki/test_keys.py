@@ -24,7 +24,7 @@ from django.utils import timezone
 
 from domains import pki
 from domains.models import Certificate, PlatformKey
-from domains.pki import acme, keys
+from domains.pki import acme, sealing
 from domains.services import certificates
 from tests.fixtures.domains import CA_ID, go_live
 from tests.processes import ROOT, service_env, web_server_process
@@ -64,19 +64,19 @@ def one_line_naming_the_key(result: subprocess.CompletedProcess) -> str:
 
 
 def test_a_sealed_key_opens_only_with_its_own_encryption_key(settings):
-    pem = keys.pem(keys.new_key())
-    sealed = keys.seal(pem)
-    assert keys.is_sealed(sealed) and pem not in sealed
-    assert keys.unseal(sealed) == pem
+    pem = sealing.pem(sealing.new_key())
+    sealed = sealing.seal(pem)
+    assert sealing.is_sealed(sealed) and pem not in sealed
+    assert sealing.unseal(sealed) == pem
     settings.DOMAINS_KEY_ENCRYPTION_KEY = KEY_B
-    with pytest.raises(keys.InvalidToken):
-        keys.unseal(sealed)
+    with pytest.raises(sealing.InvalidToken):
+        sealing.unseal(sealed)
 
 
 def test_the_encryption_key_is_not_derived_from_the_secret_key(settings):
-    sealed = keys.seal(keys.pem(keys.new_key()))
+    sealed = sealing.seal(sealing.pem(sealing.new_key()))
     settings.SECRET_KEY = "a new secret key"
-    assert keys.unseal(sealed).startswith(keys.PEM_START)
+    assert sealing.unseal(sealed).startswith(sealing.PEM_START)
 
 
 # --- Who holds the key ----------------------------------------------------------------
@@ -231,9 +231,9 @@ def test_rotation_reads_with_the_old_key_seals_with_the_new_and_resealkeys_drops
     settings.DOMAINS_KEY_ENCRYPTION_KEY_PREVIOUS = [KEY_A]
 
     stored = Certificate.objects.get(pk=sealed_with_a.pk)
-    assert keys.unseal(stored.key_pem).startswith(keys.PEM_START)  # read with A
-    assert not keys.is_current(stored.key_pem)
-    assert keys.is_current(keys.seal("new"))  # sealed with B
+    assert sealing.unseal(stored.key_pem).startswith(sealing.PEM_START)  # read with A
+    assert not sealing.is_current(stored.key_pem)
+    assert sealing.is_current(sealing.seal("new"))  # sealed with B
 
     out = StringIO()
     call_command("resealkeys", stdout=out)
@@ -249,9 +249,9 @@ def test_rotation_reads_with_the_old_key_seals_with_the_new_and_resealkeys_drops
 
     settings.DOMAINS_KEY_ENCRYPTION_KEY_PREVIOUS = []  # A is gone
     stored.refresh_from_db()
-    assert load_pem_private_key(keys.unseal(stored.key_pem).encode(), None)
+    assert load_pem_private_key(sealing.unseal(stored.key_pem).encode(), None)
     for platform_key in PlatformKey.objects.all():  # the local CA's, the ACME account's
-        assert keys.unseal(platform_key.key_pem).startswith(keys.PEM_START)
+        assert sealing.unseal(platform_key.key_pem).startswith(sealing.PEM_START)
     assert acme.account_key()
     # The CA's key, resealed, still signs.
     assert certificates.certificate_renew(domain_id=stored.domain_id, issued_before=timezone.now())
@@ -282,8 +282,8 @@ def test_a_local_certificate_is_stored_with_its_key_sealed_issuer_and_renewal(
     certificate = certificates.certificate_issue(domain_id=www.pk)
     assert certificate is not None
     stored = Certificate.objects.get(pk=certificate.pk)
-    assert keys.is_sealed(stored.key_pem)
-    load_pem_private_key(keys.unseal(stored.key_pem).encode(), None)
+    assert sealing.is_sealed(stored.key_pem)
+    load_pem_private_key(sealing.unseal(stored.key_pem).encode(), None)
     assert stored.issuer == f"{CA_ID} local CA"
     # Two thirds of 90 days, up to 3 days earlier (domains.policy.RENEWAL_SPREAD).
     assert 57 <= (stored.renew_after - stored.not_before).days <= 60

@@ -16,7 +16,7 @@ from cryptography.hazmat.primitives.serialization import Encoding
 from domains import pki
 from domains.choices import PlatformKeyUse, State
 from domains.models import AcmeOrder, Certificate, Domain, PlatformKey
-from domains.pki import acme, keys
+from domains.pki import acme, sealing
 from domains.pki.local import new_ca
 from tests.processes import ROOT, service_env
 
@@ -83,7 +83,7 @@ def test_the_platforms_keys_are_created_once_and_the_folder_is_never_read(settin
     ca_key, ca_cert = new_ca()
     (folder / "ca-key.pem").write_text(ca_key)
     (folder / "ca-cert.pem").write_text(ca_cert)
-    (folder / "acme-account-key").write_text(keys.pem(keys.new_key()))
+    (folder / "acme-account-key").write_text(sealing.pem(sealing.new_key()))
     settings.DOMAINS_CA_DIR = folder
 
     signer, certificate = pki.load_or_create_ca()
@@ -92,7 +92,7 @@ def test_the_platforms_keys_are_created_once_and_the_folder_is_never_read(settin
     assert certificate.public_bytes(Encoding.PEM).decode() != ca_cert
     stored = PlatformKey.objects.get(use=PlatformKeyUse.LOCAL_CA)
     assert stored.certificate_pem == certificate.public_bytes(Encoding.PEM).decode()
-    assert keys.is_sealed(PlatformKey.objects.get(use=PlatformKeyUse.ACME_ACCOUNT).key_pem)
+    assert sealing.is_sealed(PlatformKey.objects.get(use=PlatformKeyUse.ACME_ACCOUNT).key_pem)
     for path in folder.iterdir():
         path.unlink()
     settings.DOMAINS_CA_DIR = tmp_path / "elsewhere"

@@ -14,7 +14,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from domains import pki, tasks
 from domains.choices import CertState, PlatformKeyUse, State
 from domains.models import Certificate, Domain, DomainEvent, PlatformKey
-from domains.pki import keys
+from domains.pki import sealing
 from domains.policy import CERT_LATE_AT_CHECK, cert_lost_at_sweep
 from domains.services import certificates, scheduling
 from domains.services.custom_domains import domain_add, domain_request_check
@@ -172,7 +172,7 @@ def test_the_ca_is_created_once_even_when_many_ask_at_the_same_time(settings, tm
     assert usage.key_cert_sign and usage.crl_sign
     # In the database, sealed like every private key the platform keeps; none on a disk.
     stored = PlatformKey.objects.get(use=PlatformKeyUse.LOCAL_CA)
-    assert "PRIVATE KEY" not in stored.key_pem and keys.is_sealed(stored.key_pem)
+    assert "PRIVATE KEY" not in stored.key_pem and sealing.is_sealed(stored.key_pem)
     # The folder holds only a copy of the CA's certificate, for clients to trust.
     assert [path.name for path in (tmp_path / "fresh-ca").iterdir()] == ["ca-cert.pem"]
     assert (tmp_path / "fresh-ca" / "ca-cert.pem").read_text() == stored.certificate_pem

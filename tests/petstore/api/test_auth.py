@@ -9,7 +9,7 @@ import time_machine
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from petstore.apikeys.keys import hash_key
+from petstore.apikeys.keyformat import hash_key
 from petstore.apikeys.models import ApiKey
 from petstore.apikeys.services import api_key_issue, api_key_revoke
 from tests.pets.helpers import assert_error, bearer

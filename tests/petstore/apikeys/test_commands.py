@@ -9,7 +9,7 @@ from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 from rest_framework.test import APIClient
 
-from petstore.apikeys.keys import hash_key
+from petstore.apikeys.keyformat import hash_key
 from petstore.apikeys.models import ApiKey
 from tests.pets.helpers import bearer
 

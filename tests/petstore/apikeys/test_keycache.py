@@ -17,7 +17,7 @@ from rest_framework.test import APIClient
 
 from petstore.api.authentication import BearerKeyAuthentication
 from petstore.apikeys import keycache
-from petstore.apikeys.keys import hash_key
+from petstore.apikeys.keyformat import hash_key
 from petstore.apikeys.models import ApiKey
 from petstore.apikeys.services import api_key_revoke
 from tests.pets.helpers import bearer

@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from domains import metrics, pki, tasks
 from domains.choices import State
-from domains.edge import wsgi as edge_wsgi
+from domains.edge import endpoint as edge_endpoint
 from domains.models import Certificate, Domain
 from domains.services import certificates
 from domains.services.custom_domains import domain_add
@@ -86,7 +86,7 @@ def test_every_family_is_there_after_real_activity(client, token, dns_server, sh
     task_failure_record(task_name="domains.tasks.check_domain", kind="failed", error="boom")
     assert client.get("/healthz", HTTP_HOST=SCRAPER_HOST).status_code == 200
     environ = {"REQUEST_METHOD": "GET", "PATH_INFO": "/certificate/x", "REMOTE_ADDR": "127.0.0.1"}
-    edge_wsgi.application(environ, lambda status, headers: None)
+    edge_endpoint.application(environ, lambda status, headers: None)
 
     after = scrape(client)
     assert set(after.families) >= FAMILIES

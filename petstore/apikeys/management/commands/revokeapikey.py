@@ -5,7 +5,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from petstore.apikeys.keys import KEY_SCHEME
+from petstore.apikeys.keyformat import KEY_SCHEME
 from petstore.apikeys.models import ApiKey
 from petstore.apikeys.services import api_key_revoke
 

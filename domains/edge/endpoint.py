@@ -1,6 +1,6 @@
 """The certificate endpoint Caddy's `get_certificate http` manager asks during a handshake.
 
-    granian --interface wsgi domains.edge.wsgi:application --port $EDGE_CERTIFICATES_PORT
+    granian --interface wsgi domains.edge.endpoint:application --port $EDGE_CERTIFICATES_PORT
 
 GET /certificate/<secret>?server_name=<SNI> answers 200 with the chain and its
 private key in PEM, or 204 when no live domain has that name. Caddy then asks its next

@@ -5,7 +5,7 @@ connections, docs/decisions/edge.md).
 In a full handshake Caddy looks in its in-memory cache before it asks any `get_certificate`
 manager; certificates it has loaded (`tls.certificates.load_pem`) are in that cache. So a
 thread of `manage.py edge` loads the live certificates into Caddy through its admin API,
-and the certificate endpoint (domains/edge/wsgi.py) answers only the names Caddy does not
+and the certificate endpoint (domains/edge/endpoint.py) answers only the names Caddy does not
 hold: one issued since the last load, one past EDGE_HELD_CERTIFICATES, a name with none
 (the placeholder). Asking the endpoint was most of what the edge cost over its floor
 (docs/decisions/performance.md).
@@ -65,7 +65,7 @@ from domains.edge import admin, version
 from domains.edge.cache import FRESH_FOR, MAX_AGE, POLL_EVERY
 from domains.edge.certificates import live_certificates
 from domains.metrics import edge_certificates_loaded
-from domains.pki import keys
+from domains.pki import sealing
 from petstore.versions import Stamp, Watcher
 
 logger = logging.getLogger(__name__)
@@ -261,7 +261,7 @@ class Holder:
             pem, sealed = by_id[live.certificate_id]
             problem: str | None = "its key does not open with DOMAINS_KEY_ENCRYPTION_KEY"
             with contextlib.suppress(InvalidToken):
-                key_pem = keys.unseal(sealed)
+                key_pem = sealing.unseal(sealed)
                 problem = loadable(names[live], pem, key_pem)
             if problem:
                 logger.error(

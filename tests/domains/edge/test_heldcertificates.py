@@ -1,5 +1,5 @@
-"""Caddy holding the live certificates itself (domains/edge/held.py), over real TLS: the edge
-as production starts it, its admin API asked what Caddy holds."""
+"""Caddy holding the live certificates itself (domains/edge/heldcertificates.py), over real
+TLS: the edge as production starts it, its admin API asked what Caddy holds."""
 
 from __future__ import annotations
 
@@ -30,10 +30,10 @@ from domains.choices import State
 from domains.edge import admin, processes, version
 from domains.edge.cache import FRESH_FOR
 from domains.edge.caddy import config
-from domains.edge.held import ADD_AFTER_QUIET, LOAD_PEM, Holder, loadable
+from domains.edge.heldcertificates import ADD_AFTER_QUIET, LOAD_PEM, Holder, loadable
 from domains.edge.processes import caddy_command, caddy_env
 from domains.models import Certificate, Domain
-from domains.pki import keys
+from domains.pki import sealing
 from domains.services import certificates
 from domains.services.custom_domains import domain_add, domain_remove
 from tests.fixtures.domains import go_live
@@ -65,7 +65,7 @@ def endpoint_pids(edge: Edge) -> list[int]:
     for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
         with contextlib.suppress(OSError):
             words = cmdline.read_bytes().split(b"\0")
-            if b"domains.edge.wsgi:application" in words and port.encode() in words:
+            if b"domains.edge.endpoint:application" in words and port.encode() in words:
                 pids.append(int(cmdline.parent.name))
     assert pids, "the endpoint's processes are not found"
     return pids
@@ -168,7 +168,7 @@ def test_a_database_that_stops_answering_leaves_caddy_holding_nothing(edge, www_
 def test_the_held_keys_are_never_written_to_a_disk(edge, www_on_edge):
     certificate = served(www_on_edge)
     edge.holds([certificate.serial])
-    key = keys.unseal(certificate.key_pem).split("-----")[2].strip().splitlines()[0]
+    key = sealing.unseal(certificate.key_pem).split("-----")[2].strip().splitlines()[0]
 
     assert stat.S_IMODE(edge.admin_socket.stat().st_mode) == 0o600
     written = [path for path in edge.edge_dir.rglob("*") if path.is_file()]
