@@ -9,7 +9,7 @@ database triggers raise whenever a certificate row is written or a domain is add
 removed, renamed or changes state (domains/edge/version.py), whichever code, bulk update or
 raw SQL wrote it.
 
-- The version is watched (petstore/versions.py's `Watcher`, polled): a thread of each
+- The version is watched (petstore/versions/watcher.py's `Watcher`, polled): a thread of each
   process reads it every POLL_EVERY, with the database's incarnation, so a failover or a
   restore that brings a number back for other rows is a change too. An answer is served
   only while the version was read less than FRESH_FOR ago; past that (the thread is late,

@@ -1,5 +1,5 @@
 """The edge version: a number the database raises whenever a certificate row is written or a
-domain is added, removed, renamed or changes state, by whatever path (petstore/versions.py
+domain is added, removed, renamed or changes state, by whatever path (petstore/versions/
 says how). While it stays the same, no handshake's answer has changed but by the clock (a
 certificate expiring, which the endpoint's cache knows from notAfter)."""
 

@@ -1,4 +1,4 @@
-"""The edge version's function and triggers, made from its declaration (petstore/versions.py)
+"""The edge version's function and triggers, made from its declaration (petstore/versions/)
 in place of 0010's hand-written ones: the function names its table with the migration's
 schema under a pinned search_path, so a writer with another search_path raises this table.
 

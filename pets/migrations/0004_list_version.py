@@ -1,5 +1,5 @@
 """The list version: one number the database raises whenever a pet is added, changed or
-removed, by whatever path (petstore/versions.py says how), so that listPets' hot path can
+removed, by whatever path (petstore/versions/ says how), so that listPets' hot path can
 keep the pages it wrote until it moves (docs/decisions/performance.md; 0006 drops it all).
 
 PostgreSQL: deferred constraint triggers, raised once per writing transaction when it

@@ -1,4 +1,4 @@
-"""The list version's function and triggers, made from its declaration (petstore/versions.py)
+"""The list version's function and triggers, made from its declaration (petstore/versions/)
 in place of 0004's hand-written ones: the function names its table with the migration's
 schema under a pinned search_path, so a writer with another search_path raises this table.
 

@@ -5,7 +5,7 @@ so every write to a pet would pay a deferred trigger for nothing.
 
 Backwards makes them again as 0004 and 0005 left them, the row starting again at 0: a
 process that kept anything under a number keys it by the version table's OID too
-(petstore/versions.py's `Stamp`), which a new table changes. The declaration and the table
+(petstore/versions/declaration.py's `Stamp`), which a new table changes. The declaration and the table
 are 0005's and 0004's, imported as history.
 """
 

@@ -1,4 +1,4 @@
-"""The version primitive (petstore/versions.py): a declaration makes its triggers, the
+"""The version primitive (petstore/versions/): a declaration makes its triggers, the
 migrations make exactly what the apps declare, a writer's search_path cannot send the raise
 elsewhere, a trigger dropped or disabled is missing, and the watcher's two contracts.
 
