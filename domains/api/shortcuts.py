@@ -23,6 +23,15 @@ from petstore.api.views import BaseAPIView
 # docstring: drf-spectacular would make it the description of each operation without one.)
 class DomainsAPIView(BaseAPIView):
     refusals = REFUSALS
+    # The project a URL's slug names, among the key's user's own, looked up once here for
+    # every operation under /v1/projects/{slug} before its handler runs, so no handler can
+    # forget to: another user's project is the same 404 as a slug nobody has.
+    project: Project
+
+    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
+        super().initial(request, *args, **kwargs)
+        if "slug" in kwargs:
+            self.project = project_of(request, kwargs["slug"])
 
 
 # --- lookups: always among the key's user's projects -------------------------------

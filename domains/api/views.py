@@ -30,7 +30,6 @@ from domains.api.shortcuts import (
     DomainsAPIView,
     domain_data,
     domain_in,
-    project_of,
     redirect_in,
     user,
 )
@@ -80,7 +79,7 @@ class DomainsView(DomainsAPIView):
         ),
     )
     def get(self, request: Request, slug: str) -> Response:
-        project = project_of(request, slug)
+        project = self.project
         return self.page(request, project.domains.order_by("id"), DomainSummarySerializer)
 
     @extend_schema(
@@ -114,7 +113,7 @@ class DomainsView(DomainsAPIView):
         },
     )
     def post(self, request: Request, slug: str) -> Response:
-        project = project_of(request, slug)
+        project = self.project
         body = self.json_object(request)
 
         def add() -> Answer:
@@ -147,7 +146,7 @@ class DomainDetailView(DomainsAPIView):
         },
     )
     def get(self, request: Request, slug: str, hostname: str) -> Response:
-        return Response(domain_data(domain_in(project_of(request, slug), hostname)))
+        return Response(domain_data(domain_in(self.project, hostname)))
 
     @extend_schema(
         operation_id="removeDomain",
@@ -161,7 +160,7 @@ class DomainDetailView(DomainsAPIView):
         responses={204: OpenApiResponse(description="Removed."), **openapi.COMMON},
     )
     def delete(self, request: Request, slug: str, hostname: str) -> Response:
-        domain = domain_in(project_of(request, slug), hostname)
+        domain = domain_in(self.project, hostname)
         self.service(lambda: custom_domains.domain_remove(domain=domain, actor=user(request)))
         return Response(status=status.HTTP_204_NO_CONTENT)
 
@@ -198,7 +197,7 @@ class DomainVerifyView(DomainsAPIView):
         },
     )
     def post(self, request: Request, slug: str, hostname: str) -> Response:
-        domain = domain_in(project_of(request, slug), hostname)
+        domain = domain_in(self.project, hostname)
         body = self.json_object(request, required=False)
 
         def verify() -> Answer:
@@ -231,7 +230,7 @@ class PrimaryDomainView(DomainsAPIView):
         },
     )
     def put(self, request: Request, slug: str) -> Response:
-        project = project_of(request, slug)
+        project = self.project
         hostname = self.valid(PrimaryDomainSerializer, self.json_object(request))["hostname"]
         domain = domain_in(project, hostname)
         self.service(
@@ -250,7 +249,7 @@ class PrimaryDomainView(DomainsAPIView):
         responses={204: OpenApiResponse(description="Cleared."), **openapi.COMMON},
     )
     def delete(self, request: Request, slug: str) -> Response:
-        project = project_of(request, slug)
+        project = self.project
         self.service(
             lambda: projects.project_set_primary(project=project, domain=None, actor=user(request))
         )
@@ -270,7 +269,7 @@ class RedirectsView(DomainsAPIView):
         ),
     )
     def get(self, request: Request, slug: str) -> Response:
-        project = project_of(request, slug)
+        project = self.project
         entries = project.redirects.select_related("from_domain", "to_domain").order_by("id")
         return self.page(request, entries, RedirectSerializer)
 
@@ -297,7 +296,7 @@ class RedirectsView(DomainsAPIView):
         },
     )
     def post(self, request: Request, slug: str) -> Response:
-        project = project_of(request, slug)
+        project = self.project
         body = self.json_object(request)
 
         def create() -> Answer:
@@ -329,6 +328,6 @@ class RedirectDetailView(DomainsAPIView):
         responses={204: OpenApiResponse(description="Deleted."), **openapi.COMMON},
     )
     def delete(self, request: Request, slug: str, id: str) -> Response:
-        entry = redirect_in(project_of(request, slug), id)
+        entry = redirect_in(self.project, id)
         self.service(lambda: redirects.redirect_delete(redirect=entry, actor=user(request)))
         return Response(status=status.HTTP_204_NO_CONTENT)

@@ -19,7 +19,7 @@ from domains.api.serializers import (
     WebhookDeliverySerializer,
     WebhookSerializer,
 )
-from domains.api.shortcuts import DomainsAPIView, project_of, webhook_in
+from domains.api.shortcuts import DomainsAPIView, webhook_in
 from domains.models import WebhookEndpoint
 from domains.selectors import webhook_deliveries, webhook_endpoints
 from domains.services import webhooks
@@ -43,7 +43,7 @@ class WebhooksView(DomainsAPIView):
         **openapi.listed("The project's webhook endpoints, oldest first.", WebhookSerializer),
     )
     def get(self, request: Request, slug: str) -> Response:
-        project = project_of(request, slug)
+        project = self.project
         return self.page(request, webhook_endpoints(project).order_by("id"), WebhookSerializer)
 
     @extend_schema(
@@ -76,7 +76,7 @@ class WebhooksView(DomainsAPIView):
         },
     )
     def post(self, request: Request, slug: str) -> Response:
-        project = project_of(request, slug)
+        project = self.project
         body = self.json_object(request)
         data = self.valid(NewWebhookSerializer, body)
         # The URL's DNS before idempotency's transaction: no row or snapshot waits on it.
@@ -101,7 +101,7 @@ class WebhookDetailView(DomainsAPIView):
         responses={200: WebhookSerializer, **openapi.COMMON},
     )
     def get(self, request: Request, slug: str, id: str) -> Response:
-        endpoint = webhook_in(project_of(request, slug), id)
+        endpoint = webhook_in(self.project, id)
         return Response(WebhookSerializer(endpoint).data)
 
     @extend_schema(
@@ -112,7 +112,7 @@ class WebhookDetailView(DomainsAPIView):
         responses={204: OpenApiResponse(description="Deleted."), **openapi.COMMON},
     )
     def delete(self, request: Request, slug: str, id: str) -> Response:
-        endpoint = webhook_in(project_of(request, slug), id)
+        endpoint = webhook_in(self.project, id)
         webhooks.endpoint_delete(endpoint=endpoint)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
@@ -133,6 +133,6 @@ class WebhookDeliveriesView(DomainsAPIView):
         **_DELIVERIES,
     )
     def get(self, request: Request, slug: str, id: str) -> Response:
-        endpoint = webhook_in(project_of(request, slug), id)
+        endpoint = webhook_in(self.project, id)
         entries = webhook_deliveries(endpoint).order_by("id")
         return self.page(request, entries, WebhookDeliverySerializer)

@@ -3,28 +3,46 @@ never 403), exactly as a name that does not exist, and nothing changes."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
+from django.urls import URLPattern, URLResolver, get_resolver
 
 from domains.models import Domain, DomainEvent, Project, Redirect
 from tests.domains.api.helpers import SHOP, post, put
 from tests.pets.helpers import assert_error
 
-WWW = f"{SHOP}/domains/www.example.test"
+# What each path parameter of a route stands for in these tests (the operation is refused
+# before it is read, so any value does; these name rows that exist for alice).
+VALUES = {"slug": "shop", "hostname": "www.example.test", "id": "{redirect}"}
+# What a write carries: the operation is refused before its body is read.
+BODIES: dict[str, dict[str, str]] = {"post": {}, "put": {}, "patch": {}}
 
 
-def _operations():
-    return [
-        ("get", f"{SHOP}/domains", None),
-        ("post", f"{SHOP}/domains", {"hostname": "new.example.test"}),
-        ("get", WWW, None),
-        ("delete", WWW, None),
-        ("post", f"{WWW}/verify", None),
-        ("put", f"{SHOP}/primary-domain", {"hostname": "www.example.test"}),
-        ("delete", f"{SHOP}/primary-domain", None),
-        ("get", f"{SHOP}/redirects", None),
-        ("post", f"{SHOP}/redirects", {"from": "old.example.test", "to": "www.example.test"}),
-        ("delete", f"{SHOP}/redirects/{{redirect}}", None),
-    ]
+def _operations() -> list[tuple[str, str, dict | None]]:
+    """Every operation of every route under /v1/projects/<slug>, read from the URL
+    configuration: a route added later is tried too."""
+    found = []
+    for pattern in get_resolver("petstore.urls").url_patterns:
+        if not isinstance(pattern, URLResolver) or str(pattern.pattern) != "v1/":
+            continue
+        for route in _routes(pattern):
+            template = str(route.pattern)
+            if "<str:slug>" not in template:
+                continue
+            path = "/v1/" + re.sub(r"<\w+:(\w+)>", lambda m: VALUES[m[1]], template)
+            view = getattr(route.callback, "view_class", None)
+            for method in ("get", "post", "put", "patch", "delete"):
+                if view is not None and hasattr(view, method):
+                    found.append((method, path, BODIES.get(method)))
+    return found
+
+
+def _routes(resolver: URLResolver) -> list[URLPattern]:
+    routes: list[URLPattern] = []
+    for entry in resolver.url_patterns:
+        routes += _routes(entry) if isinstance(entry, URLResolver) else [entry]
+    return routes
 
 
 def _send(client, method, path, body):
@@ -36,6 +54,13 @@ def _send(client, method, path, body):
 
 
 OPERATIONS = [pytest.param(*op, id=f"{op[0].upper()} {op[1]}") for op in _operations()]
+
+
+def test_the_operations_are_read_from_the_url_configuration():
+    listed = {(method, path) for method, path, _ in _operations()}
+    assert ("delete", f"{SHOP}/domains/www.example.test") in listed
+    assert ("post", f"{SHOP}/webhooks") in listed  # the webhooks' routes too
+    assert len(listed) >= 15
 
 
 @pytest.mark.parametrize(("method", "path", "body"), OPERATIONS)
