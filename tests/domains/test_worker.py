@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import time
 
 from cryptography import x509
@@ -92,10 +93,10 @@ def test_a_checks_worker_asked_to_stop_ends_a_check_of_silent_addresses_within_i
         timeout=20,
         what="the check to ask the zone's servers",
     )
-    started = time.monotonic()
     checks.stop()  # SIGTERM; SIGKILL after 15 s
-    took = time.monotonic() - started
 
-    assert took < 2.0 + 5.0, took
+    # It stopped by itself, its check done: not killed at the end of its grace (the doctor
+    # used to keep asking past the deadline, and the worker with it).
+    assert checks.process.returncode != -signal.SIGKILL, checks.process.returncode
     assert Domain.objects.get(pk=www.pk).checked_at is not None  # finished, not cut short
     assert len(silent_everywhere.queries) == DOCTOR_IN_FLIGHT

@@ -279,7 +279,8 @@ def test_a_zone_of_a_thousand_silent_addresses_is_asked_a_few_within_the_deadlin
     assert list(silent_everywhere.queries) == [(WWW, "A")] * asked
     looked_up = {name for name, rdtype in zone.resolver.queries if name.startswith("ns-")}
     assert looked_up == set(servers[:DOCTOR_NAMESERVERS])
-    assert took < 1.0 + 1.0, took  # a safety net: the bound is the count above
+    # The bound is the count above; this only says the deadline, not the 10 s lifetime, ended it.
+    assert took < settings.DOMAINS_DNS_LIFETIME, took
     domain = Domain.objects.get(pk=www.pk)
     assert domain.check_code == CheckCode.OK
     assert [(s[0], s[2]) for s in answers(domain)] == [
@@ -359,7 +360,8 @@ def test_a_sweep_batch_with_zones_of_silent_addresses_ends_within_its_lifetime(
     took = time.monotonic() - started
 
     assert len(silent_everywhere.queries) == 3 * DOCTOR_IN_FLIGHT
-    assert took < 1.0 + 1.0, took  # a safety net: the bound is the count above
+    # The bound is the count above; this only says the lifetime, not a server's 10 s, ended it.
+    assert took < settings.DOMAINS_DNS_TIMEOUT, took
     assert Domain.objects.get(pk=other.pk).check_code == CheckCode.OK
     for pk in silent:
         assert FindingCode.NAMESERVERS_UNASKED in findings(Domain.objects.get(pk=pk))
