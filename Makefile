@@ -5,36 +5,39 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV   := .venv
 BIN    := $(VENV)/bin
 PIP    := $(BIN)/pip --quiet --disable-pip-version-check
-PORT   ?= 8000
-# The TLS edge's port under `make run` (production: 443).
-HTTPS_PORT ?= 8443
 # The lock tool, pinned: `make lock` writes requirements/*.txt from pyproject.toml.
 UV     := uv==0.13.9
 SETS   := run test lint bench docs
 
-.PHONY: run test fuzz lint bench soak docs lock clean
+.PHONY: run test drill fuzz lint helm-check bench soak docs lock clean
 
 # One install set per target, each from its lock: requirements/<set>.txt pins every
 # package with its hashes (the runtime dependencies plus the set's extra). A set is
 # installed again when its lock or pyproject.toml changes; production installs only
-# the runtime dependencies (pyproject's `dependencies`).
+# the runtime dependencies (pyproject's `dependencies`). A cold install takes minutes: pip
+# says what it fetches as it goes (not --quiet), and each step ends with a line giving its
+# time, so the screen is never silent for long.
 stamp = $(VENV)/.installed-$(1)-$(shell cat requirements/$(1).txt pyproject.toml | cksum | cut -d' ' -f1)
+# `timed step command…`: the command, then one line with what it was and how long it took.
+timed = start=$$$$(date +%s) && $(2) && echo "make: $(1) ($$$$(( $$$$(date +%s) - start )) s)"
 
 define install_set
 $(call stamp,$(1)): requirements/$(1).txt pyproject.toml
-	@test -d $(VENV) || $(PYTHON) -m venv $(VENV)
-	$(PIP) install --require-hashes -r requirements/$(1).txt
-	$(PIP) install --no-deps -e .
+	@test -d $(VENV) || { $(call timed,created $(VENV),$(PYTHON) -m venv $(VENV)); }
+	@echo "make: installing the locked '$(1)' set (requirements/$(1).txt) into $(VENV)"
+	@$(call timed,installed the '$(1)' set,$(BIN)/pip install --disable-pip-version-check --require-hashes -r requirements/$(1).txt)
+	@$(call timed,installed this checkout (pip install -e .),$(PIP) install --no-deps -e .)
 	@rm -f $(VENV)/.installed-$(1)-* && touch $$@
 endef
 $(foreach set,$(SETS),$(eval $(call install_set,$(set))))
 
 # The development settings file of this checkout (in PETSTORE_VAR_DIR when that is set),
 # passed explicitly to `make run`'s processes; a second terminal exports the same name.
-# HTTP_PORT is the port the web process serves: honcho gives every other process a PORT of
-# its own (8100, 8200, ...).
+# The ports are devtools/devserver.py's (petstore/ports.py's defaults): a port named on the
+# command line (`make run PORT=8001 HTTPS_PORT=8444`) reaches it in the environment, as make
+# passes its command line's variables on.
 LOCAL_ENV := $(or $(PETSTORE_VAR_DIR),$(CURDIR)/var)/local.env
-RUN_ENV := PORT=$(PORT) HTTP_PORT=$(PORT) HTTPS_PORT=$(HTTPS_PORT) PETSTORE_ENV_FILE=$(LOCAL_ENV)
+RUN_ENV := PETSTORE_ENV_FILE=$(LOCAL_ENV)
 
 # The service on embedded defaults as production serves it (granian behind the Caddy TLS edge,
 # petstore/Procfile), with its workers, beat and the dev DNS server, on PostgreSQL and Redis
@@ -50,13 +53,30 @@ run: $(call stamp,run)
 
 # The whole suite. Without DATABASE_URL/REDIS_URL it starts its own PostgreSQL and Redis from
 # their wheels (tests/settings.py); .ci/run points it at the machine's. On two pytest-xdist
-# workers, each with its own test database and Redis databases (tests/settings.py); the tests
-# of one `xdist_group` run on one worker (docs/decisions/platform.md, "The suite's time").
+# workers, each with its own test database and Redis databases (tests/settings.py;
+# docs/decisions/platform.md, "The suite's time"). No test may rely on `xdist_group`: with
+# pytest 9.2, xdist 3.8's loadgroup spreads a group over both workers
+# (pytest-dev/pytest-xdist#1386); `make drill` runs its module in one process.
 # Here rather than in pyproject's addopts, so that `.venv/bin/pytest tests/some_file.py` runs
 # in one process; `make test PYTEST_XDIST=` runs the whole suite so too.
 PYTEST_XDIST ?= -n 2 --dist loadgroup
+# The units' boot drill (tests/deploy/test_systemd_boot.py: systemd 252 in systemd-nspawn,
+# root only) is `make drill`'s, not the suite's: it boots a whole platform for minutes.
+PYTEST_MARKERS ?= -m "not systemd"
+# The slowest tests named at the end of each run, where the suite's time is spent.
+PYTEST_DURATIONS ?= --durations=25
 test: $(call stamp,test)
-	$(BIN)/pytest $(PYTEST_XDIST) $(PYTEST_ARGS)
+	$(BIN)/pytest $(PYTEST_XDIST) $(PYTEST_MARKERS) $(PYTEST_DURATIONS) $(PYTEST_ARGS)
+
+# The units booted under a real systemd: needs root, systemd-nspawn and the drill's root file
+# system (.ci/systemd-drill-image /var/lib/machines/petstore-drill makes it). One container,
+# in this one process (no -n: xdist stays loaded for the module's xdist_group marker); -rA
+# prints each scenario's counts (requests answered through the edge, retries), and the last
+# line its wall time, failed or not.
+drill: $(call stamp,test)
+	@start=$$(date +%s); \
+	$(BIN)/pytest -rA -m systemd tests/deploy/test_systemd_boot.py $(PYTEST_ARGS); status=$$?; \
+	echo "make: drill ($$(( $$(date +%s) - start )) s)"; exit $$status
 
 # The fuzzers' long search (tests/security/test_fuzz.py): the suite runs each API fuzzer on
 # a few examples; this runs FUZZ_EXAMPLES of each, with no per-test timeout.
@@ -79,7 +99,9 @@ soak: $(call stamp,bench)
 	$(BIN)/python bench/soak.py
 
 # The gates before a commit (also in .pre-commit-config.yaml) and in CI: lint, format,
-# types, the import contracts (pyproject's [tool.importlinter]), Django's checks, and no model change without its migration. The settings
+# types, the import contracts (pyproject's [tool.importlinter]), Django's checks, no model
+# change without its migration, and every migration's SQL through squawk
+# (devtools/migrationlint.py, on a scratch database). The settings
 # must import (mypy's Django plugin loads them), on a throwaway secret and without
 # this checkout's var/local.env.
 LINT_ENV := SECRET_KEY=lint DEBUG=1 PETSTORE_ENV_FILE=
@@ -93,6 +115,13 @@ lint: $(call stamp,lint) $(call stamp,test)
 	$(BIN)/lint-imports
 	$(LINT_ENV) $(BIN)/python manage.py check
 	$(LINT_ENV) $(BIN)/python manage.py makemigrations --check --dry-run
+	$(LINT_ENV) $(BIN)/python -m devtools.migrationlint
+
+# The Helm chart (deploy/helm/petstore) rendered by Helm's engine offline, `helm lint --strict`,
+# and every manifest checked against a pinned Kubernetes version's schemas
+# (devtools/helmcheck.py); no cluster, no helm binary.
+helm-check: $(call stamp,test)
+	$(BIN)/python -m devtools.helmcheck
 
 # The documentation site (mkdocs.yml, docs/) into site/, every warning an error: a broken
 # link or anchor, or a page the nav leaves out, fails the build. The API reference page draws

@@ -1,27 +1,22 @@
-"""The domain-checks sweep on a real Celery worker: 1,000 and 10,000 pending domains.
+"""The domain-checks sweep on real checks workers: 1,000 / 10,000 / 100,000 pending domains.
 
-For each N it starts the loopback DNS server (devtools/devdns.py) on a free port with
-records for N domains (most CNAME to the platform target; some point elsewhere, have
-an A record instead of or beside the CNAME, exist without a CNAME or do not exist at
-all, so the failure paths are measured too), replaces the previous run's bench project
-with N pending domains that are due now, starts `celery -A petstore worker` (prefork,
-concurrency 2 for 2 cores) pointed at that DNS server, triggers one sweep through the
-broker and waits until every domain has a check result newer than the trigger.
-
-Reported: elapsed time, time per domain, and the worker's peak RSS (the sum over the
-worker's process tree, sampled every 50 ms with psutil). Called by bench/run.py with
-its ENV; `python bench/domains_sweep.py [N ...]` runs it alone with the same ENV.
+For each size and each number of workers (1, 2, 4): the zone of bench/sweepzone.py in a
+DNS server of its own, the bench project with N pending domains, Procfile.production's
+checks worker line K times pointed at that server, and the sweep sent as beat sends it
+until every domain has a check result newer than the start. Then one sweep among 100,000
+active domains with none due. Reported: elapsed time, time per domain, the workers' and the
+database backends' peak RSS and CPU (bench/sweepfootprint.py), the database's size. Called
+by bench/run.py with its ENV; `python -m bench.domains_sweep --help` runs it alone.
 """
 
 from __future__ import annotations
 
-import contextlib
+import argparse
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from dataclasses import dataclass
 from datetime import timedelta
@@ -33,87 +28,55 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.environment import ENV, create_database, exclusive, migrate, setup_django  # noqa: E402
-from bench.processes import (  # noqa: E402
-    cpu_seconds,
-    cpu_used,
-    purge_queue,
-    stop,
-    tree,
-    wait_for_worker,
+from bench.processes import cpu_used, procfile_lines, purge_queue, stop, wait_for_worker  # noqa: E402
+from bench.sweepfootprint import (  # noqa: E402
+    RSSSampler,
+    cpu_snapshot,
+    database_backends,
+    database_size,
+    load_average,
+    tree_rss,
 )
+from bench.sweepzone import WARMUP, ZONE, DNSProcess, hostname  # noqa: E402
 from devtools.processes import spawn  # noqa: E402
 
-SIZES = (1_000, 10_000)
+SIZES = (1_000, 10_000, 100_000)
+WORKERS = (1, 2, 4)
+ACTIVE = 100_000
 SLUG = "sweep-bench"
-ZONE = "sweep-bench.test"
-CONCURRENCY = 2  # prefork children: one per core of the benchmark machine
-WAIT_LIMIT = 600.0  # seconds; a run slower than this is reported as unfinished
-TARGET = 15.0  # seconds for the larger sweep (docs/decisions/domain-sweep.md)
-WRONG = "elsewhere.example.net."
-# Domains checked first, unmeasured, so both runs measure warm worker processes (their
-# database connections open, their first-task costs paid), not a cold start.
-WARMUP = 200
-
-# One in twenty of each failure; the rest verify (75 %).
-MIX = {
-    0: "wrong_target",
-    1: "conflicting_record",  # an A record instead of the CNAME
-    2: "conflicting_record",  # an A record beside the CNAME
-    3: "nxdomain",
-    4: "no_record",
-}
+WAIT_LIMIT = 3600.0  # seconds; a run slower than this is reported as unfinished
+TARGET = 15.0  # seconds for 10,000 pending (docs/decisions/domain-sweep.md)
+TARGET_SIZE = 10_000
+FLAT = 1.2  # the largest size's cost per domain within this of the smallest's
+# One sweep with nothing due, whatever the number of active domains: almost nothing.
+IDLE_TARGET = 1.0  # seconds
 
 
 @dataclass
 class Run:
     n: int
+    workers: int
     seconds: float
     done: int
     peak_rss: int
     idle_rss: int
     codes: dict[str, int]
     cpu: dict[str, float]
+    db_size: int
+    db_peak_rss: int
 
     @property
     def per_domain_ms(self) -> float:
         return self.seconds * 1000 / self.n
 
 
-def hostname(i: int) -> str:
-    return f"d{i:05d}.{ZONE}"
-
-
-def _dns_server(n: int, target: str):
-    from devtools.devdns import DNSServer
-
-    server = DNSServer("127.0.0.1", 0)
-    server.add(target, "A", "192.0.2.80")
-    server.add(target, "AAAA", "2001:db8::80")
-    for i in range(WARMUP):
-        server.add(f"warm{i}.{ZONE}", "CNAME", target + ".")
-    for i in range(n):
-        name, kind = hostname(i), MIX.get(i % 20, "ok")
-        if kind == "ok":
-            server.add(name, "CNAME", target + ".")
-        elif kind == "wrong_target":
-            server.add(name, "CNAME", WRONG)
-        elif i % 20 == 1:
-            server.add(name, "A", "203.0.113.7")
-        elif i % 20 == 2:
-            server.add(name, "CNAME", target + ".")
-            server.add(name, "A", "203.0.113.7")
-        elif kind == "no_record":
-            server.add(name, "TXT", '"owned"')
-        # nxdomain: no records at all
-    return server.start()
-
-
-def _fresh_project(n: int):
+def _fresh_project(n: int, *, active: bool = False):
     """The bench project (the previous run's removed) with N pending domains, not due yet,
-    and WARMUP domains due now."""
+    and WARMUP domains due now; with `active`, N active domains next checked in a day."""
     from django.contrib.auth import get_user_model
     from django.utils import timezone
 
+    from domains.choices import CertState, State
     from domains.models import Domain, Project, ProvenHostname
 
     Project.objects.filter(slug=SLUG).delete()
@@ -123,8 +86,23 @@ def _fresh_project(n: int):
     user, _ = get_user_model().objects.get_or_create(username=SLUG)
     project = Project.objects.create(slug=SLUG, owner=user, plan="pro", name=SLUG)
     now = timezone.now()
+    live = (
+        {
+            "state": State.ACTIVE,
+            "cert_state": CertState.ISSUED,
+            "check_code": "ok",
+            "verified_at": now,
+            "checked_at": now,
+            "next_check_at": now + timedelta(days=1),
+        }
+        if active
+        else {}
+    )
     Domain.objects.bulk_create(
-        (Domain(project=project, hostname=hostname(i), window_started_at=now) for i in range(n)),
+        (
+            Domain(project=project, hostname=hostname(i), window_started_at=now, **live)
+            for i in range(n)
+        ),
         batch_size=2000,
     )
     due = now - timedelta(seconds=1)
@@ -135,8 +113,12 @@ def _fresh_project(n: int):
     return project
 
 
-def _sweep_and_wait(domains, worker, log_path: Path) -> tuple[float, int]:
-    """Trigger one sweep through the broker; wait until every one of `domains` is checked."""
+def _sweep_and_wait(
+    domains, workers: list[subprocess.Popen], logs: list[Path]
+) -> tuple[float, int]:
+    """Trigger a sweep through the broker, and another every DOMAINS_SWEEP_INTERVAL as beat
+    does; wait until every one of `domains` is checked."""
+    from django.conf import settings
     from django.utils import timezone
 
     from domains import tasks
@@ -144,19 +126,28 @@ def _sweep_and_wait(domains, worker, log_path: Path) -> tuple[float, int]:
     expected = domains.count()
     started_wall, started = timezone.now(), time.monotonic()
     tasks.sweep.delay()
+    next_sweep = started + settings.DOMAINS_SWEEP_INTERVAL
     fresh = domains.filter(checked_at__gte=started_wall)
     done = 0
     while time.monotonic() - started < WAIT_LIMIT:
         done = fresh.count()
         if done >= expected:
             break
-        if worker.poll() is not None:
-            raise RuntimeError("worker died:\n" + log_path.read_text(errors="replace")[-3000:])
-        time.sleep(0.1)
+        for worker, log_path in zip(workers, logs, strict=True):
+            if worker.poll() is not None:
+                raise RuntimeError("worker died:\n" + log_path.read_text(errors="replace")[-3000:])
+        if time.monotonic() >= next_sweep:
+            tasks.sweep.delay()
+            next_sweep += settings.DOMAINS_SWEEP_INTERVAL
+        # Each count reads every one of the N rows: at 100,000 a poll every 0.1 s took as
+        # much of PostgreSQL's CPU as the sweep's own statements. A poll every 1 % of the
+        # time so far keeps the measurement within 1 %.
+        time.sleep(max(0.1, (time.monotonic() - started) / 100))
     return time.monotonic() - started, done
 
 
-def _start_worker(env: dict, dns_address: str, log_path: Path) -> subprocess.Popen:
+def _start_worker(env: dict, dns_address: str, log_path: Path, number: int) -> subprocess.Popen:
+    """Procfile.production's checks worker, with a node name of its own."""
     worker_env = {
         **env,
         "DOMAINS_DNS_NAMESERVERS": dns_address,
@@ -164,58 +155,17 @@ def _start_worker(env: dict, dns_address: str, log_path: Path) -> subprocess.Pop
         "DOMAINS_CERT_ISSUE_DELAY": "3600",
         "DOMAINS_CA_DIR": str(log_path.parent / "ca"),
     }
-    command = [
-        sys.executable, "-m", "celery", "-A", "petstore", "worker",
-        "--pool", "prefork", "--concurrency", str(CONCURRENCY),
-        "--without-gossip", "--without-mingle", "--without-heartbeat",
-        "--purge", "--loglevel", "WARNING", "-n", f"sweep-bench-{os.getpid()}@%h",
-    ]  # fmt: skip
+    command = procfile_lines()["worker"].split()
+    assert command[:2] == ["celery", "-A"], command
+    name = command.index("-n")
+    command[name + 1] = f"sweep-bench-{os.getpid()}-{number}@%h"
+    level = command.index("--loglevel")
+    command[level + 1] = "WARNING"
+    command = [sys.executable, "-m", *command, "--without-gossip", "--without-mingle"]
     return spawn(command, env=worker_env, log_path=log_path)
 
 
-def _cpu_snapshot(worker: psutil.Process) -> dict[tuple[str, int], float]:
-    """CPU seconds so far per process: the worker's tree, this process (the DNS server
-    answers from its threads), PostgreSQL and Redis."""
-    groups = [("worker", p) for p in tree(worker)]
-    groups.append(("dns server (bench process)", psutil.Process()))
-    for proc in psutil.process_iter(["name"]):
-        name = proc.info["name"] or ""
-        if name == "postgres" or name.startswith("redis"):
-            groups.append((name.split("-")[0], proc))
-    return cpu_seconds(groups)
-
-
-def _tree_rss(process: psutil.Process) -> int:
-    total = 0
-    for proc in tree(process):
-        with contextlib.suppress(psutil.Error):
-            total += proc.memory_info().rss
-    return total
-
-
-class RSSSampler(threading.Thread):
-    def __init__(self, pid: int) -> None:
-        super().__init__(daemon=True)
-        self.process = psutil.Process(pid)
-        self.peak = 0
-        self._stop_event = threading.Event()
-
-    def run(self) -> None:
-        while not self._stop_event.is_set():
-            try:
-                self.peak = max(self.peak, _tree_rss(self.process))
-            except psutil.Error:
-                return
-            self._stop_event.wait(0.05)
-
-    def stop(self) -> int:
-        self._stop_event.set()
-        if self.is_alive():
-            self.join(timeout=5)
-        return self.peak
-
-
-def measure(n: int, env: dict) -> Run:
+def measure(n: int, env: dict, workers: int = 1) -> Run:
     setup_django(env)
     from django.conf import settings
     from django.db.models import Count
@@ -224,93 +174,226 @@ def measure(n: int, env: dict) -> Run:
     from domains.models import Domain
 
     target = settings.PLATFORM_CNAME_TARGET
-    server = _dns_server(n, target)
+    server = DNSProcess(n, target)
     workdir = Path(tempfile.mkdtemp(prefix="sweep-bench-"))
-    log_path = workdir / "worker.log"
-    worker = sampler = None
+    logs = [workdir / f"worker-{i + 1}.log" for i in range(workers)]
+    started: list[subprocess.Popen] = []
+    sampler = None
     try:
         project = _fresh_project(n)
-        worker = _start_worker(env, server.address, log_path)
-        wait_for_worker(worker, log_path)
+        for number, log_path in enumerate(logs, start=1):
+            started.append(_start_worker(env, server.address, log_path, number))
+        for worker, log_path in zip(started, logs, strict=True):
+            wait_for_worker(worker, log_path)
         domains = Domain.objects.filter(project=project)
-        _sweep_and_wait(domains.filter(hostname__startswith="warm"), worker, log_path)
+        _sweep_and_wait(domains.filter(hostname__startswith="warm"), started, logs)
         measured = domains.exclude(hostname__startswith="warm")
         measured.update(next_check_at=timezone.now() - timedelta(seconds=1))
-        sampler = RSSSampler(worker.pid)
-        idle_rss = _tree_rss(sampler.process)
+        processes = [psutil.Process(worker.pid) for worker in started]
+        sampler = RSSSampler(processes, database_backends())
+        idle_rss = tree_rss(processes)
         sampler.start()
-        cpu_before = _cpu_snapshot(sampler.process)
-        elapsed, done = _sweep_and_wait(measured, worker, log_path)
+        cpu_before = cpu_snapshot(processes, server.pid)
+        elapsed, done = _sweep_and_wait(measured, started, logs)
         peak = sampler.stop()
-        cpu_after = _cpu_snapshot(sampler.process)
+        cpu_after = cpu_snapshot(processes, server.pid)
         cpu = cpu_used(cpu_before, cpu_after)
         codes = {
             row["check_code"]: row["c"]
             for row in measured.order_by().values("check_code").annotate(c=Count("pk"))
         }
-        return Run(n, elapsed, done, peak, idle_rss, codes, cpu)
+        return Run(
+            n, workers, elapsed, done, peak, idle_rss, codes, cpu, database_size(),
+            sampler.db_peak,
+        )  # fmt: skip
     finally:
         if sampler is not None:
             sampler.stop()
-        if worker is not None:
+        for worker in started:
             stop(worker)
-            purge_queue()  # what the stopped worker handed back (delayed certificate batches)
+        if started:
+            purge_queue()  # what the stopped workers handed back (delayed certificate batches)
         server.stop()
         shutil.rmtree(workdir, ignore_errors=True)
+
+
+@dataclass
+class Idle:
+    n: int
+    seconds: float
+    statements: int
+    checks: int
+
+
+def measure_idle(n: int, env: dict) -> Idle:
+    """One sweep among `n` active domains none of which is due: what the worker's sweep
+    task runs (scheduling.sweep), timed in this process, its statements counted."""
+    setup_django(env)
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from domains.services import scheduling
+
+    _fresh_project(n, active=True)
+    # The warm-up domains are due: a first sweep takes them, the measured one finds none.
+    scheduling.sweep()
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE")
+    with CaptureQueriesContext(connection) as queries:
+        started = time.monotonic()
+        steps = scheduling.sweep()
+        seconds = time.monotonic() - started
+    return Idle(n, seconds, len(queries), len(steps.checks))
 
 
 def _mb(size: int) -> str:
     return f"{size / 2**20:,.0f} MB"
 
 
-def rows_for(small: Run, large: Run) -> list[str]:
-    ratio = large.per_domain_ms / small.per_domain_ms
-    finished = large.done >= large.n and small.done >= small.n
-    rss_ratio = large.peak_rss / small.peak_rss
-    sizes = f"{small.n:,} vs {large.n:,}"
-
-    def rss(run: Run) -> str:
-        growth = (run.peak_rss - run.idle_rss) / 2**20
-        return f"{_mb(run.peak_rss)} (idle {_mb(run.idle_rss)}, +{growth:.0f} MB)"
-
-    return [
-        f"| Domain sweep: cost per domain, {sizes} pending | "
-        f"{small.per_domain_ms:.2f} ms/domain ({small.seconds:.1f} s) | "
-        f"{large.per_domain_ms:.2f} ms/domain ({large.seconds:.1f} s) | {ratio:.2f} | ≤ 1.5x | "
-        f"{'met' if ratio <= 1.5 and finished else 'MISSED'} |",
-        f"| Domain sweep: {large.n:,} pending re-checked on the worker | limit {TARGET:.0f} s | "
-        f"{large.seconds:.1f} s ({large.done:,} checked) | {large.seconds / TARGET:.2f} | "
-        f"< {TARGET:.0f} s | "
-        f"{'met' if large.seconds < TARGET and large.done >= large.n else 'MISSED'} |",
-        f"| Domain sweep: worker peak RSS (process tree), {sizes} | {rss(small)} | "
-        f"{rss(large)} | {rss_ratio:.2f} | flat (≤ 1.2x) | "
-        f"{'met' if rss_ratio <= 1.2 else 'MISSED'} |",
-    ]
+def _rss(run: Run) -> str:
+    growth = (run.peak_rss - run.idle_rss) / 2**20
+    return f"{_mb(run.peak_rss)} (idle {_mb(run.idle_rss)}, +{growth:.0f} MB)"
 
 
-def sweep_rows(env: dict, sizes: tuple[int, int] = SIZES) -> list[str]:
+def _workers(k: int) -> str:
+    return f"{k} checks worker{'s' if k > 1 else ''}"
+
+
+def _verdict(met: bool) -> str:
+    return "met" if met else "MISSED"
+
+
+def _clean(run: Run) -> bool:
+    """Every domain checked, none of them timed out (a timeout ends a check early: it
+    measures DOMAINS_DNS_LIFETIME and a DNS server that fell behind, not the sweep)."""
+    return run.done >= run.n and not run.codes.get("dns_timeout")
+
+
+def _timeouts(run: Run) -> str:
+    timeouts = run.codes.get("dns_timeout", 0)
+    return f", {timeouts:,} dns_timeout" if timeouts else ""
+
+
+def rows_for(runs: list[Run], idle: Idle | None = None) -> list[str]:
+    """bench/results.md's rows: per number of workers, the cost per domain of each size
+    against the smallest, the 10,000 target, memory; then workers against one worker."""
+    rows = []
+    for k in sorted({run.workers for run in runs}):
+        mine = sorted((run for run in runs if run.workers == k), key=lambda run: run.n)
+        small = mine[0]
+        for large in mine[1:]:
+            ratio = large.per_domain_ms / small.per_domain_ms
+            rows.append(
+                f"| Domain sweep: cost per domain, {small.n:,} vs {large.n:,} pending, "
+                f"{_workers(k)} | {small.per_domain_ms:.2f} ms/domain ({small.seconds:.1f} s"
+                f"{_timeouts(small)}) | {large.per_domain_ms:.2f} ms/domain "
+                f"({large.seconds:.1f} s{_timeouts(large)}) | {ratio:.2f} | ≤ {FLAT}x | "
+                f"{_verdict(ratio <= FLAT and _clean(small) and _clean(large))} |"
+            )
+        for run in mine:
+            if run.n == TARGET_SIZE:
+                rows.append(
+                    f"| Domain sweep: {run.n:,} pending re-checked on {_workers(k)} | "
+                    f"limit {TARGET:.0f} s | {run.seconds:.1f} s ({run.done:,} checked"
+                    f"{_timeouts(run)}) | {run.seconds / TARGET:.2f} | < {TARGET:.0f} s | "
+                    f"{_verdict(run.seconds < TARGET and _clean(run))} |"
+                )
+        if len(mine) > 1:
+            large = mine[-1]
+            rows.append(
+                f"| Domain sweep: workers' peak RSS (process trees), {small.n:,} vs "
+                f"{large.n:,}, {_workers(k)} | {_rss(small)} | {_rss(large)} | "
+                f"{large.peak_rss / small.peak_rss:.2f} | flat (≤ 1.2x) | "
+                f"{_verdict(large.peak_rss / small.peak_rss <= 1.2)} |"
+            )
+            rows.append(
+                f"| Domain sweep: database, {small.n:,} vs {large.n:,}, {_workers(k)}: size; "
+                f"peak RSS of its backends | {_mb(small.db_size)}; {_mb(small.db_peak_rss)} | "
+                f"{_mb(large.db_size)}; {_mb(large.db_peak_rss)} | "
+                f"{large.db_peak_rss / small.db_peak_rss:.2f} | - | - |"
+            )
+    one = {run.n: run for run in runs if run.workers == 1}
+    for run in runs:
+        base = one.get(run.n)
+        if run.workers > 1 and base is not None:
+            rows.append(
+                f"| Domain sweep: {run.n:,} pending, 1 vs {_workers(run.workers)} | "
+                f"{base.seconds:.1f} s | {run.seconds:.1f} s | "
+                f"{base.seconds / run.seconds:.2f}x as fast{_timeouts(run)} | faster (2 cores) | "
+                f"{_verdict(run.seconds < base.seconds and _clean(base) and _clean(run))} |"
+            )
+    if idle is not None:
+        rows.append(
+            f"| Domain sweep: one sweep among {idle.n:,} active domains, none due | "
+            f"limit {IDLE_TARGET:.0f} s | {idle.seconds * 1000:.0f} ms ({idle.statements} "
+            f"statements, {idle.checks} claimed) | {idle.seconds / IDLE_TARGET:.2f} | "
+            f"< {IDLE_TARGET:.0f} s | {_verdict(idle.seconds < IDLE_TARGET)} |"
+        )
+    return rows
+
+
+def sweep_rows(
+    env: dict,
+    sizes: tuple[int, ...] = SIZES,
+    workers: tuple[int, ...] = WORKERS,
+    active: int | None = ACTIVE,
+) -> list[str]:
     with exclusive(env):
-        return _sweep_rows(env, sizes)
+        return _sweep_rows(env, sizes, workers, active)
 
 
-def _sweep_rows(env: dict, sizes: tuple[int, ...]) -> list[str]:
+def _sweep_rows(
+    env: dict, sizes: tuple[int, ...], workers: tuple[int, ...], active: int | None
+) -> list[str]:
     migrate(env)
+    print(f"domains sweep: load average {load_average()}", flush=True)
     runs = []
-    for n in sizes:
-        run = measure(n, env)
+    for k in workers:
+        for n in sizes:
+            run = measure(n, env, k)
+            print(
+                f"domains sweep: {n:,} domains on {_workers(k)} in {run.seconds:.1f} s "
+                f"({run.per_domain_ms:.2f} ms/domain), {run.done:,} checked, "
+                f"peak RSS {_mb(run.peak_rss)} (idle {_mb(run.idle_rss)}), "
+                f"database {_mb(run.db_size)}, its backends' peak RSS {_mb(run.db_peak_rss)}, "
+                f"codes {run.codes}, "
+                f"CPU s {', '.join(f'{k} {v:.1f}' for k, v in run.cpu.items())}; "
+                f"load average {load_average()}",
+                flush=True,
+            )
+            runs.append(run)
+    idle = None
+    if active:
+        idle = measure_idle(active, env)
         print(
-            f"domains sweep: {n:,} domains in {run.seconds:.1f} s "
-            f"({run.per_domain_ms:.2f} ms/domain), {run.done:,} checked, "
-            f"peak RSS {_mb(run.peak_rss)} (idle {_mb(run.idle_rss)}), codes {run.codes}, "
-            f"CPU s {', '.join(f'{k} {v:.1f}' for k, v in run.cpu.items())}",
+            f"domains sweep: one sweep among {active:,} active domains in "
+            f"{idle.seconds * 1000:.0f} ms, {idle.statements} statements; "
+            f"load average {load_average()}",
             flush=True,
         )
-        runs.append(run)
-    return rows_for(*runs) if len(runs) == 2 else []
+    return rows_for(runs, idle)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.domains_sweep",
+        description="The domain sweep on real checks workers; prints bench/results.md's rows.",
+    )
+    parser.add_argument(
+        "sizes", nargs="*", type=int, default=list(SIZES), help="pending domains per run (0: none)"
+    )
+    parser.add_argument(
+        "--workers", nargs="+", type=int, default=list(WORKERS), help="checks workers per run"
+    )
+    parser.add_argument(
+        "--active", type=int, default=ACTIVE, help="active domains for the idle sweep (0: none)"
+    )
+    args = parser.parse_args()
+    create_database()
+    sizes = tuple(n for n in args.sizes if n > 0)
+    for line in sweep_rows(ENV, sizes, tuple(args.workers), args.active or None):
+        print(line)
 
 
 if __name__ == "__main__":
-    create_database()
-    sizes = tuple(int(arg) for arg in sys.argv[1:]) or SIZES
-    for line in sweep_rows(ENV, sizes):
-        print(line)
+    main()

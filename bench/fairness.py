@@ -13,8 +13,10 @@ median) within 1.5x of the quiet one.
 The domain doctor's case is the same with another attacker: its names have no record yet
 (so each check asks the zone's own name servers, domains/dns/doctor.py) and live in a zone
 whose NS records list 10 names of 400 silent addresses each (a server on every loopback
-address that answers none: bench/fairness_platform.py). `.venv/bin/python bench/fairness.py
---doctor` runs that case alone (production's workers) and rewrites its part of the section.
+address that answers none: bench/fairness_platform.py); then again with 20 addresses a name,
+as many as one answer over UDP holds, so that each check asks 10 silent servers and waits
+out its deadline. `.venv/bin/python bench/fairness.py --doctor` runs that case alone
+(production's workers) and rewrites its part of the section.
 
 The workers are Procfile.production's `worker` (checks) and `certificates` lines, run as
 written; PostgreSQL and Redis on loopback, production settings with the hourly limits off
@@ -23,14 +25,8 @@ written; PostgreSQL and Redis on loopback, production settings with the hourly l
 `.venv/bin/python bench/fairness.py` runs it alone and rewrites its section of
 bench/results.md; `bench/run.py --fairness` runs it with the rest.
 
-Then the webhooks' case (bench/fairness_webhooks.py, in the same section): one project's
-10 endpoints accept the connection and never answer, and a burst of its events is queued
-as beat queues them, every second; another project's deliveries to a receiver that
-answers at once are timed from queueing to arrival, with no attacker, then with it, on
-Procfile.production's `webhooks` worker with the in-flight caps as set (`python -m
-bench.fairness_webhooks` alone: with them off too, printed). BENCH_FAIRNESS_DOMAINS sets the
-victim's domains and deliveries per run, BENCH_WEBHOOK_EVENTS the attacker's events (each one
-delivery per endpoint). What the benchmarks share is bench/fairness_platform.py.
+Then the webhooks' case, in the same section: bench/fairness_webhooks.py (its docstring
+says what it measures); what the benchmarks share is bench/fairness_platform.py.
 """
 
 from __future__ import annotations
@@ -76,6 +72,8 @@ SILENT = 10
 DOCTOR_ZONE = "fair-doctor.test"
 DOCTOR_NAMES = 10
 DOCTOR_ADDRESSES = 400
+# ... and the most that fit one answer over UDP (512 bytes), so the doctor asks them.
+DOCTOR_FITTING = 20
 DOCTOR_BLOCK = "Domain doctor:"
 PRESS_EVERY = 0.05  # seconds between two presses of the attacker's Verify
 # For comparison: one prefork worker of two processes consuming both queues (the
@@ -132,16 +130,32 @@ def black_holed(platform: Platform) -> list[str]:
     return hostnames
 
 
-def silent_zone(platform: Platform) -> list[str]:
+def silent_zone(platform: Platform, each: int = DOCTOR_ADDRESSES) -> list[str]:
     """The attacker's names (no record) in DOCTOR_ZONE, whose NS records list DOCTOR_NAMES
-    names of DOCTOR_ADDRESSES addresses each, every one silent."""
+    names of `each` addresses each, every one silent."""
     names = [f"ns-{n}.{DOCTOR_ZONE}" for n in range(DOCTOR_NAMES)]
     for n, name in enumerate(names):
-        addresses = (f"127.{10 + n}.{i // 250}.{i % 250 + 1}" for i in range(DOCTOR_ADDRESSES))
+        addresses = (f"127.{10 + n}.{i // 250}.{i % 250 + 1}" for i in range(each))
+        platform.dns.remove(name, "A")
         platform.dns.add(name, "A", *addresses)
     platform.dns.remove(DOCTOR_ZONE, "NS")
     platform.dns.add(DOCTOR_ZONE, "NS", *(f"{name}." for name in names))
     return [f"silent-{i}.{DOCTOR_ZONE}" for i in range(SILENT)]
+
+
+def fitting_zone(platform: Platform) -> list[str]:
+    """silent_zone's names, each of DOCTOR_FITTING addresses: every check asks 10 of them."""
+    return silent_zone(platform, DOCTOR_FITTING)
+
+
+def doctor_runs(platform: Platform, lines: dict[str, str]) -> list[Run]:
+    """The doctor's case: the zone of DOCTOR_ADDRESSES addresses a name, then DOCTOR_FITTING."""
+    runs = [_run(platform, "doctor", lines, attack=silent_zone, slug="fair-doctor")]
+    platform.stop_workers()
+    return [
+        *runs,
+        _run(platform, "doctor, fitting", lines, attack=fitting_zone, slug="fair-doctor"),
+    ]
 
 
 def _p90(values: list[float]) -> float:
@@ -162,7 +176,7 @@ def measure() -> list[str]:
         for label, lines in (("production", production), ("one worker", ONE_WORKER)):
             runs.append(_run(platform, label, lines))
             platform.stop_workers()
-        runs.append(_run(platform, "doctor", production, attack=silent_zone))
+        runs += doctor_runs(platform, production)
     finally:
         platform.stop()
     webhooks = fairness_webhooks.measure_webhooks(caps_off=False)
@@ -183,12 +197,18 @@ class Run:
     unasked: int = 0
 
 
-def _run(platform: Platform, label: str, lines: dict[str, str], *, attack=black_holed) -> Run:
-    """Both sides on these workers: the victim alone, then with the attacker pressing Verify
-    on the names `attack` makes."""
+def _run(
+    platform: Platform,
+    label: str,
+    lines: dict[str, str],
+    *,
+    attack=black_holed,
+    slug: str = "fair-attacker",
+) -> Run:
+    """Both sides on these workers: the victim alone, then with the attacker (project `slug`)
+    pressing Verify on the names `attack` makes."""
     workers = platform.start_workers(lines)
     victim, victim_owner = make_project("fair-victim", Plan.ENTERPRISE)
-    slug = "fair-doctor" if attack is silent_zone else "fair-attacker"
     attacker, attacker_owner = make_project(slug, Plan.PRO)
     silent = [
         domain_add(project=attacker, hostname=hostname, actor=attacker_owner).pk
@@ -248,26 +268,40 @@ def _note(run: Run, label: str) -> str:
     )
 
 
-def doctor_block(run: Run, when: str) -> list[str]:
+def doctor_block(runs: list[Run], when: str) -> list[str]:
     """The doctor's case, a part of the section of its own (`--doctor` rewrites it alone)."""
+    labels = (
+        f"Silent zone, {DOCTOR_ADDRESSES} addresses a name",
+        f"Silent zone, {DOCTOR_FITTING} addresses a name",
+    )
     return [
         f"{DOCTOR_BLOCK} the same on production's workers ({when}), the attacker's {SILENT} "
         f"names with no record yet in a zone whose NS records list {DOCTOR_NAMES} names of "
         f"{DOCTOR_ADDRESSES} silent addresses each ({DOCTOR_NAMES * DOCTOR_ADDRESSES:,}), so "
         "each of its checks asks the zone's own servers (the doctor's caps: "
-        'docs/decisions/domains.md, "The domain doctor").',
+        'docs/decisions/domains.md, "The domain doctor"); then of '
+        f"{DOCTOR_FITTING} addresses each, as many as one answer over UDP holds, so that each "
+        "check asks 10 silent servers and waits out its deadline.",
         "",
         "| Figure | No attacker | With the attacker | Ratio | Target | |",
         "|---|---|---|---|---|---|",
-        *_rows(run, "Silent zone", target=True),
+        *(
+            row
+            for run, label in zip(runs, labels, strict=True)
+            for row in _rows(run, label, target=True)
+        ),
         "",
-        f"- Silent zone: the attacker's Verify presses: {run.accepted} accepted, {run.refused} "
-        f"refused by the cooldown or a check still under way; {run.unasked} of its {SILENT} "
-        "names' diagnoses say servers were left unasked (`nameservers_unasked`). Each domain: "
-        + " ".join(f"{t:.2f}" for t in run.quiet)
-        + " s (no attacker); "
-        + " ".join(f"{t:.2f}" for t in run.attacked)
-        + " s (attacked).",
+        *(
+            f"- {label}: the attacker's Verify presses: {run.accepted} accepted, {run.refused} "
+            f"refused by the cooldown or a check still under way; {run.unasked} of its {SILENT} "
+            "names' diagnoses say servers were left unasked (`nameservers_unasked`). Each "
+            "domain: "
+            + " ".join(f"{t:.2f}" for t in run.quiet)
+            + " s (no attacker); "
+            + " ".join(f"{t:.2f}" for t in run.attacked)
+            + " s (attacked)."
+            for run, label in zip(runs, labels, strict=True)
+        ),
         "",
     ]
 
@@ -291,7 +325,7 @@ def measure_doctor() -> list[str]:
     platform.dns.add(settings.PLATFORM_CNAME_TARGET, "A", "127.0.0.1")
     production = {name: procfile_lines()[name] for name in ("worker", "certificates")}
     try:
-        run = _run(platform, "doctor", production, attack=silent_zone)
+        runs = doctor_runs(platform, production)
     finally:
         platform.stop()
     load = f"{load_before} / " + " ".join(f"{x:.1f}" for x in os.getloadavg())
@@ -300,11 +334,11 @@ def measure_doctor() -> list[str]:
         f"{time.monotonic() - begun:.0f} s, {DOMAINS} domains a side, load average before / "
         f"after {load}"
     )
-    return with_doctor_block(kept_section(), doctor_block(run, when))
+    return with_doctor_block(kept_section(), doctor_block(runs, when))
 
 
 def section(runs: list[Run], webhooks: list[str], elapsed: float, load: str) -> list[str]:
-    production, one, doctor = runs
+    production, one, *doctor = runs
     return [
         SECTION,
         "",

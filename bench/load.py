@@ -50,6 +50,8 @@ class Side:
     runs: list[Run]
     warmups: list[Run] = field(default_factory=list)
     cpu: list[float] = field(default_factory=list)  # CPU ms per request, one per run
+    # The same, per part of what serves it (the server, PostgreSQL), when measured so.
+    cpu_parts: dict[str, list[float]] = field(default_factory=dict)
 
     @property
     def rps(self) -> float:
@@ -67,6 +69,11 @@ class Side:
     def cpu_ms(self) -> float | None:
         """Median CPU milliseconds per request, when the side was measured with `cpu`."""
         return statistics.median(self.cpu) if self.cpu else None
+
+    def part_ms(self, part: str) -> float | None:
+        """Median CPU milliseconds per request of one part (None when not measured)."""
+        runs = self.cpu_parts.get(part)
+        return statistics.median(runs) if runs else None
 
     @property
     def errors(self) -> int:
@@ -154,19 +161,31 @@ def side_by_side(
 
 def interleaved(*sides: tuple[str, dict], rounds: int, **common) -> list[Side]:
     """Run every side in turn, the same order each round, `rounds` times (after one warm-up
-    of each). A side's `cpu` (a callable: CPU seconds used so far by what serves it) gives
-    its CPU per request too, read around each run."""
+    of each). A side's `cpu` (a callable: CPU seconds used so far by what serves it, or a
+    dict of such callables by part) gives its CPU per request too, read around each run.
+    A side's `runner` (called with `seconds` and `connections`) runs it instead of wrk."""
     warm = {**common, "seconds": 2}
     measured = []
     for label, kwargs in sides:
-        options = {k: v for k, v in kwargs.items() if k != "cpu"}
-        measured.append(Side(label, [], [wrk(**{**warm, **options})]))
+        measured.append(Side(label, [], [_run({**warm, **kwargs})]))
     for _ in range(rounds):
         for side, (_, kwargs) in zip(measured, sides, strict=True):
-            options = {k: v for k, v in kwargs.items() if k != "cpu"}
             cpu = kwargs.get("cpu")
-            before = cpu() if cpu else 0.0
-            side.runs.append(wrk(**{**common, **options}))
-            if cpu:
-                side.cpu.append(1000 * (cpu() - before) / max(side.runs[-1].requests, 1))
+            parts = cpu if isinstance(cpu, dict) else {"": cpu} if cpu else {}
+            before = {name: counter() for name, counter in parts.items()}
+            side.runs.append(_run({**common, **kwargs}))
+            requests = max(side.runs[-1].requests, 1)
+            used = {name: 1000 * (parts[name]() - before[name]) / requests for name in parts}
+            if used:
+                side.cpu.append(sum(used.values()))
+            if isinstance(cpu, dict):
+                for name, ms in used.items():
+                    side.cpu_parts.setdefault(name, []).append(ms)
     return measured
+
+
+def _run(options: dict) -> Run:
+    options = {k: v for k, v in options.items() if k != "cpu"}
+    if runner := options.pop("runner", None):
+        return runner(seconds=options["seconds"], connections=options["connections"])
+    return wrk(**options)

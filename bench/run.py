@@ -8,9 +8,11 @@ bench/results.md. Every target is a ratio against a floor or the peer measured i
 run, alternating rounds. Then the domain sweep (bench/domains_sweep.py) and the TLS edge
 (bench/edge/, a section of its own: `--edge-only` runs that alone, `--skip-edge` keeps the
 one the file has). The mixed benchmark (bench/mixed.py: creates among the reads, against
-the peer) runs with the API part. The server table (bench/servers.py) is measured too unless
-`--skip-servers` keeps it (`--servers-only` measures it alone); the fairness section
-(bench/fairness.py) only with `--fairness`, and kept as it stands otherwise.
+the peer) runs with the API part, and so does createPet's (bench/creates.py: plain and
+keyed against the peer's create and the pgbench floor). The server table
+(bench/servers.py) is measured too unless `--skip-servers` keeps it (`--servers-only`
+measures it alone); the fairness section (bench/fairness.py) only with `--fairness`, and
+kept as it stands otherwise.
 """
 
 from __future__ import annotations
@@ -26,17 +28,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench import edge_faults, fairness, mixed, servers  # noqa: E402
+from bench import creates, edge_faults, fairness, mixed, sections, servers  # noqa: E402
 from bench.edge import kept_section, measure, write_section  # noqa: E402
 from bench.environment import ENV, create_database, machine, setup_django  # noqa: E402
 from bench.load import add_load_arguments, interleaved, paired, side_by_side  # noqa: E402
 from bench.processes import stop  # noqa: E402
 from bench.report import (  # noqa: E402
-    IDEMPOTENT_POST,
     edge_rows,
     kept_sweep_rows,
     list_rows,
-    row,
     sweep_target,
     verdict,
     write_results,
@@ -84,28 +84,6 @@ def seed() -> str:
             )
             conn.execute("VACUUM ANALYZE pets_pet")
     return manage("createapikey", "bench", "--name", "bench").strip().splitlines()[-1]
-
-
-def check_created(tag: str, ids: list[int]) -> dict:
-    """What the table holds for one POST side (names start with `tag`), against its 201s."""
-    import psycopg
-
-    with psycopg.connect(ENV["DATABASE_URL"]) as conn:
-        rows = conn.execute(
-            "SELECT count(*), count(DISTINCT name) FROM pets_pet WHERE name LIKE %s",
-            (tag + "%",),
-        ).fetchone()
-        found = conn.execute(
-            "SELECT count(*) FROM pets_pet WHERE id = ANY(%s) AND name LIKE %s",
-            (ids, tag + "%"),
-        ).fetchone()[0]
-    return {
-        "answers_201": len(ids),
-        "distinct_ids": len(set(ids)),
-        "ids_found": found,  # 201s whose id is a row of this side
-        "rows": rows[0],
-        "names_twice": rows[0] - rows[1],
-    }
 
 
 def page_sql(token: str) -> str:
@@ -195,7 +173,8 @@ def main() -> None:
     with contextlib.ExitStack() as started_servers:  # each stopped, whatever fails after it
         server, workers = start_server()
         started_servers.callback(stop, server)
-        peer = start(uvicorn(PEER_PORT, workers), PEER_PORT, server_env(), "/v1/pets?limit=1")
+        peer_env = {**server_env(), "BENCH_TOKEN": token}  # the peer's create checks it
+        peer = start(uvicorn(PEER_PORT, workers), PEER_PORT, peer_env, "/v1/pets?limit=1")
         started_servers.callback(stop, peer)
         ours_cpu, peer_cpu = cpu_counter(server), cpu_counter(peer)
         for name, query, floor_query, peer_url in (
@@ -227,33 +206,9 @@ def main() -> None:
             f"{verdict(overhead <= 0.10)} |"
         )
 
-        stamp = int(time.time())
-        plain, keyed = side_by_side(
-            ("POST", {"script": "post_pets.lua",
-                      "env": {"BENCH_TOKEN": token, "BENCH_TAG": f"plain-{stamp}"}}),
-            ("POST + Idempotency-Key", {"script": "post_pets.lua",
-                                        "env": {"BENCH_TOKEN": token, "IDEMPOTENCY": "1",
-                                                "BENCH_TAG": f"keyed-{stamp}"}}),
-            url=BASE, **common,
-        )  # fmt: skip
-        for side, tag in ((plain, f"plain-{stamp}"), (keyed, f"keyed-{stamp}")):
-            ids = [i for r in side.runs + side.warmups for i in r.created_ids]
-            c = check_created(tag, ids)
-            ok = c["ids_found"] == c["distinct_ids"] == c["answers_201"] and not c["names_twice"]
-            notes.append(
-                f"{side.label} (warm-up included): {c['answers_201']:,} answers 201, each with "
-                f"its own id: {c['distinct_ids']:,}; rows holding those ids: {c['ids_found']:,}; "
-                f"rows made: {c['rows']:,}, none twice (names stored twice: "
-                f"{c['names_twice']}). {'OK' if ok else 'MISMATCH'}. The "
-                f"{c['rows'] - c['answers_201']:,} rows without a 201 are requests wrk cut off "
-                f"at the end of a run (at most {args.connections} per run) whose answers it "
-                "never read."
-            )
-        rows.append(row("`POST /v1/pets`: with `Idempotency-Key` vs without", plain, keyed,
-                        IDEMPOTENT_POST))  # fmt: skip
-        errors = sum(s.errors for s in (plain, keyed))
-        if errors:
-            notes.append(f"POST rounds saw {errors} non-2xx answers or socket errors.")
+        create_rows, create_notes = creates.measure(args, token, server, peer)
+        rows += create_rows
+        notes += create_notes
     deep = (deep_cursor_query(900_000, 100), peer_deep_url(900_000, 100).partition("?")[2])
     rows += mixed.measure(args, token, deep)
 
@@ -273,7 +228,9 @@ def main() -> None:
     kept_fairness = fairness.measure() if args.fairness else fairness.kept_section()
     edge = kept_section() if args.skip_edge else measure(args)
     rows += edge_rows(edge)
-    kept = kept_servers + kept_fairness + edge_faults.kept_section() + edge
+    # Written by hand from bench/access_cost.py's runs: kept as it stands.
+    access = sections.kept("## Access checks", ("## Servers",))
+    kept = access + kept_servers + kept_fairness + edge_faults.kept_section() + edge
     write_results(rows, notes, args, elapsed, load, workers, kept)
 
 

@@ -279,8 +279,7 @@ def main() -> int:
         ),
         # Beat, as in production: its sweep re-queues any check whose message was lost.
         _start(
-            [sys.executable, "-m", "celery", "-A", "petstore", "beat", "--loglevel", "WARNING",
-             "-s", str(VAR / "celerybeat-schedule")],
+            [sys.executable, "-m", "celery", "-A", "petstore", "beat", "--loglevel", "WARNING"],
             "beat.log",
         ),
     ]  # fmt: skip

@@ -17,7 +17,6 @@ from bench import servers
 from bench.environment import ENV
 from bench.processes import cpu_seconds, procfile_lines, stop, tree
 from bench.servers import database_backends, start
-from petstore.webserver import WebServerConfig
 
 PORT = int(os.environ.get("BENCH_PORT", "8077"))
 BASE = f"http://127.0.0.1:{PORT}"
@@ -40,18 +39,18 @@ def server_env() -> dict[str, str]:
 
 
 def production_workers(**extra: str) -> int:
-    """The worker count production's launcher reads from this environment (and `extra`)."""
-    os.environ.update(server_env())
-    saved = {name: os.environ.get(name) for name in extra}
-    os.environ.update(extra)
-    try:
-        return WebServerConfig.from_environment().workers
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                del os.environ[name]
-            else:
-                os.environ[name] = value
+    """The worker count production's launcher reads from this environment (and `extra`),
+    asked of the launcher's own configuration in a process of its own: the settings read
+    WEB_CONCURRENCY when they load."""
+    ask = (
+        "import django; django.setup(); from petstore.webserver import WebServerConfig; "
+        "print(WebServerConfig.from_settings().workers)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", ask], cwd=servers.ROOT, env={**server_env(), **extra},
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    return int(out.stdout.split()[-1])
 
 
 def listens(process: psutil.Process, port: int) -> bool:
@@ -81,12 +80,14 @@ def start_server(**extra: str) -> tuple[subprocess.Popen, int]:
     raise SystemExit(f"{len(listening)} workers listen, not {expected}: {WEB_LINE}")
 
 
-def cpu_counter(server: subprocess.Popen) -> Callable[[], float]:
-    """CPU seconds used so far by the server's process tree and the benchmark database's
-    PostgreSQL backends (only the server under load keeps them busy)."""
+def cpu_counter(server: subprocess.Popen, *, database: bool = True) -> Callable[[], float]:
+    """CPU seconds used so far by the server's process tree and (unless `database` is False)
+    the benchmark database's PostgreSQL backends (only the server under load keeps them
+    busy)."""
     root = psutil.Process(server.pid)
 
     def used() -> float:
-        return sum(cpu_seconds(("", p) for p in tree(root) + database_backends()).values())
+        backends = database_backends() if database else []
+        return sum(cpu_seconds(("", p) for p in tree(root) + backends).values())
 
     return used

@@ -27,7 +27,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, MutableMapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,10 +38,11 @@ from django.core.management import call_command
 from devtools import embedded, localenv
 from devtools.sockets import PortInUseError, bind_udp_and_tcp
 from petstore.celery import app
+from petstore.ports import DEFAULT_PORT, MAKE_RUN_HTTPS_PORT
+from petstore.webserver import available_cores
 
 ROOT = Path(__file__).resolve().parent.parent
 PROCFILE = ROOT / "petstore" / "Procfile"
-DEFAULT_PORT = 8000
 # How long `hints` waits for the web process and the worker before saying so.
 READY_TIMEOUT = 120.0
 # How far above a taken port `check` looks for a free one to suggest.
@@ -57,9 +58,19 @@ def procfile_command(name: str, procfile: Path = PROCFILE) -> str:
     raise KeyError(f"{procfile} has no {name!r} process")
 
 
-def web_port() -> int:
-    """The port `make run` serves on: PORT, as the Makefile passes it to `check`."""
-    return int(os.environ.get("PORT") or DEFAULT_PORT)
+def web_port(environ: Mapping[str, str] = os.environ) -> int:
+    """The port `make run` serves on: PORT, as `run` passes it to `check`."""
+    return int(environ.get("PORT") or DEFAULT_PORT)
+
+
+def take_run_ports(environ: MutableMapping[str, str] = os.environ) -> None:
+    """`make run`'s ports into the environment every step and process reads: those its
+    command line names (`make run PORT=8001`), the others' defaults. PORT is also honcho's
+    first port (it gives every other process one of its own, 100 apart), so HTTP_PORT names
+    the web process's to them all."""
+    environ["PORT"] = str(web_port(environ))
+    environ["HTTPS_PORT"] = environ.get("HTTPS_PORT") or str(MAKE_RUN_HTTPS_PORT)
+    environ["HTTP_PORT"] = environ["PORT"]
 
 
 def tcp_port_in_use(port: int, host: str = "0.0.0.0") -> bool:  # noqa: S104 (any address, as Caddy binds)
@@ -146,7 +157,7 @@ def busy_port_message(environ: Mapping[str, str] = os.environ) -> str | None:
                 f"too; set {run_port.setting} to a free port"
             )
         chosen[run_port.setting] = free
-    # The variables this run was given (the Makefile always passes PORT and HTTPS_PORT) and
+    # The variables this run was given (`run` always sets PORT and HTTPS_PORT) and
     # the ones moved: the user's command line, with the taken ports replaced.
     named = [
         f"{setting}={chosen[setting]}"
@@ -232,13 +243,24 @@ def manage(*arguments: str, quiet: bool = False) -> None:
     )
 
 
+def processes_environment(environ: Mapping[str, str], cores: int) -> dict[str, str]:
+    """This environment, this venv first on the PATH, and unless it says otherwise one web
+    worker a core (production's, one more, makes granian warn on a laptop running it all)."""
+    venv_bin = Path(sys.executable).parent  # the Procfile's `python` and `celery`
+    return {
+        "WEB_CONCURRENCY": str(cores),
+        **environ,
+        "PATH": f"{venv_bin}{os.pathsep}{environ.get('PATH', '')}",
+    }
+
+
 def honcho() -> int:
     """The Procfile's processes until honcho ends (Ctrl-C reaches it from the terminal; a
     SIGTERM to this process is passed on to it)."""
-    venv_bin = Path(sys.executable).parent  # the Procfile's `python` and `celery`
+    runner = str(Path(sys.executable).parent / "honcho")
     process = subprocess.Popen(  # noqa: S603 (honcho from this venv)
-        [str(venv_bin / "honcho"), "--procfile", str(PROCFILE), "--app-root", str(ROOT), "start"],
-        env={**os.environ, "PATH": f"{venv_bin}{os.pathsep}{os.environ.get('PATH', '')}"},
+        [runner, "--procfile", str(PROCFILE), "--app-root", str(ROOT), "start"],
+        env=processes_environment(os.environ, available_cores()),
     )
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # honcho stops its processes first
     signal.signal(signal.SIGTERM, lambda *_: process.send_signal(signal.SIGTERM))
@@ -249,6 +271,7 @@ def run() -> int:
     """`make run`: one per checkout; the ports checked and written; the embedded servers
     started (and stopped after the rest); the database migrated and its demo rows loaded;
     then the Procfile's processes."""
+    take_run_ports()
     # Beside the settings file (var/), found before the settings load: they read that file,
     # which must hold this run's ports first.
     with checkout_lock(env_file().parent) as other:
@@ -311,16 +334,23 @@ def shown_path(path: Path) -> str:
 
 
 def hint_lines(base: str, local_env: str) -> list[str]:
-    """How to use the running service: its URLs, an API key and a curl line, the metrics
-    endpoint with its token. `local_env` is the settings file as a shell word: a new
-    terminal has none of make run's settings, so each command takes them from there."""
+    """How to use the running service: its URLs (the dashboard, the account page, the mail
+    inbox, the webhook receiver), the line that gives a second terminal this run's URL and
+    settings file (the README's curl lines read PETSTORE_URL), an API key and a curl line,
+    the metrics endpoint with its token. `local_env` is the settings file as a shell word: a
+    new terminal has none of make run's settings, so each command takes them from there."""
+    loopback = base.replace("//localhost:", "//127.0.0.1:")  # where the worker can POST
     return [
-        f"  Dashboard: {base}/dashboard/   API docs: {base}/v1/docs/",
+        f"  Dashboard: {base}/dashboard/   Your account: {base}/dashboard/settings/account/",
+        f"  Mail the platform sends (web and workers): {base}/dev/mail/",
+        f"  Webhook receiver, an endpoint URL to add: {loopback}/dev/webhooks/demo/",
+        f"  API docs: {base}/v1/docs/",
+        "  In a second terminal (the README's curl lines read PETSTORE_URL):",
+        f"    export PETSTORE_URL={base} PETSTORE_ENV_FILE={local_env}",
         "  API key for the curl below (printed once, on the last line):",
-        f"    KEY=$(PETSTORE_ENV_FILE={local_env} .venv/bin/python manage.py createapikey alice"
-        " | tail -1)",
-        f"    curl -H \"Authorization: Bearer $KEY\" -H 'Content-Type: application/json' "
-        f'-d \'{{"name":"Rex","categoryId":1}}\' {base}/v1/pets',
+        "    KEY=$(.venv/bin/python manage.py createapikey alice | tail -1)",
+        "    curl -H \"Authorization: Bearer $KEY\" -H 'Content-Type: application/json' "
+        '-d \'{"name":"Rex","categoryId":1}\' "$PETSTORE_URL/v1/pets"',
         "  Metrics (Prometheus text format; the token is this checkout's, in its settings file):",
         f"    METRICS_TOKEN=$(sed -n 's/^METRICS_TOKEN=//p' {local_env})",
         f'    curl -H "Authorization: Bearer $METRICS_TOKEN" {base}/metrics',

@@ -20,8 +20,8 @@ from collections.abc import Mapping
 from pathlib import Path
 
 # The ports `make run` may be moved off, in the order its command line names them. PORT and
-# HTTPS_PORT always come from the Makefile (its defaults or the command line); the other two
-# only when set, else the settings' defaults apply.
+# HTTPS_PORT are always set (devserver.take_run_ports: the command line's or make run's
+# defaults); the other two only when set, else the settings' defaults apply.
 PORT_SETTINGS = ("PORT", "HTTPS_PORT", "EDGE_CERTIFICATES_PORT", "DOMAINS_DEV_DNS_PORT")
 PORTS_COMMENT = "# The ports of the latest `make run` (manage.py in another terminal uses them):"
 HEADER = "# Development settings for this checkout, written by `make run`."

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 PEBBLE = "/usr/bin/pebble"
@@ -36,6 +37,9 @@ class PebbleConfig:
     http_port: int
     certificate: Path
     key: Path
+    # Key id -> base64url HMAC key: when any, every new account must be bound to one (RFC
+    # 8555 §7.3.4), as ZeroSSL and Google Trust Services require.
+    account_bindings: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def directory(self) -> str:
@@ -57,7 +61,8 @@ class PebbleConfig:
                         "httpPort": self.http_port,
                         "tlsPort": self.tls_port,
                         "ocspResponderURL": "",
-                        "externalAccountBindingRequired": False,
+                        "externalAccountBindingRequired": bool(self.account_bindings),
+                        "externalAccountMACKeys": dict(self.account_bindings),
                     }
                 }
             )

@@ -8,7 +8,7 @@ an executable file, so the units are verified unchanged, in a stand-in of that h
 temporary folder (`--root`): systemd's own units copied from this machine, the units in
 /etc/systemd/system, an empty executable for each command. systemd-analyze exits 0 after a
 warning (an unknown key, a value it cannot parse): any line it prints is a failure here.
-Used by .ci/run and tests/test_systemd_units.py; needs only the `systemd` package, no running
+Used by .ci/run and tests/deploy/test_systemd_units.py; needs only the `systemd` package, no running
 systemd.
 """
 

@@ -1,4 +1,5 @@
-"""Staff screens: projects, deploys, domains (with Re-verify), redirects, certificates, events."""
+"""Staff screens: projects, deploys, domains (with Re-verify), redirects, certificates, events,
+and API keys with the project a key is limited to."""
 
 from __future__ import annotations
 
@@ -11,10 +12,28 @@ from django.http import HttpRequest
 from django.template.loader import render_to_string
 
 from domains import tasks
-from domains.models import Certificate, Deploy, Domain, DomainEvent, Project, Redirect
+from domains.models import (
+    AuditEntry,
+    Certificate,
+    Deploy,
+    Domain,
+    DomainEvent,
+    Project,
+    Redirect,
+)
 from domains.services.custom_domains import domain_remove
-from domains.services.projects import project_set_primary, validate_primary
+from domains.services.keys import key_create, key_scopes_clean
+from domains.services.projects import (
+    project_audited_fields,
+    project_changes_record,
+    project_delete,
+    project_set_primary,
+    validate_primary,
+)
 from domains.services.redirects import redirect_delete, redirect_save, validate_redirect
+from petstore.apikeys.admin import ApiKeyAddForm, ApiKeyAdmin
+from petstore.apikeys.models import ApiKey
+from petstore.apikeys.services import IssuedKey
 
 
 class DeployInline(admin.TabularInline):
@@ -80,9 +99,18 @@ class ProjectAdmin(admin.ModelAdmin):
         # Activity line); the other fields are saved as they are.
         chosen = obj.primary_domain
         obj.primary_domain = Project.objects.get(pk=obj.pk).primary_domain if change else None
+        before = project_audited_fields(obj) if change else None
         super().save_model(request, obj, form, change)
+        project_changes_record(project=obj, before=before)
         if chosen != obj.primary_domain:
             project_set_primary(project=obj, domain=chosen, actor=request.user)
+
+    def delete_model(self, request, obj: Project) -> None:
+        project_delete(project=obj)
+
+    def delete_queryset(self, request, queryset):
+        for project in queryset:
+            project_delete(project=project)
 
 
 @admin.register(Deploy)
@@ -191,10 +219,11 @@ class RedirectAdmin(admin.ModelAdmin):
 @admin.register(Certificate)
 class CertificateAdmin(admin.ModelAdmin):
     list_display = ("san", "issuer", "serial", "not_before", "not_after", "renew_after", "domain")
-    list_filter = ("issuer",)
+    list_filter = ("ca_directory", "issuer")
     search_fields = ("san", "serial")
     readonly_fields = (
         "domain",
+        "ca_directory",
         "issuer",
         "serial",
         "san",
@@ -228,3 +257,88 @@ class DomainEventAdmin(admin.ModelAdmin):
 
     def has_change_permission(self, request, obj=None):
         return False
+
+
+@admin.register(AuditEntry)
+class AuditEntryAdmin(admin.ModelAdmin):
+    """Read-only for everyone, superusers included: the rows are written by the services
+    and the database refuses to change them (migration domains.0022)."""
+
+    list_display = (
+        "at", "project_id", "actor_type", "actor_username", "actor_key_prefix", "action",
+        "target", "ip",
+    )  # fmt: skip
+    list_filter = ("actor_type", "action")
+    search_fields = ("target", "actor_username", "actor_key_prefix", "request_id")
+    date_hierarchy = "at"
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: AuditEntry | None = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: AuditEntry | None = None) -> bool:
+        return False
+
+
+class ProjectApiKeyAddForm(ApiKeyAddForm):
+    """The add form with the project a key may be limited to; its scopes are checked
+    against the user's role there (or on all their projects)."""
+
+    project = forms.ModelChoiceField(
+        Project.objects.order_by("slug"),
+        required=False,
+        empty_label="All of the user's projects",
+        help_text="Limit the key to one project the user is a member of.",
+    )
+
+    field_order = ["user", "name", "project", "scopes", "days"]
+
+    def clean(self) -> dict[str, Any]:
+        super().clean()
+        data = self.cleaned_data
+        user, chosen = data.get("user"), data.get("project")
+        if user is None or "scopes" not in data:
+            return data
+        project = None
+        if chosen is not None:
+            project = Project.objects.for_member(user).filter(pk=chosen.pk).first()
+            if project is None:
+                self.add_error("project", f"{user} is no member of {chosen.slug}.")
+                return data
+        data["project"] = project  # with the user's role on it
+        try:
+            data["scopes"] = key_scopes_clean(user=user, project=project, scopes=data["scopes"])
+        except ValidationError as exc:
+            self.add_error("scopes", exc)
+        return data
+
+
+class ProjectApiKeyAdmin(ApiKeyAdmin):
+    """The platform's key admin, with the project of a key limited to one, issued through
+    domains/services/keys.py (a key never exceeds its user's role)."""
+
+    add_form = ProjectApiKeyAddForm
+    list_display = [*ApiKeyAdmin.list_display[:3], "project", *ApiKeyAdmin.list_display[3:]]
+    list_select_related = ["user", "project_binding__project"]
+    readonly_fields = ["project", *ApiKeyAdmin.readonly_fields]
+
+    @admin.display(description="project")
+    def project(self, obj: ApiKey) -> str:
+        binding = getattr(obj, "project_binding", None)
+        return binding.project.slug if binding is not None else "all of the user's"
+
+    def issue(self, request: HttpRequest, form: forms.ModelForm) -> IssuedKey:
+        data = form.cleaned_data
+        return key_create(
+            user=data["user"],
+            name=data["name"],
+            project=data["project"],
+            scopes=data["scopes"],
+            days=data["days"],
+        )
+
+
+admin.site.unregister(ApiKey)
+admin.site.register(ApiKey, ProjectApiKeyAdmin)

@@ -1,9 +1,9 @@
 """The custom domains' families: what their checks, certificates, CA and edge are doing.
 
 Counters and histograms are counted where it happens, by one line each in the services,
-the ACME client and the edge's endpoint; gauges (`DomainCollector`) are read from the
-database at scrape time, so they are right whichever process answers. Registered with
-the endpoint by the app's ready() (petstore/metrics/endpoint.py).
+the ACME client, the channels' engine and the edge's endpoint; gauges (`DomainCollector`)
+are read from the database at scrape time, so they are right whichever process answers.
+Registered with the endpoint by the app's ready() (petstore/metrics/endpoint.py).
 """
 
 from __future__ import annotations
@@ -11,18 +11,21 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Iterable, Iterator
-from datetime import timedelta
+from datetime import datetime, timedelta
 from functools import wraps
 
 import redis
+from cryptography import x509
+from django.conf import settings
 from django.core.cache import cache
 from django.db import transaction
 from django.db.models import Count, Max, Q
 from django.utils import timezone
+from prometheus_client import Counter
 from prometheus_client.metrics_core import GaugeMetricFamily, Metric
 
-from domains.choices import State
-from domains.models import Domain
+from domains.choices import CaSkipReason, PlatformKeyUse, State
+from domains.models import Domain, PlatformKey
 from petstore.metrics import store
 
 log = logging.getLogger(__name__)
@@ -54,6 +57,18 @@ ACME_ERRORS = store.counter(
 )
 # The ACME error types the alerts name (RFC 8555's `rateLimited`, and ours).
 ACME_ERROR_TYPES = ("rateLimited", "refused", "unreachable")
+ACME_ISSUED = store.counter(
+    "petstore_acme_certificates_issued_total",
+    "Certificates an ACME CA issued (first ones and renewals), by CA (its directory URL) and "
+    "fallback: `true` when the CA the order was meant for was skipped for its own failure.",
+    ["ca", "fallback"],
+)
+ACME_SKIPS = store.counter(
+    "petstore_acme_skips_total",
+    "Orders moved on from an ACME CA to the next in DOMAINS_ACME_DIRECTORIES, by CA and "
+    "reason (domains.choices.CaSkipReason).",
+    ["ca", "reason"],
+)
 EDGE_LOOKUPS = store.counter(
     "petstore_edge_certificate_lookups_total",
     "The edge's certificate lookups (one a TLS handshake), by result.",
@@ -75,6 +90,19 @@ EDGE_LOAD_SECONDS = store.histogram(
     "How long Caddy took to load the certificates it holds (domains/edge/heldcertificates.py).",
     buckets=(0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5),
 )
+WEBHOOK_ATTEMPTS = store.counter(
+    "petstore_webhook_delivery_attempts_total",
+    "Webhook delivery attempts (one POST each, the address check included), by outcome: "
+    "delivered (a 2xx answer) or failed (retried on the backoff until its attempts run out).",
+    ["outcome"],
+)
+EMAIL_DELIVERIES = store.counter(
+    "petstore_email_deliveries_total",
+    "Notification mails (one digest each) handed to the SMTP server, by outcome: delivered "
+    "(accepted) or failed (refused or unreachable; retried on the backoff).",
+    ["outcome"],
+)
+DELIVERY_OUTCOMES = ("delivered", "failed")
 # Every series an alert watches with increase() exists at 0 from the start: Prometheus
 # cannot see the increase of a series whose first sample is already 1, so the first
 # failed renewal or rate limit ever would go unnoticed.
@@ -82,6 +110,15 @@ for _outcome in RENEWAL_OUTCOMES:
     RENEWALS.labels(outcome=_outcome)
 for _type in ACME_ERROR_TYPES:
     ACME_ERRORS.labels(type=_type)
+if settings.DOMAINS_CA == "acme":
+    for _ca in settings.DOMAINS_ACME_DIRECTORIES:
+        for _fallback in ("false", "true"):
+            ACME_ISSUED.labels(ca=_ca, fallback=_fallback)
+        for _reason in CaSkipReason.values:
+            ACME_SKIPS.labels(ca=_ca, reason=_reason)
+for _outcome in DELIVERY_OUTCOMES:
+    WEBHOOK_ATTEMPTS.labels(outcome=_outcome)
+    EMAIL_DELIVERIES.labels(outcome=_outcome)
 # The days within which an active domain's newest certificate expires, as gauges. Renewal
 # starts 30 days before expiry (a third of a 90-day certificate): 21 days left means
 # renewals have failed for 9 days (the warning), 7 days for 23 (critical).
@@ -113,8 +150,22 @@ def renewal_done(outcome: str) -> None:
         series.inc()
 
 
+def delivery_attempted(counter: Counter, *, ok: bool) -> None:
+    """One attempt of a channel, counted in its family (WEBHOOK_ATTEMPTS, EMAIL_DELIVERIES)."""
+    counter.labels(outcome=DELIVERY_OUTCOMES[0] if ok else DELIVERY_OUTCOMES[1]).inc()
+
+
 def acme_error(kind: str) -> None:
     ACME_ERRORS.labels(type=kind or "unknown").inc()
+
+
+def acme_skipped(ca: str, reason: str) -> None:
+    ACME_SKIPS.labels(ca=ca, reason=reason).inc()
+
+
+def acme_issued(ca: str, *, fallback: bool) -> None:
+    """A certificate from `ca` is stored: counted once its transaction commits."""
+    transaction.on_commit(ACME_ISSUED.labels(ca=ca, fallback=str(fallback).lower()).inc)
 
 
 # When the sweep last finished (Unix seconds), kept in Redis through the cache (never
@@ -167,7 +218,8 @@ def edge_lookup_metrics(application: WSGIApp) -> WSGIApp:
 
 
 class DomainCollector:
-    """petstore_domains{state} and petstore_certificates_expiring{within_days}, now."""
+    """petstore_domains{state} and petstore_certificates_expiring{within_days} (the platform's
+    own certificate counted with the domains'), now."""
 
     def collect(self) -> Iterator[Metric]:
         counts = dict(Domain.objects.order_by().values_list("state").annotate(count=Count("pk")))
@@ -189,15 +241,34 @@ class DomainCollector:
                 for days in EXPIRING_WITHIN_DAYS
             }
         )
+        platform = platform_certificate_expiry()
         family = GaugeMetricFamily(
             "petstore_certificates_expiring",
-            "Active domains whose newest certificate expires within this many days (renewal "
-            "starts a third of the validity before: one this close is a renewal not done).",
+            "Active domains whose newest certificate expires within this many days, and the "
+            "platform's own wildcard certificate when it does (renewal starts a third of the "
+            "validity before: one this close is a renewal not done).",
             labels=["within_days"],
         )
         for days in EXPIRING_WITHIN_DAYS:
-            family.add_metric([str(days)], expiring[f"within_{days}"])
+            soon = platform is not None and platform < now + timedelta(days=days)
+            family.add_metric([str(days)], expiring[f"within_{days}"] + int(soon))
         yield family
+
+
+def platform_certificate_expiry() -> datetime | None:
+    """When the platform's own certificate (issued over DNS-01) expires; None when it has none,
+    or when the operator serves theirs (EDGE_PLATFORM_CERTIFICATE), which nothing here renews:
+    the edge's probe watches that one."""
+    if settings.EDGE_PLATFORM_CERTIFICATE:
+        return None
+    pem = (
+        PlatformKey.objects.filter(use=PlatformKeyUse.PLATFORM_CERTIFICATE)
+        .values_list("certificate_pem", flat=True)
+        .first()
+    )
+    if pem is None:
+        return None
+    return x509.load_pem_x509_certificates(pem.encode())[0].not_valid_after_utc
 
 
 class SweepCollector:

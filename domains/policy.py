@@ -6,7 +6,7 @@ setting is a function, read when it is called, so a changed setting (pytest-djan
 `settings` fixture, an operator's environment) is seen everywhere at once; nothing here
 is computed from settings at import.
 
-Imports only the settings and domains.choices (tests/test_architecture.py): models,
+Imports only the settings and domains.choices (tests/repository/test_architecture.py): models,
 services and everything else read this module, never the other way round.
 """
 
@@ -100,23 +100,29 @@ def temporary_failure_limit() -> timedelta:
 # --- The sweep (domains/services/scheduling.py) and late certificate work ---
 
 # The sweep runs every DOMAINS_SWEEP_INTERVAL seconds with nobody waiting. Its claim on a
-# due check lasts this many sweeps before the check is due again (a lost batch is simply
-# swept again), and certificate work is taken for lost only after as many, so the sweep
-# does not queue again, each minute, work still under way (an ACME order being validated,
-# a task waiting out its retry).
+# due check lasts at least this many sweeps before the check is due again (a lost batch is
+# simply swept again), and certificate work is taken for lost only after as many, so the
+# sweep does not queue again, each minute, work still under way (an ACME order being
+# validated, a task waiting out its retry).
 SWEEPS_BEFORE_AGAIN = 5
 
 
 def sweep_lease() -> timedelta:
-    """How long the sweep's claim on a due check lasts: SWEEPS_BEFORE_AGAIN sweeps."""
-    return SWEEPS_BEFORE_AGAIN * timedelta(seconds=settings.DOMAINS_SWEEP_INTERVAL)
+    """How long a claim on a check lasts: SWEEPS_BEFORE_AGAIN sweeps, and never less than
+    the longest a task may run (CELERY_TASK_TIME_LIMIT, when the worker kills it) and one
+    sweep more. Each check takes it again when it starts (domains/services/verification.py),
+    so a check still running, however long it waited in the queue, is never claimed again."""
+    sweep = timedelta(seconds=settings.DOMAINS_SWEEP_INTERVAL)
+    longest_task = timedelta(seconds=settings.CELERY_TASK_TIME_LIMIT)
+    return max(SWEEPS_BEFORE_AGAIN * sweep, longest_task + sweep)
 
 
 def cert_lost_at_sweep() -> timedelta:
     """Certificate work still not done this long after its issue delay
     (DOMAINS_CERT_ISSUE_DELAY) is taken for lost by the sweep, and claimed and queued again:
-    SWEEPS_BEFORE_AGAIN sweeps, the same as the lease."""
-    return sweep_lease()
+    SWEEPS_BEFORE_AGAIN sweeps (issuing twice is safe: the row is locked and its state read
+    again, so two runs make one certificate)."""
+    return SWEEPS_BEFORE_AGAIN * timedelta(seconds=settings.DOMAINS_SWEEP_INTERVAL)
 
 
 # A check that passes while the domain is issuing (the owner chose Re-verify and waits)
@@ -140,6 +146,13 @@ def renewal_time(not_before: datetime, not_after: datetime) -> datetime:
     validity = not_after - not_before
     early = random.uniform(0, RENEWAL_SPREAD)  # noqa: S311 (spread, not secrecy)
     return not_before + validity * 2 / 3 - validity * early
+
+
+# A renewal asks the CA that issued the certificate it replaces first, and waits out that
+# CA's rate limit (its Retry-After) only while the certificate would still have this long
+# left after it: PetstoreCertificatesExpiringSoon fires at 21 days. Past that it asks the
+# next CA (domains/services/fallback.py).
+RENEWAL_KEEPS_LEFT = timedelta(days=21)
 
 
 # A CA that suggests renewal windows may move one earlier (RFC 9773 §4.3.2: before it
@@ -201,3 +214,21 @@ WEBHOOK_RETRY_BACKOFF = delays(30, 120, 600, 1800, 7200, 18_000, 36_000)
 WEBHOOK_DISABLE_AFTER = timedelta(days=3)
 # Delays before the n-th retry of an owner's mail (an SMTP server that refused or was down).
 EMAIL_RETRY_BACKOFF = delays(60, 300, 900, 3600, 10_800)
+
+
+# --- Members and invitations (domains/services/members.py) ---
+
+# How long an invitation's link works: a week, as GitHub's and Vercel's invitations.
+INVITATION_VALID = timedelta(days=7)
+# Invitations one project may send per hour (petstore/ratelimits.py's fixed window): each is
+# a mail to an address the inviter typed, so a stolen session or key cannot make the
+# platform a spam cannon.
+INVITATIONS_PER_HOUR = 20
+
+# --- API keys that end (domains/services/keys.py) ---
+
+# The projects a key reaches are told this long before it ends (the key.expiring event),
+# once per key.
+KEY_EXPIRY_NOTICE = timedelta(days=7)
+# Keys told about per run of the hourly task: a backlog is worked off over the next runs.
+KEY_EXPIRY_NOTICES_PER_RUN = 500

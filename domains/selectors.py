@@ -98,13 +98,13 @@ def domain_troubleshoot(*, domain: Domain) -> dict[str, Any]:
     refused = domain.cert_code == CertCode.CA_REFUSED
     return {
         "verifies": domain.check_code == CheckCode.OK,
-        "verify_message": domain.check_message,
+        "verify_message": domain.check_message_shown,
         "checked_at": domain.checked_at,
         "caa_blocks": domain.cert_code == CheckCode.CAA_BLOCKED,
-        "caa_message": "" if refused else domain.cert_message,
+        "caa_message": "" if refused else domain.cert_message_shown,
         "ca_refused": refused,
         # The CA's own words ("The CA refused the order: ..."), as the order left them.
-        "ca_refused_message": domain.cert_message if refused else "",
+        "ca_refused_message": domain.cert_message_shown if refused else "",
     }
 
 

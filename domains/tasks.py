@@ -21,7 +21,8 @@ from domains.channels import CHANNELS
 from domains.choices import TEMPORARY_CHECK_CODES
 from domains.models import Domain
 from domains.retry import RetryLater
-from domains.services import certificates, scheduling, verification
+from domains.services import certificates, keys, platformcertificate, scheduling, verification
+from domains.services.audit import audit_purge
 from domains.services.custom_domains import domain_request_check
 from domains.services.nextsteps import NextSteps
 from domains.services.scheduling import BATCH_SIZE, chunked
@@ -146,6 +147,19 @@ def renew_certificates() -> None:
         renew_certificate.delay(domain_id)
 
 
+@queue_task(queue=settings.CERTIFICATES_QUEUE)
+def renew_platform_certificate() -> None:
+    """Hourly: the platform's own certificate issued or renewed over DNS-01 when it is due."""
+    platformcertificate.platform_certificate_renew()
+
+
+@queue_task(queue=settings.CHECKS_QUEUE)
+def purge_audit_log() -> None:
+    """Daily: the audit entries past AUDIT_LOG_RETENTION_DAYS go (the database refuses
+    every other deletion)."""
+    audit_purge()
+
+
 @queue_task(queue=settings.CHECKS_QUEUE)
 def dispatch_deliveries() -> None:
     """Beat: every due delivery of every channel, on its channel's queue."""
@@ -160,3 +174,9 @@ def deliver(channel: str, delivery_id: int) -> None:
     next_attempt_at, which the beat reads (a message queued twice is one attempt: the claim
     is a conditional UPDATE)."""
     CHANNELS[channel].deliver(delivery_id=delivery_id)
+
+
+@queue_task(queue=settings.CHECKS_QUEUE)
+def tell_expiring_keys() -> None:
+    """Hourly: the projects of each API key that ends within a week are told, once."""
+    keys.keys_expiring_tell()

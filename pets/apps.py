@@ -9,7 +9,7 @@ class PetsConfig(AppConfig):
     verbose_name = "Pets API"
 
     def ready(self) -> None:
-        # listPets (its URL name in pets/api/urls.py) without the middleware no API response
-        # needs, under the hot path's switch (pets/api/hotpath.py): off, Django's full
-        # handler serves it as any request.
-        lean.register("pets", lambda: settings.API_LIST_FAST_PATH)
+        # listPets and createPet (their URL name in pets/api/urls.py) without the middleware
+        # no API response needs, under the fast paths' switch (pets/api/hotpath.py,
+        # pets/api/createpath.py): off, Django's full handler serves them as any request.
+        lean.register("pets", lambda: settings.API_LIST_FAST_PATH, methods=("GET", "POST"))

@@ -13,9 +13,11 @@ class PetstoreConfig(AppConfig):
         # bearer scheme.
         from petstore import checks, errorreporting, taskfailures  # noqa: F401
         from petstore.api import openapi  # noqa: F401
-        from petstore.metrics import endpoint, queues, store
+        from petstore.metrics import backups, build, endpoint, queues, store
 
         errorreporting.start()
         taskfailures.connect()
+        endpoint.register(build.BuildInfoCollector())
         endpoint.register(queues.QueueDepthCollector())
+        endpoint.register(backups.BackupCollector())
         store.store().start()

@@ -4,17 +4,19 @@ Each reader fails loudly on a value it cannot parse, so a typo in a deploy
 stops the process at start-up instead of running with a silent default. A variable set
 but empty (`NAME=`, as a template leaves it) reads as unset: the default, for a flag
 as for a number, so an empty `SESSION_COOKIE_SECURE=` keeps production's secure cookies.
+
+One function reads them all (`read`); what differs between a flag, a number, a text and a
+list is a `Kind`: how its text parses and what its default is.
 """
 
 from __future__ import annotations
 
-import builtins
 import ipaddress
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from django.core.exceptions import ImproperlyConfigured
@@ -22,72 +24,62 @@ from django.core.exceptions import ImproperlyConfigured
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
 
-
-def env_str(name: str, default: str = "") -> str:
-    return os.environ.get(name, default)
-
-
-def env_secret(name: str, default: str = "") -> str:
-    """A secret from NAME, or from the file NAME_FILE names (a container's or systemd's
-    credentials: the value never sits in the environment), its trailing newline dropped.
-    Both set is a mistake, refused."""
-    path = os.environ.get(f"{name}_FILE", "")
-    if not path:
-        return env_str(name, default)
-    if os.environ.get(name):
-        raise ImproperlyConfigured(f"{name} and {name}_FILE are both set: keep one")
-    try:
-        return Path(path).read_text(encoding="utf-8").rstrip("\r\n")
-    except OSError as error:
-        raise ImproperlyConfigured(f"{name}_FILE={path}: {error.strerror}") from None
-
-
-def env_bool(name: str, default: bool = False) -> bool:
-    raw = os.environ.get(name)
-    if raw is None or raw.strip() == "":
-        return default
-    value = raw.strip().lower()
-    if value in _TRUE:
-        return True
-    if value in _FALSE:
-        return False
-    raise ImproperlyConfigured(f"{name} must be a boolean (1/0, true/false), got {raw!r}")
-
-
-def env_int(name: str, default: int) -> int:
-    raw = os.environ.get(name)
-    if raw is None or raw.strip() == "":
-        return default
-    try:
-        return int(raw)
-    except ValueError:
-        raise ImproperlyConfigured(f"{name} must be an integer, got {raw!r}") from None
-
-
-def env_float(name: str, default: float) -> float:
-    raw = os.environ.get(name)
-    if raw is None or raw.strip() == "":
-        return default
-    try:
-        return float(raw)
-    except ValueError:
-        raise ImproperlyConfigured(f"{name} must be a number, got {raw!r}") from None
-
-
-def env_list(name: str, default: str = "") -> list[str]:
-    """A comma-separated list; blanks are dropped."""
-    return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
-
+D = TypeVar("D")  # a default as a declaration writes it
+T = TypeVar("T")  # the value the settings get
 
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 
-def env_networks(name: str, default: str = "") -> list[IPNetwork]:
+@dataclass(frozen=True)
+class Kind(Generic[D, T]):
+    """One kind of value: how a variable's text parses (refusing, in one line naming the
+    variable, what it cannot), how a declared default becomes a value, and whether a
+    variable set but empty reads as unset (a flag or a number has no empty value) or as
+    its empty value (a text, a list)."""
+
+    parse: Callable[[str, str], T]  # (name, the variable's text) -> the value
+    default: Callable[[str, D], T]  # (name, the declared default) -> the value
+    blank_is_unset: bool
+
+
+def _given(name: str, default: T) -> T:
+    return default
+
+
+def _scalar(what: str, convert: Callable[[str], T]) -> Callable[[str, str], T]:
+    """A parser for one value of `convert`'s type, refused as `NAME must be <what>`."""
+
+    def parse(name: str, raw: str) -> T:
+        try:
+            return convert(raw)
+        except ValueError:
+            raise ImproperlyConfigured(f"{name} must be {what}, got {raw!r}") from None
+
+    return parse
+
+
+def _boolean(raw: str) -> bool:
+    value = raw.strip().lower()
+    if value in _TRUE | _FALSE:
+        return value in _TRUE
+    raise ValueError(raw)
+
+
+def _text(name: str, raw: str) -> str:
+    return raw
+
+
+def _items(name: str, raw: str) -> list[str]:
+    """A comma-separated list; blanks are dropped."""
+    return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+def _networks(name: str, raw: str) -> list[IPNetwork]:
     """A comma-separated list of IP addresses and CIDR networks (`127.0.0.0/8,::1`); an
-    address is a network of one. Set but empty: none. A network with host bits set
-    (`10.0.0.1/24`) is refused, not rounded: it is more likely a typo than a wish."""
+    address is a network of one. A network with host bits set (`10.0.0.1/24`) is refused,
+    not rounded: it is more likely a typo than a wish."""
     networks = []
-    for item in env_list(name, default):
+    for item in _items(name, raw):
         try:
             networks.append(ipaddress.ip_network(item))
         except ValueError as exc:
@@ -96,6 +88,83 @@ def env_networks(name: str, default: str = "") -> list[IPNetwork]:
                 f"(e.g. 127.0.0.1,10.0.0.0/8), got {item!r}: {exc}"
             ) from None
     return networks
+
+
+FLAG: Kind[bool, bool] = Kind(_scalar("a boolean (1/0, true/false)", _boolean), _given, True)
+INTEGER: Kind[int, int] = Kind(_scalar("an integer", int), _given, True)
+NUMBER: Kind[float, float] = Kind(_scalar("a number", float), _given, True)
+TEXT: Kind[str, str] = Kind(_text, _given, False)
+# A list's default is written as its variable would be: comma-separated text.
+LIST: Kind[str, list[str]] = Kind(_items, _items, False)
+NETWORKS: Kind[str, list[IPNetwork]] = Kind(_networks, _networks, False)
+
+
+def raw_value(name: str, *, secret: bool = False) -> str | None:
+    """NAME's text, None when unset. A secret may come instead from the file NAME_FILE
+    names (a container's or systemd's credentials: the value never sits in the
+    environment), its trailing newline dropped; both set is a mistake, refused."""
+    path = os.environ.get(f"{name}_FILE", "") if secret else ""
+    if not path:
+        return os.environ.get(name)
+    if os.environ.get(name):
+        raise ImproperlyConfigured(f"{name} and {name}_FILE are both set: keep one")
+    try:
+        return Path(path).read_text(encoding="utf-8").rstrip("\r\n")
+    except OSError as error:
+        raise ImproperlyConfigured(f"{name}_FILE={path}: {error.strerror}") from None
+
+
+def read(kind: Kind[D, T], name: str, default: D, *, secret: bool = False) -> T:
+    """The value of variable `name` as `kind` reads it, or its default."""
+    raw = raw_value(name, secret=secret)
+    if raw is None or (kind.blank_is_unset and not raw.strip()):
+        return kind.default(name, default)
+    return kind.parse(name, raw)
+
+
+def env_str(name: str, default: str = "") -> str:
+    return read(TEXT, name, default)
+
+
+def env_secret(name: str, default: str = "") -> str:
+    return read(TEXT, name, default, secret=True)
+
+
+def env_bool(name: str, default: bool = False) -> bool:
+    return read(FLAG, name, default)
+
+
+def env_int(name: str, default: int) -> int:
+    return read(INTEGER, name, default)
+
+
+def env_float(name: str, default: float) -> float:
+    return read(NUMBER, name, default)
+
+
+def env_list(name: str, default: str = "") -> list[str]:
+    return read(LIST, name, default)
+
+
+def env_networks(name: str, default: str = "") -> list[IPNetwork]:
+    """Set but empty: none."""
+    return read(NETWORKS, name, default)
+
+
+# In a list of one value per item of another setting: this item has none.
+NONE_FOR_THIS_ONE = "-"
+
+
+def one_each(name: str, values: list[str], *, count: int, of: str) -> list[str]:
+    """List setting `name` read as one value for each of the `count` items of setting `of`:
+    one per item, in their order, or one for all of them, or none; `-` in place of a value,
+    or none at all, is "" (that item has none)."""
+    if len(values) not in {0, 1, count}:
+        raise ImproperlyConfigured(
+            f"{name} must have one value, or one per item of {of} ({count}), not {len(values)}"
+        )
+    spread = values * count if len(values) == 1 else values or [""] * count
+    return ["" if value == NONE_FOR_THIS_ONE else value for value in spread]
 
 
 @dataclass(frozen=True)
@@ -115,13 +184,11 @@ class Setting:
 # Every setting declared so far, by name: the settings package declares them all on import.
 DECLARED: dict[str, Setting] = {}
 
-T = TypeVar("T")
-
 
 class Section:
     """The settings of one subject. Each reader declares its variable (name, default, one
     line of doc) where it reads it, so the value, its default and its documentation are
-    written once, side by side.
+    written once, side by side: `web.integer("WEB_THREADS", 1, "Threads per web worker ...")`.
 
     A flag or a number set but empty reads as its default (it has no empty value); a text
     or a list set but empty is the empty value, which such a setting documents ("empty:
@@ -129,97 +196,39 @@ class Section:
 
     def __init__(self, title: str) -> None:
         self.title = title
+        self.flag = Reader(self, FLAG)
+        self.integer = Reader(self, INTEGER)
+        self.number = Reader(self, NUMBER)
+        self.text = Reader(self, TEXT)
+        self.list = Reader(self, LIST)
+        self.networks = Reader(self, NETWORKS)
 
     def declare(self, name: str, doc: str, shown: str, **extra: Any) -> None:
         setting = Setting(name=name, section=self.title, doc=doc, default=shown, **extra)
         if DECLARED.setdefault(name, setting) != setting:
             raise ImproperlyConfigured(f"{name} is declared twice, differently")
 
-    def _read(
+
+@dataclass(frozen=True)
+class Reader(Generic[D, T]):
+    """A section's reader of one kind: declares the variable, then reads it."""
+
+    section: Section
+    kind: Kind[D, T]
+
+    def __call__(
         self,
-        reader: Callable[[str, T], T],
         name: str,
-        default: T,
+        default: D,
         doc: str,
-        shown: str | None,
-        example: str | None,
+        *,
+        shown: str | None = None,  # the default as the reference shows it; None: `default`
+        example: str | None = None,
+        secret: bool = False,
     ) -> T:
-        self.declare(name, doc, shown if shown is not None else _shown(default), example=example)
-        return reader(name, default)
-
-    def flag(
-        self,
-        name: str,
-        default: bool,
-        doc: str,
-        *,
-        shown: str | None = None,
-        example: str | None = None,
-    ) -> bool:
-        return self._read(env_bool, name, default, doc, shown, example)
-
-    def integer(
-        self,
-        name: str,
-        default: int,
-        doc: str,
-        *,
-        shown: str | None = None,
-        example: str | None = None,
-    ) -> int:
-        return self._read(env_int, name, default, doc, shown, example)
-
-    def number(
-        self,
-        name: str,
-        default: float,
-        doc: str,
-        *,
-        shown: str | None = None,
-        example: str | None = None,
-    ) -> float:
-        return self._read(env_float, name, default, doc, shown, example)
-
-    def text(
-        self,
-        name: str,
-        default: str,
-        doc: str,
-        *,
-        shown: str | None = None,
-        example: str | None = None,
-        secret: bool = False,
-    ) -> str:
         shown = shown if shown is not None else _shown(default)
-        self.declare(name, doc, shown, example=example, secret=secret)
-        return env_secret(name, default) if secret else env_str(name, default)
-
-    def list(
-        self,
-        name: str,
-        default: str,
-        doc: str,
-        *,
-        shown: str | None = None,
-        example: str | None = None,
-        secret: bool = False,
-    ) -> builtins.list[str]:
-        shown = shown if shown is not None else _shown(default)
-        self.declare(name, doc, shown, example=example, secret=secret)
-        raw = env_secret(name, default) if secret else env_str(name, default)
-        return [item.strip() for item in raw.split(",") if item.strip()]
-
-    def networks(
-        self,
-        name: str,
-        default: str,
-        doc: str,
-        *,
-        shown: str | None = None,
-        example: str | None = None,
-    ) -> builtins.list[IPNetwork]:
-        self.declare(name, doc, shown if shown is not None else _shown(default), example=example)
-        return env_networks(name, default)
+        self.section.declare(name, doc, shown, example=example, secret=secret)
+        return read(self.kind, name, default, secret=secret)
 
 
 def _shown(default: object) -> str:
@@ -262,17 +271,23 @@ EMAIL_BACKENDS = {
     "smtps": "django.core.mail.backends.smtp.EmailBackend",
     "console": "django.core.mail.backends.console.EmailBackend",
 }
+# `make run`'s mail inbox (development tooling, named here and never imported): DEBUG only,
+# as production does not ship devtools.
+DEVELOPMENT_EMAIL_BACKENDS = {"inbox": "devtools.mailinbox.InboxBackend"}
 
 
-def email_url(name: str, value: str) -> dict[str, Any]:
+def email_url(name: str, value: str, *, development: bool = False) -> dict[str, Any]:
     """Django's EMAIL_* settings from one URL: `smtp://user:password@host:587/?tls=1`
-    (STARTTLS), `smtps://user:password@host:465` (TLS from the start, as `?ssl=1`), or
-    `console://` (the mail is printed). The user and password are percent-decoded."""
+    (STARTTLS), `smtps://user:password@host:465` (TLS from the start, as `?ssl=1`),
+    `console://` (the mail is printed), or with `development` (DEBUG) `inbox://` (`make
+    run`'s mail inbox). The user and password are percent-decoded."""
     url = urlsplit(value)
-    backend = EMAIL_BACKENDS.get(url.scheme)
+    backends = {**EMAIL_BACKENDS, **(DEVELOPMENT_EMAIL_BACKENDS if development else {})}
+    backend = backends.get(url.scheme)
     if backend is None:
+        also = " (inbox:// under DEBUG only)" if url.scheme in DEVELOPMENT_EMAIL_BACKENDS else ""
         raise ImproperlyConfigured(
-            f"{name} must start with smtp://, smtps:// or console://, got {url.scheme!r}"
+            f"{name} must start with smtp://, smtps:// or console://, got {url.scheme!r}{also}"
         )
     query = parse_qs(url.query)
     unknown = set(query) - {"tls", "ssl", "timeout"}

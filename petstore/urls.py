@@ -3,6 +3,7 @@ from django.urls import include, path
 from django.views.generic import RedirectView
 
 from petstore.http.favicon import favicon
+from petstore.http.languages import language_set
 
 urlpatterns = [
     # Every app's API, its OpenAPI document and docs, and the catch-all 404 of /v1.
@@ -18,6 +19,8 @@ urlpatterns = [
     # Sign-in limits on this form and the admin's: django-axes (petstore/http/signin.py).
     path("accounts/", include("petstore.http.accounts")),
     path("favicon.ico", favicon),
+    # The top bar's language switch (petstore/http/languages.py).
+    path("language/", language_set, name="set_language"),
     path("", include("domains.urls")),
 ]
 

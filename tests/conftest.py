@@ -4,7 +4,7 @@ Every test has a real PostgreSQL and Redis: the machine's where the environment
 names them (.ci/run), else the run's own from their wheels (tests/settings.py).
 Tests marked `browser` or `acme` need a Debian package; on a bare machine they
 are skipped with the reason; with REQUIRE_SERVICES=1 (set by .ci/run) a missing
-one fails the run instead, so CI can never go green by skipping (tests/needs.py).
+one fails each test that needs it, so CI can never go green by skipping (tests/needs.py).
 
 The shared fixtures (personas, pets, the DNS server and projects, a real worker,
 a browser) live in tests/fixtures/ and are registered once, below.
@@ -13,8 +13,9 @@ a browser) live in tests/fixtures/ and are registered once, below.
 from __future__ import annotations
 
 import pytest
+from django.utils import translation
 
-from tests.needs import MISSING_BY_MARKER, REQUIRE_SERVICES, require
+from tests.needs import MISSING_BY_MARKER, require
 
 pytest_plugins = [
     "tests.fixtures.people",
@@ -24,10 +25,12 @@ pytest_plugins = [
     "tests.fixtures.worker",
     "tests.fixtures.browser",
     "tests.fixtures.pebble",
+    "tests.fixtures.knot",
     "tests.fixtures.edge",
     "tests.fixtures.static",
     "tests.fixtures.smtp",
     "tests.fixtures.webhooks",
+    "tests.fixtures.members",
 ]
 
 
@@ -41,6 +44,18 @@ def plain_http(settings):
     # Browsers refuse a __Host- cookie that is not Secure: the plain names, as in development.
     settings.SESSION_COOKIE_NAME = "sessionid"
     settings.CSRF_COOKIE_NAME = "csrftoken"
+    settings.LANGUAGE_COOKIE_SECURE = False
+    settings.LANGUAGE_COOKIE_NAME = "language"
+
+
+@pytest.fixture(autouse=True)
+def platform_language():
+    """Each test starts and ends in the platform's language: a German page's request leaves
+    German active in its thread (LocaleMiddleware activates it, nothing deactivates it),
+    where the next test's own calls (a sentence it expects, a service it calls) would read it."""
+    translation.deactivate()
+    yield
+    translation.deactivate()
 
 
 @pytest.fixture(autouse=True)
@@ -73,14 +88,9 @@ def openapi_schema(db, settings):
         request_finished.connect(close_old_connections)
 
 
-def pytest_sessionstart(session: pytest.Session) -> None:
-    if REQUIRE_SERVICES:
-        problems = [msg for check in MISSING_BY_MARKER.values() if (msg := check())]
-        if problems:
-            raise pytest.UsageError("REQUIRE_SERVICES=1 but: " + "; ".join(problems))
-
-
 def pytest_runtest_setup(item: pytest.Item) -> None:
+    # Per test, so a marker `-m` deselected (`make test` leaves the systemd drill to `make
+    # drill`) needs nothing; under REQUIRE_SERVICES a missing program fails the test.
     for marker, check in MISSING_BY_MARKER.items():
         if item.get_closest_marker(marker):
             require(check)

@@ -1,7 +1,9 @@
 """What a test may need from the machine that no wheel brings, and whether it is there:
-Chromium, Pebble, promtool and systemd-analyze (Debian's packages). PostgreSQL and Redis are
-always there: the run starts its own where the environment names none (tests/settings.py).
-The markers (`browser`, `acme`) and the fixtures that start real processes ask the same
+Chromium, Pebble, Knot DNS, promtool, blackbox_exporter, systemd-analyze and systemd-nspawn with
+the drill's root file system, pgBackRest with Debian's PostgreSQL 15 (Debian's packages).
+PostgreSQL and Redis are always there: the run starts its own where the environment names
+none (tests/settings.py).
+The markers (`browser`, `acme`, `knot`) and the fixtures that start real processes ask the same
 questions here.
 
 On a bare machine a test whose program is missing is skipped with the reason; with
@@ -13,6 +15,7 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -37,10 +40,31 @@ def pebble_missing() -> str | None:
     return None
 
 
+KNOTD = "/usr/sbin/knotd"
+
+
+def knotd_missing() -> str | None:
+    # Debian's `knot` package (an authoritative DNS server, run as a process of the test's own,
+    # never as a service); .ci/run installs it when it is missing.
+    if not os.access(KNOTD, os.X_OK):
+        return f"needs Knot DNS at {KNOTD}: apt-get install -y knot"
+    return None
+
+
 def promtool_missing() -> str | None:
     # Debian's `prometheus` package brings it; .ci/run installs it when it is missing.
     if shutil.which("promtool") is None:
         return "needs promtool: apt-get install -y --no-install-recommends prometheus"
+    return None
+
+
+BLACKBOX_EXPORTER = "prometheus-blackbox-exporter"
+
+
+def blackbox_exporter_missing() -> str | None:
+    # Debian's `prometheus-blackbox-exporter` package; .ci/run installs it when it is missing.
+    if shutil.which(BLACKBOX_EXPORTER) is None:
+        return f"needs blackbox_exporter: apt-get install -y {BLACKBOX_EXPORTER}"
     return None
 
 
@@ -51,10 +75,38 @@ def systemd_analyze_missing() -> str | None:
     return None
 
 
+# The restore runbook's cluster: Debian 12's PostgreSQL, the major its pgBackRest (2.45) handles.
+DEBIAN_POSTGRES_BIN = Path("/usr/lib/postgresql/15/bin")
+
+
+def pgbackrest_missing() -> str | None:
+    # Debian's `pgbackrest` and `postgresql-15` packages; .ci/run installs them when missing.
+    if shutil.which("pgbackrest") is None:
+        return "needs pgBackRest: apt-get install -y pgbackrest"
+    if not os.access(DEBIAN_POSTGRES_BIN / "initdb", os.X_OK):
+        return f"needs PostgreSQL 15 at {DEBIAN_POSTGRES_BIN}: apt-get install -y postgresql-15"
+    return None
+
+
+# .ci/systemd-drill-image makes it (Debian 12 by debootstrap, with PostgreSQL and Redis).
+SYSTEMD_DRILL_ROOT = Path(os.environ.get("SYSTEMD_DRILL_ROOT", "/var/lib/machines/petstore-drill"))
+
+
+def systemd_drill_missing() -> str | None:
+    # Debian's `systemd-container` (systemd-nspawn) and the drill's root file system.
+    if shutil.which("systemd-nspawn") is None or shutil.which("nsenter") is None:
+        return "needs systemd-nspawn: apt-get install -y systemd-container"
+    if not (SYSTEMD_DRILL_ROOT / "etc" / "petstore" / "drill-image").exists():
+        return f"needs the drill's root at {SYSTEMD_DRILL_ROOT}: .ci/systemd-drill-image"
+    return None
+
+
 # What each marker needs.
 MISSING_BY_MARKER: dict[str, Callable[[], str | None]] = {
     "browser": chromium_missing,
     "acme": pebble_missing,
+    "knot": knotd_missing,
+    "systemd": systemd_drill_missing,
 }
 
 

@@ -205,7 +205,7 @@ def start_pebble(platform: Platform) -> tuple[dict[str, str], Path]:
         root.write_bytes(answer.read())
     worker_env = {
         "DOMAINS_CA": "acme",
-        "DOMAINS_ACME_DIRECTORY": config.directory,
+        "DOMAINS_ACME_DIRECTORIES": config.directory,
         "DOMAINS_ACME_CA_BUNDLE": str(ca_file),
         "DOMAINS_ACME_EMAIL": "platform@example.test",
     }

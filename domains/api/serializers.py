@@ -4,7 +4,6 @@ the services'; a field here only says what type a value has."""
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 
 from drf_spectacular.utils import extend_schema_field
@@ -324,5 +323,9 @@ class WebhookDeliverySerializer(serializers.ModelSerializer):
             "attempt_log",
         ]
 
-    def get_delivered_at(self, delivery: Delivery) -> datetime | None:
-        return delivery.finished_at if delivery.state == DeliveryState.DELIVERED else None
+    # Written as every other time of the API is (…Z), not as a bare datetime's isoformat().
+    @extend_schema_field(serializers.DateTimeField(allow_null=True))
+    def get_delivered_at(self, delivery: Delivery) -> str | None:
+        if delivery.state != DeliveryState.DELIVERED or delivery.finished_at is None:
+            return None
+        return serializers.DateTimeField().to_representation(delivery.finished_at)

@@ -1,37 +1,52 @@
 """What every view of the domains API shares: its base view (the platform's, with the
 domain services' refusal table) and the lookups of an object among the key's user's
-projects (anything else is a 404)."""
+projects (anything else is a 404) and the role it needs there (a 403)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from django.contrib.auth.models import User
+from django.db.models import Exists, OuterRef, QuerySet
 from rest_framework.exceptions import NotAuthenticated, NotFound
 from rest_framework.request import Request
 
+from domains import access
 from domains.api.errors import REFUSALS
 from domains.api.serializers import DomainSerializer
 from domains.dns import hostnames
-from domains.models import Domain, Project, Redirect, WebhookEndpoint
+from domains.models import Domain, Project, ProjectKey, Redirect, WebhookEndpoint
 from domains.selectors import is_contested
 from petstore.api import ids
+from petstore.api.exceptions import Forbidden
 from petstore.api.views import BaseAPIView
+from petstore.apikeys.models import ApiKey
 
 
 # The platform's base view with the domain services' refusal codes and their statuses. (No
 # docstring: drf-spectacular would make it the description of each operation without one.)
 class DomainsAPIView(BaseAPIView):
     refusals = REFUSALS
-    # The project a URL's slug names, among the key's user's own, looked up once here for
+    # The permission each method needs (domains/access.py): the key must hold its scope, and
+    # the key's user a role on the project that allows it.
+    permissions: ClassVar[dict[str, str]] = {}
+    # The project a URL's slug names, among those the key reaches, looked up once here for
     # every operation under /v1/projects/{slug} before its handler runs, so no handler can
-    # forget to: another user's project is the same 404 as a slug nobody has.
+    # forget to: a project the caller is no member of is the same 404 as a slug nobody has;
+    # one they may see but their role may not change is a 403.
     project: Project
+
+    def required_scope(self, request: Request) -> str | None:
+        permission = self.permissions.get(request.method or "")
+        return None if permission is None else access.scope_for(permission)
 
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
         super().initial(request, *args, **kwargs)
         if "slug" in kwargs:
             self.project = project_of(request, kwargs["slug"])
+            permission = self.permissions.get(request.method or "")
+            if permission is not None and not access.allows(self.project.role, permission):
+                raise Forbidden()
 
 
 # --- lookups: always among the key's user's projects -------------------------------
@@ -52,9 +67,17 @@ def user(request: Request) -> User:
     return request.user
 
 
+def projects_of(request: Request) -> QuerySet[Project]:
+    """The projects the request's key reaches, each with the key's user's `role`: those of
+    which the user is a member, and of those only its own project for a key limited to one."""
+    mine = Project.objects.for_member(user(request))
+    key = request.auth if isinstance(request.auth, ApiKey) else None
+    bound = ProjectKey.objects.filter(api_key=key)
+    return mine.filter(~Exists(bound) | Exists(bound.filter(project=OuterRef("pk"))))
+
+
 def project_of(request: Request, slug: str) -> Project:
-    mine = Project.objects.for_owner(user(request))
-    project = mine.filter(slug=slug).first() if _lookable(slug) else None
+    project = projects_of(request).filter(slug=slug).first() if _lookable(slug) else None
     if project is None:
         raise NotFound(f"No project {slug!r}.")
     return project

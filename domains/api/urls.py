@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from domains.api import views, webhooks
+from domains.api import audit, members, views, webhooks
 
 urlpatterns = [
     path("projects", views.ProjectsView.as_view(), name="api-projects"),
@@ -40,5 +40,13 @@ urlpatterns = [
         "projects/<str:slug>/webhooks/<str:id>/deliveries",
         webhooks.WebhookDeliveriesView.as_view(),
         name="api-webhook-deliveries",
+    ),
+    path("projects/<str:slug>/audit-log", audit.AuditLogView.as_view(), name="api-audit-log"),
+    path("projects/<str:slug>/members", members.MembersView.as_view(), name="api-members"),
+    path(
+        # `mem_<n>` or `inv_<n>`; anything else is the same 404 as an unknown id.
+        "projects/<str:slug>/members/<str:id>",
+        members.MemberDetailView.as_view(),
+        name="api-member",
     ),
 ]

@@ -16,6 +16,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from domains import tasks
+from domains.access import Permission
 from domains.api import openapi
 from domains.api.serializers import (
     DomainSerializer,
@@ -30,10 +31,10 @@ from domains.api.shortcuts import (
     DomainsAPIView,
     domain_data,
     domain_in,
+    projects_of,
     redirect_in,
     user,
 )
-from domains.models import Project
 from domains.services import custom_domains, projects, redirects
 from petstore.api import idempotency
 from petstore.api import openapi as platform_openapi
@@ -44,6 +45,8 @@ from petstore.api.pagination import LINK_HEADER, PARAMETERS
 
 
 class ProjectsView(DomainsAPIView):
+    permissions = {"GET": Permission.DOMAINS_READ}
+
     @extend_schema(
         operation_id="listProjects",
         summary="List your projects",
@@ -62,7 +65,7 @@ class ProjectsView(DomainsAPIView):
         },
     )
     def get(self, request: Request) -> Response:
-        mine = Project.objects.for_owner(user(request)).select_related("primary_domain")
+        mine = projects_of(request).select_related("primary_domain")
         return self.page(request, mine.order_by("id"), ProjectSerializer)
 
 
@@ -70,6 +73,8 @@ class ProjectsView(DomainsAPIView):
 
 
 class DomainsView(DomainsAPIView):
+    permissions = {"GET": Permission.DOMAINS_READ, "POST": Permission.DOMAINS_ADD}
+
     @extend_schema(
         operation_id="listDomains",
         summary="List a project's domains",
@@ -131,6 +136,8 @@ class DomainsView(DomainsAPIView):
 
 
 class DomainDetailView(DomainsAPIView):
+    permissions = {"GET": Permission.DOMAINS_READ, "DELETE": Permission.DOMAINS_REMOVE}
+
     @extend_schema(
         operation_id="getDomain",
         summary="Get a domain",
@@ -166,6 +173,8 @@ class DomainDetailView(DomainsAPIView):
 
 
 class DomainVerifyView(DomainsAPIView):
+    permissions = {"POST": Permission.DOMAINS_VERIFY}
+
     @extend_schema(
         operation_id="verifyDomain",
         summary="Check a domain's DNS now",
@@ -212,6 +221,8 @@ class DomainVerifyView(DomainsAPIView):
 
 
 class PrimaryDomainView(DomainsAPIView):
+    permissions = {"PUT": Permission.PRIMARY_SET, "DELETE": Permission.PRIMARY_SET}
+
     @extend_schema(
         operation_id="setPrimaryDomain",
         summary="Set the primary domain",
@@ -260,6 +271,8 @@ class PrimaryDomainView(DomainsAPIView):
 
 
 class RedirectsView(DomainsAPIView):
+    permissions = {"GET": Permission.REDIRECTS_READ, "POST": Permission.REDIRECTS_WRITE}
+
     @extend_schema(
         operation_id="listRedirects",
         summary="List a project's redirects",
@@ -320,6 +333,8 @@ class RedirectsView(DomainsAPIView):
 
 
 class RedirectDetailView(DomainsAPIView):
+    permissions = {"DELETE": Permission.REDIRECTS_WRITE}
+
     @extend_schema(
         operation_id="deleteRedirect",
         summary="Delete a redirect",

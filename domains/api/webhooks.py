@@ -12,6 +12,7 @@ from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from domains.access import Permission
 from domains.api import openapi
 from domains.api.serializers import (
     NewWebhookAnswerSerializer,
@@ -36,6 +37,8 @@ def _created(endpoint: WebhookEndpoint, secret: str) -> dict[str, Any]:
 
 
 class WebhooksView(DomainsAPIView):
+    permissions = {"GET": Permission.WEBHOOKS_READ, "POST": Permission.WEBHOOKS_WRITE}
+
     @extend_schema(
         operation_id="listWebhooks",
         summary="List a project's webhook endpoints",
@@ -71,7 +74,10 @@ class WebhooksView(DomainsAPIView):
                 "wrapping one), webhook_platform (this platform's own hosts); bad_request."
             ),
             **openapi.COMMON,
-            409: openapi.refusal("webhook_limit: the project has its maximum of endpoints."),
+            409: openapi.refusal(
+                "duplicate: the project has an endpoint at this URL already; webhook_limit: "
+                "the project has its maximum of endpoints."
+            ),
             **platform_openapi.BODY_ERRORS,
         },
     )
@@ -93,6 +99,8 @@ class WebhooksView(DomainsAPIView):
 
 
 class WebhookDetailView(DomainsAPIView):
+    permissions = {"GET": Permission.WEBHOOKS_READ, "DELETE": Permission.WEBHOOKS_WRITE}
+
     @extend_schema(
         operation_id="getWebhook",
         summary="Get a webhook endpoint",
@@ -126,6 +134,8 @@ _DELIVERIES["parameters"] = [WEBHOOK_ID, *_DELIVERIES["parameters"]]
 
 
 class WebhookDeliveriesView(DomainsAPIView):
+    permissions = {"GET": Permission.DELIVERIES_READ}
+
     @extend_schema(
         operation_id="listWebhookDeliveries",
         summary="List a webhook endpoint's deliveries",

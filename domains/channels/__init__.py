@@ -8,7 +8,7 @@ every due one (domains/tasks.py). Adding a channel: a module with a Channel subc
 entry in CHANNELS, a form for its targets and a template for its message
 (docs/decisions/notifications.md).
 
-A layer of its own (tests/test_architecture.py): it writes only the delivery rows and
+A layer of its own (tests/repository/test_architecture.py): it writes only the delivery rows and
 what follows an attempt, and imports the models, the choices and its transports
 (domains/webhooks/), never the services, selectors, tasks or screens.
 """

@@ -9,7 +9,8 @@ outcome (`recorded`). This class owns the rest, for every channel alike:
   event's own transaction (domains/channels/__init__.py `deliveries_create`);
 - the claim: one conditional UPDATE (waiting, due, or a claim whose lease ended → sending
   with a claim token), so a message queued twice, or two workers, make one attempt;
-- the attempt log: a DeliveryAttempt per delivery per attempt, its answer bounded;
+- the attempt log: a DeliveryAttempt per delivery per attempt, its answer bounded, and the
+  attempt counted by outcome in the channel's family (`attempts_counted`, domains/metrics.py);
 - the backoff, with jitter, the attempts and failure: after `max_attempts` the delivery
   fails and, for a channel that asks (`count_failures`), the failure is counted;
 - fairness: `slot()` is held from before the claim until the outcome is recorded; with no
@@ -34,10 +35,13 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import Q, QuerySet
 from django.utils import timezone
+from prometheus_client import Counter
 
+from domains import metrics
 from domains.choices import WAITING_DELIVERY_STATES, DeliveryState
 from domains.models import Delivery, DeliveryAttempt, OwnerEvent
 from petstore.models import TaskFailure
+from petstore.sentences import Sentence
 from petstore.taskfailures import task_failure_record
 
 log = logging.getLogger(__name__)
@@ -58,6 +62,9 @@ class Outcome:
     status_code: int | None = None
     duration_ms: int = 0
     response: str = ""
+    # The platform's own words for why there was no answer, read in the reader's language on
+    # the delivery log (`response` keeps their English, and a receiver's words as they came).
+    said: Sentence | None = None
 
 
 class Channel:
@@ -75,6 +82,9 @@ class Channel:
     batched: ClassVar[bool] = False
     # A delivery that fails for good is counted in the task failures.
     count_failures: ClassVar[bool] = False
+    # Every attempt, by outcome (delivered, failed), in the channel's family: what the
+    # delivery alerts watch (a channel without one is not counted).
+    attempts_counted: ClassVar[Counter | None] = None
 
     @property
     def max_attempts(self) -> int:
@@ -223,10 +233,13 @@ class Channel:
                     status_code=outcome.status_code,
                     duration_ms=outcome.duration_ms,
                     response=excerpt,
+                    said=outcome.said.stored() if outcome.said is not None else None,
                 )
                 for d in rows
             )
             after = self.recorded(rows, outcome, now)
+        if self.attempts_counted is not None:
+            metrics.delivery_attempted(self.attempts_counted, ok=outcome.ok)
         if after is not None:  # after the commit: it never holds the rows
             after()
         if failed and self.count_failures:

@@ -1,11 +1,14 @@
-"""The email channel: one delivery per event to its project (the owner's account address,
-read when the mail is sent), sent as one digest per project.
+"""The email channel: one delivery per event to each member of its project whose role is
+mailed (domains.access.MAILED_ROLES: owners and admins), the target being the membership:
+the member's account address, role and choice of events are read when the mail is sent, so
+a member removed or demoted in between is not mailed. Sent as one digest per member of a
+project.
 
 An event's first attempt is due DIGEST_WINDOW after it happened; when a project's oldest
-waiting delivery is due, every waiting delivery of the project goes in one message (the
-engine's `batched`). Before it is built, the events the owner did not choose, and those
-whose type was mailed for the same host name within EVENT_REPEAT_AFTER, are set aside
-(skipped). Plain text and HTML, each from one template (templates/notifications/digest.txt
+waiting delivery is due, every waiting delivery of that member goes in one message (the
+engine's `batched`). Before it is built, the events the member did not choose, and those
+whose type was mailed to them for the same host name within EVENT_REPEAT_AFTER, are set
+aside (skipped). Plain text and HTML, each from one template (templates/notifications/digest.txt
 and .html; Django's autoescaping covers everything a tenant typed, such as host names, in
 the HTML). Other mails of the channel are templates beside it (`webhook_disabled.txt`).
 """
@@ -22,11 +25,25 @@ from typing import Any
 from django.conf import settings
 from django.core.mail import EmailMultiAlternatives, send_mail
 from django.template.loader import render_to_string
+from django.utils import formats, timezone
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop, ngettext
 
+from domains import metrics
+from domains.access import MAILED_ROLES
 from domains.channels.base import Channel, Outcome
 from domains.choices import DeliveryState, EventType
-from domains.models import Delivery, NotificationPreference, OwnerEvent, Project, WebhookEndpoint
+from domains.models import (
+    Delivery,
+    Membership,
+    NotificationPreference,
+    OwnerEvent,
+    Project,
+    WebhookEndpoint,
+)
 from domains.policy import DIGEST_WINDOW, EMAIL_RETRY_BACKOFF, EVENT_REPEAT_AFTER
+from petstore.languages import in_language_of
+from petstore.sentences import Sentence, shown
 from petstore.taskfailures import describe
 
 log = logging.getLogger(__name__)
@@ -41,23 +58,26 @@ class EmailChannel(Channel):
     first_delay = DIGEST_WINDOW
     batched = True
     count_failures = True
+    # One digest mail per attempt, however many deliveries it carries.
+    attempts_counted = metrics.EMAIL_DELIVERIES
 
     def targets(self, events: Sequence[OwnerEvent]) -> Iterable[tuple[OwnerEvent, int]]:
-        # Every event: one the owner did not choose is skipped when it is due, so the
-        # outbox is also the record of what was (not) said.
-        return [(event, event.project_id) for event in events]
+        # Every event, to every mailed member: one a member did not choose is skipped when
+        # it is due, so the outbox is also the record of what was (not) said.
+        mailed = _mailed({event.project_id for event in events})
+        return [(event, pk) for event in events for pk in mailed.get(event.project_id, [])]
 
     def choose(
         self, deliveries: list[Delivery], now: datetime
     ) -> tuple[list[Delivery], list[Delivery]]:
-        project = _project(deliveries)
-        if not project.owner.email:
+        member = _recipient(deliveries)
+        if member is None or not member.user.email:
             return [], deliveries
-        chosen = NotificationPreference.objects.email_events_of(project.owner_id)
+        chosen = NotificationPreference.objects.email_events_of(member.user_id)
         told = set(
             Delivery.objects.filter(
                 channel=self.name,
-                target_id=project.pk,
+                target_id=member.pk,
                 state=DeliveryState.DELIVERED,
                 finished_at__gt=now - EVENT_REPEAT_AFTER,
             ).values_list("event__hostname", "event__type")
@@ -74,9 +94,13 @@ class EmailChannel(Channel):
         return to_send, skipped
 
     def send(self, deliveries: list[Delivery], now: datetime) -> Outcome:
-        project = _project(deliveries)
+        member = _recipient(deliveries)
+        if member is None:  # removed since `choose`: nothing is sent to them
+            gone = Sentence(gettext_noop("no longer a member"))
+            return Outcome(ok=True, response=gone.english(), said=gone)
         events = [delivery.event for delivery in deliveries]
-        message = digest_message(project=project, events=events, to=project.owner.email)
+        with in_language_of(member.user):
+            message = digest_message(project=member.project, events=events, to=member.user.email)
         started = time.monotonic()
         try:
             message.send()
@@ -86,8 +110,19 @@ class EmailChannel(Channel):
         return Outcome(ok=True, duration_ms=round((time.monotonic() - started) * 1000))
 
 
-def _project(deliveries: list[Delivery]) -> Project:
-    return Project.objects.select_related("owner").get(pk=deliveries[0].target_id)
+def _mailed(project_ids: set[int]) -> dict[int, list[int]]:
+    """The memberships mailed each project's events, by project."""
+    found: dict[int, list[int]] = {}
+    rows = Membership.objects.filter(project_id__in=project_ids, role__in=MAILED_ROLES)
+    for project_id, pk in rows.order_by("pk").values_list("project_id", "pk"):
+        found.setdefault(project_id, []).append(pk)
+    return found
+
+
+def _recipient(deliveries: list[Delivery]) -> Membership | None:
+    """The member the deliveries are for, if they are one still, of a role mailed."""
+    found = Membership.objects.select_related("user", "project")
+    return found.filter(pk=deliveries[0].target_id, role__in=MAILED_ROLES).first()
 
 
 # --- The messages ------------------------------------------------------------------
@@ -102,26 +137,39 @@ def dashboard_url(path: str) -> str:
     return f"https://{settings.DASHBOARD_HOST}{port}{path}"
 
 
-def _when(value: str | None) -> str:
+def when(value: datetime | str | None) -> str:
+    """A time as the reader's language writes it (petstore/formats/), in UTC, saying so."""
     if not value:
         return ""
-    return f"{datetime.fromisoformat(value):%Y-%m-%d %H:%M} UTC"
+    moment = datetime.fromisoformat(value) if isinstance(value, str) else value
+    return f"{formats.date_format(timezone.localtime(moment), 'DATETIME_FORMAT')} UTC"
+
+
+def next_step(type: str) -> str:
+    """What the owner should do after an event of `type`, in the reader's language (the
+    outbox row keeps the English sentence, for the webhooks)."""
+    return render_to_string("domains/copy/event_next_step.txt", {"type": type}).strip()
 
 
 def _item(event: OwnerEvent) -> dict[str, Any]:
-    data = event.data
+    data, said = event.data, event.said or {}
+    findings = data.get("findings", [])
+    kept = said.get("findings") or [None] * len(findings)
     return {
         "type": event.type,
         "label": EventType(event.type).label,
         "hostname": event.hostname,
-        "occurred_at": f"{event.occurred_at:%Y-%m-%d %H:%M} UTC",
-        "what": data.get("what", ""),
-        "what_to_do": data.get("what_to_do", ""),
+        "occurred_at": when(event.occurred_at),
+        "what": shown(data.get("what", ""), said.get("what")),
+        "what_to_do": next_step(event.type),
         "url": dashboard_url(data.get("path", "/dashboard/")),
-        "stops_serving_at": _when(data.get("stops_serving_at")),
-        "expires_at": _when(data.get("expires_at")),
-        "reason": data.get("reason", ""),
-        "findings": [finding["message"] for finding in data.get("findings", [])],
+        "stops_serving_at": when(data.get("stops_serving_at")),
+        "expires_at": when(data.get("expires_at")),
+        "reason": shown(data.get("reason", ""), said.get("reason")),
+        "findings": [
+            shown(finding["message"], sentence)
+            for finding, sentence in zip(findings, kept, strict=False)
+        ],
     }
 
 
@@ -129,7 +177,11 @@ def subject(project: Project, events: list[OwnerEvent]) -> str:
     if len(events) == 1:
         event = events[0]
         return f"{event.hostname}: {EventType(event.type).label}"
-    return f"{len(events)} updates about the domains of {project.slug}"
+    return ngettext(
+        "%(count)d update about the domains of %(project)s",
+        "%(count)d updates about the domains of %(project)s",
+        len(events),
+    ) % {"count": len(events), "project": project.slug}
 
 
 def digest_message(
@@ -152,21 +204,27 @@ def digest_message(
 
 
 def notice_webhook_disabled(*, endpoint_id: int) -> None:
-    """Tell the owner once that an endpoint was disabled (the conditional UPDATE that
-    disabled it decided once); a mail server that is down costs the mail, not the change."""
-    endpoint = WebhookEndpoint.objects.select_related("project__owner").get(pk=endpoint_id)
+    """Tell the project's mailed members once that an endpoint was disabled (the conditional
+    UPDATE that disabled it decided once); a mail server that is down costs the mail, not
+    the change."""
+    endpoint = WebhookEndpoint.objects.select_related("project").get(pk=endpoint_id)
     project = endpoint.project
-    if not project.owner.email:
-        return
+    mailed = Membership.objects.filter(project=project, role__in=MAILED_ROLES)
+    # One mail per address, in its account's language: members do not see each other's
+    # addresses.
+    to = {member.user.email: member.user for member in mailed.select_related("user")}
     name = project.name or project.slug
-    context = {
-        "project": name,
-        "url": endpoint.url,
-        "since": f"{endpoint.failing_since:%Y-%m-%d %H:%M} UTC" if endpoint.failing_since else "",
-        "settings_url": dashboard_url("/dashboard/settings/notifications/"),
-    }
-    text = render_to_string("notifications/webhook_disabled.txt", context)
-    try:
-        send_mail(f"[{name}] Webhook endpoint disabled", text, None, [project.owner.email])
-    except (smtplib.SMTPException, OSError):
-        log.exception("mailing the owner of %s about a disabled webhook failed", project.slug)
+    for address, user in sorted((a, u) for a, u in to.items() if a):
+        with in_language_of(user):
+            context = {
+                "project": name,
+                "url": endpoint.url,
+                "since": when(endpoint.failing_since),
+                "settings_url": dashboard_url("/dashboard/settings/notifications/"),
+            }
+            text = render_to_string("notifications/webhook_disabled.txt", context)
+            subject = _("[%(project)s] Webhook endpoint disabled") % {"project": name}
+        try:
+            send_mail(subject, text, None, [address])
+        except (smtplib.SMTPException, OSError):
+            log.exception("mailing a member of %s about a disabled webhook failed", project.slug)

@@ -22,11 +22,13 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db.models import QuerySet
 
+from domains import metrics
 from domains.channels import email
 from domains.channels.base import DELIVERY_RESPONSE_EXCERPT, Channel, Outcome
 from domains.models import Delivery, OwnerEvent, WebhookEndpoint
 from domains.policy import WEBHOOK_DISABLE_AFTER, WEBHOOK_RETRY_BACKOFF
 from domains.webhooks import address, client, limits, signing
+from petstore.sentences import refusal
 
 
 def payload(event: OwnerEvent) -> bytes:
@@ -42,6 +44,7 @@ class WebhookChannel(Channel):
     backoff = WEBHOOK_RETRY_BACKOFF
     lease = timedelta(minutes=1)
     busy_retry = limits.BUSY_RETRY
+    attempts_counted = metrics.WEBHOOK_ATTEMPTS
 
     @property
     def queue(self) -> str:
@@ -84,7 +87,8 @@ class WebhookChannel(Channel):
             )
         except ValidationError as exc:
             took = round((time.monotonic() - started) * 1000)
-            return Outcome(ok=False, duration_ms=took, response=" ".join(exc.messages))
+            said = refusal(exc)
+            return Outcome(ok=False, duration_ms=took, response=said.english(), said=said)
         body = payload(delivery.event)
         headers = signing.headers(
             secret=endpoint.secret,

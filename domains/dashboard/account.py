@@ -10,6 +10,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.shortcuts import redirect, render
 from django.template.response import TemplateResponse
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods
 
 from domains.dashboard.forms import OwnerEmailForm
@@ -33,11 +34,14 @@ def account(request):
                 if exc.error_list[0].code == "email_confirm_limit":
                     status = 429
             else:
-                current = request.user.email or "no address"
+                current = request.user.email or _("no address")
                 messages.success(
                     request,
-                    f"A confirmation link is on its way to {sent_to}. Owner mail goes there "
-                    f"once you open it; until then it goes to {current}.",
+                    _(
+                        "A confirmation link is on its way to %(email)s. Owner mail goes there "
+                        "once you open it; until then it goes to %(current)s."
+                    )
+                    % {"email": sent_to, "current": current},
                 )
                 return redirect("dashboard:account")
     # A TemplateResponse: a sign-in lock-out met on the password is said on this form
@@ -53,7 +57,9 @@ def account_confirm(request, token):
     try:
         if request.method == "POST":
             change = notifications.owner_email_confirm(user=request.user, token=token)
-            messages.success(request, f"Owner mail now goes to {change.email}.")
+            messages.success(
+                request, _("Owner mail now goes to %(email)s.") % {"email": change.email}
+            )
             return redirect("dashboard:account")
         change = notifications.owner_email_change_read(user=request.user, token=token)
     except ValidationError as exc:

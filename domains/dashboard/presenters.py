@@ -7,8 +7,11 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from datetime import datetime
 
 from django.template.loader import render_to_string
+from django.utils import formats, timezone
+from django.utils.translation import gettext as _
 
 from domains.choices import AWAITING_OWNER_STATES, MOVING_STATES, SECURITY_ACTIONS, CertState
 from domains.dashboard.forms import DomainAddForm, PrimaryForm, RedirectForm
@@ -31,12 +34,19 @@ def badge(domain: Domain) -> Badge:
     if stops_at is not None and domain.failing_since is not None:
         return Badge(
             "failing",
-            "Failing",
-            f"Still served, but its DNS record stopped pointing here on "
-            f"{domain.failing_since:%Y-%m-%d %H:%M} UTC. It stops serving on "
-            f"{stops_at:%Y-%m-%d %H:%M} UTC unless the record is fixed.",
+            _("Failing"),
+            _(
+                "Still served, but its DNS record stopped pointing here on %(since)s UTC. It "
+                "stops serving on %(stops)s UTC unless the record is fixed."
+            )
+            % {"since": _datetime(domain.failing_since), "stops": _datetime(stops_at)},
         )
     return Badge(domain.state, domain.get_state_display(), state_help(domain.state))
+
+
+def _datetime(value: datetime) -> str:
+    """A time as the reader's language writes it (petstore/formats/)."""
+    return formats.date_format(timezone.localtime(value), "DATETIME_FORMAT")
 
 
 def state_help(state: str) -> str:
@@ -55,7 +65,7 @@ def domain_status_payload(domain: Domain) -> dict:
     # While a check runs the page's live line says so ("Checking the DNS records now…");
     # this sentence stays the state's own, so the page says it once.
     if blocked and shown.key == domain.state:
-        state_help = (
+        state_help = _(
             "The domain is live, but the certificate authority may not issue its certificate: "
             "see Certificate below."
         )
@@ -81,7 +91,7 @@ def domain_status_payload(domain: Domain) -> dict:
         "stops_serving_at": stops_at.isoformat() if stops_at else None,
         "certificate_blocked": blocked,
         "check_code": domain.check_code,
-        "check_message": domain.check_message,
+        "check_message": domain.check_message_shown,
         "checked_at": checked_at,
         "check_in_progress": in_progress,
         "certificate": (

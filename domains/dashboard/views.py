@@ -1,7 +1,8 @@
-"""Dashboard views: thin. Each one finds the owner's object (another owner's is
-a 404), validates a form, calls one service from domains/services/ (or reads
-through domains/selectors.py) and renders or redirects. The rules and the audit
-trail live in the services."""
+"""Dashboard views: thin. Each one finds the member's object (a project they are no
+member of is a 404; one whose role does not allow the view, a 403: domains/access.py),
+validates a form, calls one service from domains/services/ (or reads through
+domains/selectors.py) and renders or redirects. The rules and the audit trail live in
+the services."""
 
 from __future__ import annotations
 
@@ -11,9 +12,12 @@ from django.core.exceptions import ValidationError
 from django.db.models import Count
 from django.http import JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from domains import tasks
+from domains.access import Permission
 from domains.choices import CertCode
 from domains.dashboard import webhooks
 from domains.dashboard.forms import (
@@ -23,13 +27,13 @@ from domains.dashboard.forms import (
     RedirectForm,
     RemoveForm,
 )
+from domains.dashboard.lookups import domain_view, project_view
 from domains.dashboard.presenters import (
     dns_position,
     domain_activity,
     domain_status_payload,
     project_page_context,
 )
-from domains.dns import hostnames
 from domains.models import Domain, Project, Redirect
 from domains.selectors import (
     domain_last_told,
@@ -41,19 +45,7 @@ from domains.selectors import (
 )
 from domains.services import custom_domains, notifications, projects, redirects
 
-# --- lookups: always through the owner's querysets ---------------------------
-
-
-def _project(request, slug: str) -> Project:
-    return get_object_or_404(Project.objects.for_owner(request.user), slug=slug)
-
-
-def _domain(request, slug: str, hostname: str) -> Domain:
-    return get_object_or_404(
-        Domain.objects.for_owner(request.user).select_related("project"),
-        project__slug=slug,
-        hostname=hostnames.comparable(hostname),
-    )
+# --- lookups: domains/dashboard/lookups.py --------------------------------------
 
 
 def _redirect_entry(project: Project, pk: int) -> Redirect:
@@ -75,24 +67,22 @@ def _to_domain(domain: Domain):
 @require_GET
 def home(request):
     projects = (
-        Project.objects.for_owner(request.user)
+        Project.objects.for_member(request.user)
         .annotate(domain_count=Count("domains"))
         .order_by("name")
     )
     return render(request, "domains/home.html", {"projects": projects})
 
 
-@login_required
+@project_view(Permission.DOMAINS_READ)
 @require_GET
-def project_domains(request, slug):
-    project = _project(request, slug)
+def project_domains(request, project):
     return render(request, "domains/project_domains.html", project_page_context(project))
 
 
-@login_required
+@project_view(Permission.DOMAINS_ADD)
 @require_http_methods(["GET", "POST"])
-def domain_add(request, slug):
-    project = _project(request, slug)
+def domain_add(request, project):
     form = DomainAddForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         try:
@@ -104,8 +94,8 @@ def domain_add(request, slug):
         else:
             messages.success(
                 request,
-                f"{domain.hostname_unicode} was added. "
-                "Create the DNS record below, then choose Verify.",
+                _("%(hostname)s was added. Create the DNS record below, then choose Verify.")
+                % {"hostname": domain.hostname_unicode},
             )
             return _to_domain(domain)
     context = project_page_context(project, add_form=form)
@@ -113,10 +103,9 @@ def domain_add(request, slug):
     return render(request, "domains/project_domains.html", context, status=status)
 
 
-@login_required
+@domain_view(Permission.DOMAINS_READ)
 @require_GET
-def domain_detail(request, slug, hostname):
-    domain = _domain(request, slug, hostname)
+def domain_detail(request, domain):
     troubleshooting = None
     if domain.needs_troubleshooting:
         # The spec's steps with what the last checks found; Re-verify runs them again.
@@ -137,16 +126,15 @@ def domain_detail(request, slug, hostname):
     return render(request, "domains/domain_detail.html", context)
 
 
-@login_required
+@domain_view(Permission.DOMAINS_READ)
 @require_GET
-def domain_status(request, slug, hostname):
-    return JsonResponse(domain_status_payload(_domain(request, slug, hostname)))
+def domain_status(request, domain):
+    return JsonResponse(domain_status_payload(domain))
 
 
-@login_required
+@domain_view(Permission.DOMAINS_VERIFY)
 @require_POST
-def domain_verify(request, slug, hostname):
-    domain = _domain(request, slug, hostname)
+def domain_verify(request, domain):
     try:
         tasks.request_check(domain=domain, actor=request.user)
     except ValidationError as exc:
@@ -155,14 +143,13 @@ def domain_verify(request, slug, hostname):
         # Said the same whether the broker took the task or not: the request is
         # recorded either way, and the sweep runs any check that was never queued. The
         # page's Status line says what happens now; the flash only confirms the click.
-        messages.info(request, "Check queued.")
+        messages.info(request, _("Check queued."))
     return _to_domain(domain)
 
 
-@login_required
+@domain_view(Permission.DOMAINS_REMOVE)
 @require_http_methods(["GET", "POST"])
-def domain_remove(request, slug, hostname):
-    domain = _domain(request, slug, hostname)
+def domain_remove(request, domain):
     project = domain.project
     form = RemoveForm(request.POST or None, project=project, domain=domain)
     if request.method == "POST" and form.is_valid():
@@ -170,12 +157,13 @@ def domain_remove(request, slug, hostname):
         try:
             if form.redirect_instead:
                 # Keep the domain and send its traffic on: inbound links keep working.
-                redirects.redirect_save(
-                    project=project, from_domain=domain, to_domain=target, actor=request.user
+                redirects.redirect_instead_of_removal(
+                    project=project, domain=domain, to_domain=target, actor=request.user
                 )
                 messages.success(
                     request,
-                    f"{domain.hostname_unicode} now redirects to {target.hostname_unicode} (301).",
+                    _("%(hostname)s now redirects to %(target)s (301).")
+                    % {"hostname": domain.hostname_unicode, "target": target.hostname_unicode},
                 )
                 return _to_project(project)
             custom_domains.domain_remove(domain=domain, actor=request.user)
@@ -183,7 +171,9 @@ def domain_remove(request, slug, hostname):
             form.add_error(None, exc)
         else:
             messages.success(
-                request, f"{domain.hostname_unicode} was removed and no longer serves traffic."
+                request,
+                _("%(hostname)s was removed and no longer serves traffic.")
+                % {"hostname": domain.hostname_unicode},
             )
             return _to_project(project)
     existing = Redirect.objects.filter(from_domain=domain).select_related("to_domain").first()
@@ -199,10 +189,9 @@ def domain_remove(request, slug, hostname):
     )
 
 
-@login_required
+@project_view(Permission.PRIMARY_SET)
 @require_POST
-def primary_set(request, slug):
-    project = _project(request, slug)
+def primary_set(request, project):
     form = PrimaryForm(request.POST, project=project)
     if form.is_valid():
         domain = form.cleaned_data["domain"]
@@ -212,7 +201,7 @@ def primary_set(request, slug):
             form.add_error("domain", exc)
         else:
             name = domain.hostname_unicode if domain else project.platform_host
-            messages.success(request, f"The primary domain is now {name}.")
+            messages.success(request, _("The primary domain is now %(name)s.") % {"name": name})
             return _to_project(project)
     context = project_page_context(project, primary_form=form)
     return render(request, "domains/project_domains.html", context, status=400)
@@ -242,7 +231,7 @@ def _redirect_form_view(request, project, entry=None):
         except ValidationError as exc:
             form.add_error(None, exc)
         else:
-            messages.success(request, "The redirect was saved.")
+            messages.success(request, _("The redirect was saved."))
             return _to_project(project)
     return render(
         request,
@@ -252,32 +241,49 @@ def _redirect_form_view(request, project, entry=None):
     )
 
 
-@login_required
+@project_view(Permission.REDIRECTS_WRITE)
 @require_http_methods(["GET", "POST"])
-def redirect_add(request, slug):
-    return _redirect_form_view(request, _project(request, slug))
+def redirect_add(request, project):
+    return _redirect_form_view(request, project)
 
 
-@login_required
+@project_view(Permission.REDIRECTS_WRITE)
 @require_http_methods(["GET", "POST"])
-def redirect_edit(request, slug, pk):
-    project = _project(request, slug)
+def redirect_edit(request, project, pk):
     return _redirect_form_view(request, project, _redirect_entry(project, pk))
 
 
-@login_required
-@require_POST
-def redirect_delete(request, slug, pk):
-    project = _project(request, slug)
+@project_view(Permission.REDIRECTS_WRITE)
+@require_http_methods(["GET", "POST"])
+def redirect_delete(request, project, pk):
+    """GET asks to confirm; the confirmation's POST deletes."""
+    if request.method == "GET":
+        entry = _redirect_entry(project, pk)
+        return render(
+            request,
+            "domains/confirm_delete.html",
+            {
+                "project": project,
+                "what": (
+                    _("the redirect from %(from)s to %(to)s")
+                    % {
+                        "from": entry.from_domain.hostname_unicode,
+                        "to": entry.to_domain.hostname_unicode,
+                    }
+                ),
+                "effect": _("%(hostname)s then serves the project itself.")
+                % {"hostname": entry.from_domain.hostname_unicode},
+                "cancel": reverse("dashboard:project_domains", kwargs={"slug": project.slug}),
+            },
+        )
     redirects.redirect_delete(redirect=_redirect_entry(project, pk), actor=request.user)
-    messages.success(request, "The redirect was deleted.")
+    messages.success(request, _("The redirect was deleted."))
     return _to_project(project)
 
 
-@login_required
+@project_view(Permission.DOMAINS_READ)
 @require_GET
-def project_structure(request, slug):
-    project = _project(request, slug)
+def project_structure(request, project):
     return JsonResponse({"domains": project_domains_structure(project=project)})
 
 
@@ -295,7 +301,7 @@ def notification_settings(request):
             except ValidationError as exc:
                 form.add_error("email_events", exc)
             else:
-                messages.success(request, "Notification choices saved.")
+                messages.success(request, _("Notification choices saved."))
                 return redirect("dashboard:notification_settings")
     else:
         form = NotificationsForm(initial={"email_events": sorted(email_choices(request.user.pk))})

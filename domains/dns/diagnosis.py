@@ -1,8 +1,8 @@
 """What the DNS says about a custom domain, as a result a person and a program can act on.
 
-`verify()` answers "does this host name point at the platform?" and `caa()`
-answers "may the platform's CA issue for it?". Both return a CheckResult whose
-`code` is a domains.choices.CheckCode; see docs/decisions/domains.md for the list.
+`verify()` answers "does this host name point at the platform?" (and domains/dns/caa.py
+"may the platform's CA issue for it?"). Both return a CheckResult whose `code` is a
+domains.choices.CheckCode; see docs/decisions/domains.md for the list.
 
 `verify_many()` is the same check for a batch: it asks every question of every
 domain at once (lookups.lookup_groups), then runs the very same `verify()` on the answers.
@@ -15,76 +15,20 @@ its result, and the rest of the batch is decided as usual.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Collection, Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from dataclasses import replace
 from functools import partial
-from typing import Any
 
 from django.conf import settings
+from django.utils.translation import gettext_noop
 
-from domains.choices import TEMPORARY_CHECK_CODES, CheckCode
+from domains.choices import CheckCode
 from domains.dns import doctor, hostnames, lookups
-from domains.policy import NAMES_BELOW_REGISTRABLE
+from domains.dns.results import CheckResult, temporary, unaskable
+from petstore.sentences import Sentence
 
-# CAA property tags we understand (RFC 8659 and registered extensions).
-_KNOWN_CAA_TAGS = frozenset(
-    {"issue", "issuewild", "iodef", "contactemail", "contactphone", "issuemail", "issuevmc"}
-)
-
-
-@dataclass(frozen=True)
-class CheckResult:
-    code: str
-    message: str
-    expected: str = ""
-    found: str = ""
-    # The texts of the ownership TXT record, when it was asked for.
-    txt: tuple[str, ...] = ()
-    # What the zone's own name servers said (domains/dns/doctor.py), when they were asked.
-    diagnosis: dict[str, Any] | None = field(default=None, compare=False)
-
-    @property
-    def ok(self) -> bool:
-        return self.code == CheckCode.OK
-
-    @property
-    def temporary(self) -> bool:
-        return self.code in TEMPORARY_CHECK_CODES
-
-
-def _temporary(lookup: lookups.Lookup, expected: str) -> CheckResult:
-    if lookup.status == lookups.TIMEOUT:
-        return CheckResult(
-            CheckCode.DNS_TIMEOUT,
-            f"The DNS servers did not answer for {lookup.name} ({lookup.rdtype}) in time. "
-            "This is a temporary problem on the DNS side, not your configuration; "
-            "we will check again automatically.",
-            expected,
-        )
-    return CheckResult(
-        CheckCode.DNS_SERVFAIL,
-        f"The DNS servers failed to answer for {lookup.name} ({lookup.rdtype}) (SERVFAIL). "
-        "This is usually temporary; we will check again automatically. If it lasts, "
-        "ask your DNS provider whether the zone is served correctly.",
-        expected,
-    )
-
-
-def _describe(records: list[str]) -> str:
-    return ", ".join(records)
-
-
+# How a decision reads an answer: the batch's answers, looked up by (name, type).
 Lookup = Callable[[str, str], lookups.Lookup]
-
-
-def _unaskable(lookup: lookups.Lookup, hostname: str, expected: str = "") -> CheckResult:
-    return CheckResult(
-        CheckCode.UNASKABLE,
-        f"{hostname} cannot be checked: the DNS name {lookup.name} is not one DNS can carry "
-        f"({lookup.error}), so no record can exist there. Remove this domain and add a name "
-        f"of at most {hostnames.MAX_HOSTNAME_LENGTH} characters.",
-        expected,
-    )
 
 
 def verify(hostname: str, *, is_apex: bool, ask_txt: bool = False) -> CheckResult:
@@ -115,24 +59,31 @@ def verify_many(
     ask_txt: Collection[str] = (),
     deadline: float | None = None,
     diagnose: Mapping[str, doctor.Ask] | None = None,
+    delegated: Sequence[str | None] | None = None,
 ) -> list[CheckResult | Exception]:
     """`verify()` for each (hostname, is_apex), all DNS questions asked concurrently and
     answered within `deadline` seconds (default DOMAINS_DNS_LIFETIME); the ownership TXT
     record is asked for the host names in `ask_txt`, and the zone's own name servers for
     those in `diagnose` (domains/dns/doctor.py; the result's `diagnosis`). A domain whose
     decision raised has the exception as its result (the caller logs it with the domain's
-    id)."""
+    id). `delegated`: for each domain in turn, a wildcard's `_acme-challenge` CNAME target
+    (Domain.acme_challenge_target; None for any other), asked for too: it passes only with
+    that CNAME in place. Given per claim, not per name: two projects' claims of one wildcard
+    in one batch are each held to their own target."""
     domains = list(domains)
     diagnose = diagnose or {}
+    targets = list(delegated) if delegated is not None else [None] * len(domains)
     started = time.monotonic()
     groups = []
-    for host, apex in domains:
+    for (host, apex), target in zip(domains, targets, strict=True):
         asked = questions(host, is_apex=apex, ask_txt=host in ask_txt)
         if apex:
             groups.append(lookups.Group(asked))
         else:
             first = [question for question in asked if question[1] != "CNAME"]
             groups.append(lookups.Group(first, partial(_cname_if_unclear, host)))
+        if target is not None:
+            groups.append(lookups.Group([(hostnames.acme_challenge_name(host), "CNAME")]))
         if host in diagnose and diagnose[host].always:
             groups.append(doctor.chain(host, is_apex=apex, txt=diagnose[host].token is not None))
     answers = lookups.lookup_groups(groups, lifetime=deadline)
@@ -145,9 +96,12 @@ def verify_many(
         return answers[(name, rdtype)]
 
     results: list[CheckResult | Exception] = []
-    for host, apex in domains:
+    for (host, apex), target in zip(domains, targets, strict=True):
         try:
-            results.append(_verify(host, apex, lookup, host in ask_txt))
+            result = _verify(host, apex, lookup, host in ask_txt)
+            if target is not None and result.ok:
+                result = _verify_delegation(host, target, lookup, result)
+            results.append(result)
         except Exception as exc:  # noqa: BLE001 - this domain's result, not the batch's
             results.append(exc)
     if diagnose:
@@ -196,18 +150,46 @@ def _cname_shown(a: lookups.Lookup) -> lookups.Lookup:
 def _verify(hostname: str, is_apex: bool, lookup: Lookup, ask_txt: bool) -> CheckResult:
     asked = questions(hostname, is_apex=is_apex, ask_txt=ask_txt)
     answers = (lookup(name, rdtype) for name, rdtype in asked)
-    unaskable = [answer for answer in answers if answer.status == lookups.UNASKABLE]
-    if unaskable:
+    refused = [answer for answer in answers if answer.status == lookups.UNASKABLE]
+    if refused:
         # A name DNS cannot carry: no answer will ever come, so nothing else is decided.
-        return _unaskable(unaskable[0], hostname)
+        return unaskable(refused[0], hostname)
     result = _verify_apex(hostname, lookup) if is_apex else _verify_subdomain(hostname, lookup)
     if not ask_txt or result.temporary:
         return result
     txt = lookup(hostnames.ownership_txt_name(hostname), "TXT")
     if txt.temporary:
-        return _temporary(txt, result.expected)
+        return temporary(txt, result.expected)
     texts = tuple(b"".join(rdata.strings).decode("utf-8", "replace") for rdata in txt.rdatas)
     return replace(result, txt=texts)
+
+
+def _verify_delegation(
+    hostname: str, target: str, lookup: Lookup, result: CheckResult
+) -> CheckResult:
+    """A wildcard whose names point here passes once its `_acme-challenge` name is a CNAME
+    to `target`, where the platform writes the DNS-01 record its certificate needs."""
+    name = hostnames.acme_challenge_name(hostname)
+    expected = f"CNAME {target}"
+    cname = lookup(name, "CNAME")
+    if cname.temporary:
+        return temporary(cname, expected)
+    found = hostnames.comparable(cname.values[0]) if cname.values else ""
+    if found == target:
+        return result
+    return CheckResult(
+        CheckCode.CHALLENGE_NOT_DELEGATED,
+        Sentence(
+            gettext_noop(
+                "%(name)s must be a CNAME to %(target)s, so that the platform can prove the "
+                "wildcard to the certificate authority."
+            ),
+            {"name": name, "target": target},
+        ),
+        expected,
+        f"CNAME {found}" if found else "",
+        txt=result.txt,
+    )
 
 
 def _verify_subdomain(hostname: str, lookup: Lookup) -> CheckResult:
@@ -215,11 +197,11 @@ def _verify_subdomain(hostname: str, lookup: Lookup) -> CheckResult:
     expected = f"CNAME {target}"
     cname = lookup(hostname, "CNAME")
     if cname.temporary:
-        return _temporary(cname, expected)
+        return temporary(cname, expected)
     others = [lookup(hostname, "A"), lookup(hostname, "AAAA")]
     for other in others:
         if other.temporary:
-            return _temporary(other, expected)
+            return temporary(other, expected)
     conflicts = [f"{o.rdtype} {value}" for o in others for value in o.values]
     if cname.values:
         found_target = hostnames.comparable(cname.values[0])
@@ -227,39 +209,70 @@ def _verify_subdomain(hostname: str, lookup: Lookup) -> CheckResult:
         if conflicts:
             return CheckResult(
                 CheckCode.CONFLICTING_RECORD,
-                f"{hostname} has a conflicting record beside the CNAME: {_describe(conflicts)}. "
-                f"Delete it; a CNAME must be the only record on the name.",
+                Sentence(
+                    gettext_noop(
+                        "%(hostname)s has a conflicting record beside the CNAME: %(records)s. "
+                        "Delete it; a CNAME must be the only record on the name."
+                    ),
+                    {"hostname": hostname, "records": ", ".join(conflicts)},
+                ),
                 expected,
                 "; ".join([found, *conflicts]),
             )
         if found_target == target:
-            return CheckResult(CheckCode.OK, f"{hostname} points to {target}.", expected, found)
+            said = Sentence(
+                gettext_noop("%(hostname)s points to %(target)s."),
+                {"hostname": hostname, "target": target},
+            )
+            return CheckResult(CheckCode.OK, said, expected, found)
         return CheckResult(
             CheckCode.WRONG_TARGET,
-            f"The CNAME points to {found_target}; it must be {target}.",
+            Sentence(
+                gettext_noop("The CNAME points to %(found)s; it must be %(target)s."),
+                {"found": found_target, "target": target},
+            ),
             expected,
             found,
         )
     if conflicts:
         return CheckResult(
             CheckCode.CONFLICTING_RECORD,
-            f"{hostname} has {_describe(conflicts)} instead of the CNAME. Delete the "
-            f"{' and '.join(sorted({c.split()[0] for c in conflicts}))} record and add "
-            f"CNAME {target}.",
+            Sentence(
+                gettext_noop(
+                    "%(hostname)s has %(records)s instead of the CNAME. Delete the %(types)s "
+                    "record and add CNAME %(target)s."
+                ),
+                {
+                    "hostname": hostname,
+                    "records": ", ".join(conflicts),
+                    "types": "/".join(sorted({c.split()[0] for c in conflicts})),
+                    "target": target,
+                },
+            ),
             expected,
             "; ".join(conflicts),
         )
     if cname.status == lookups.NXDOMAIN:
         return CheckResult(
             CheckCode.NXDOMAIN,
-            f"{hostname} does not exist in DNS yet (NXDOMAIN). Add the CNAME record "
-            f"pointing to {target}; changes can take up to 48 hours to propagate.",
+            Sentence(
+                gettext_noop(
+                    "%(hostname)s does not exist in DNS yet (NXDOMAIN). Add the CNAME record "
+                    "pointing to %(target)s; changes can take up to 48 hours to propagate."
+                ),
+                {"hostname": hostname, "target": target},
+            ),
             expected,
         )
     return CheckResult(
         CheckCode.NO_RECORD,
-        f"{hostname} exists but has no CNAME record yet. Add CNAME {target}; changes can "
-        "take up to 48 hours to propagate.",
+        Sentence(
+            gettext_noop(
+                "%(hostname)s exists but has no CNAME record yet. Add CNAME %(target)s; "
+                "changes can take up to 48 hours to propagate."
+            ),
+            {"hostname": hostname, "target": target},
+        ),
         expected,
     )
 
@@ -269,127 +282,81 @@ def _verify_apex(hostname: str, lookup: Lookup) -> CheckResult:
     wanted = [lookup(target, "A"), lookup(target, "AAAA")]
     for answer in wanted:
         if answer.temporary:
-            return _temporary(answer, f"ALIAS {target}")
+            return temporary(answer, f"ALIAS {target}")
     expected_addresses = sorted({value for answer in wanted for value in answer.final})
     if not expected_addresses:
         return CheckResult(
             CheckCode.TARGET_UNRESOLVED,
-            f"The platform target {target} did not resolve to any address. This is on our "
-            "side and temporary; we will check again automatically.",
+            Sentence(
+                gettext_noop(
+                    "The platform target %(target)s did not resolve to any address. This is "
+                    "on our side and temporary; we will check again automatically."
+                ),
+                {"target": target},
+            ),
             f"ALIAS {target}",
         )
-    expected = f"ALIAS {target} ({_describe(expected_addresses)})"
+    expected = f"ALIAS {target} ({', '.join(expected_addresses)})"
     seen = [lookup(hostname, "A"), lookup(hostname, "AAAA")]
     for answer in seen:
         if answer.temporary:
-            return _temporary(answer, expected)
+            return temporary(answer, expected)
     found_records = [f"{answer.rdtype} {value}" for answer in seen for value in answer.final]
     found_addresses = {value for answer in seen for value in answer.final}
-    found = _describe(found_records)
+    found = ", ".join(found_records)
     if found_addresses == set(expected_addresses):
-        return CheckResult(
-            CheckCode.OK, f"{hostname} resolves to the platform ({target}).", expected, found
+        said = Sentence(
+            gettext_noop("%(hostname)s resolves to the platform (%(target)s)."),
+            {"hostname": hostname, "target": target},
         )
+        return CheckResult(CheckCode.OK, said, expected, found)
     if not found_addresses:
         if all(answer.status == lookups.NXDOMAIN for answer in seen):
             return CheckResult(
                 CheckCode.NXDOMAIN,
-                f"{hostname} does not exist in DNS yet (NXDOMAIN). Add an ALIAS or ANAME "
-                f"record pointing to {target}.",
+                Sentence(
+                    gettext_noop(
+                        "%(hostname)s does not exist in DNS yet (NXDOMAIN). Add an ALIAS or "
+                        "ANAME record pointing to %(target)s."
+                    ),
+                    {"hostname": hostname, "target": target},
+                ),
                 expected,
             )
         return CheckResult(
             CheckCode.NO_RECORD,
-            f"{hostname} has no A or AAAA answer yet. Add an ALIAS or ANAME record pointing "
-            f"to {target}; changes can take up to 48 hours to propagate.",
+            Sentence(
+                gettext_noop(
+                    "%(hostname)s has no A or AAAA answer yet. Add an ALIAS or ANAME record "
+                    "pointing to %(target)s; changes can take up to 48 hours to propagate."
+                ),
+                {"hostname": hostname, "target": target},
+            ),
             expected,
         )
     extra = sorted(found_addresses - set(expected_addresses))
     if found_addresses > set(expected_addresses):
         return CheckResult(
             CheckCode.CONFLICTING_RECORD,
-            f"{hostname} also answers with {_describe(extra)}, which is not the platform. "
-            "Delete those A/AAAA records and keep only the ALIAS/ANAME record.",
+            Sentence(
+                gettext_noop(
+                    "%(hostname)s also answers with %(extra)s, which is not the platform. "
+                    "Delete those A/AAAA records and keep only the ALIAS/ANAME record."
+                ),
+                {"hostname": hostname, "extra": ", ".join(extra)},
+            ),
             expected,
             found,
         )
     return CheckResult(
         CheckCode.WRONG_TARGET,
-        f"{hostname} resolves to {found}, not to the platform. Replace those records with "
-        f"an ALIAS or ANAME record pointing to {target}.",
+        Sentence(
+            gettext_noop(
+                "%(hostname)s resolves to %(found)s, not to the platform. Replace those "
+                "records with an ALIAS or ANAME record pointing to %(target)s."
+            ),
+            {"hostname": hostname, "found": found, "target": target},
+        ),
         expected,
         found,
-    )
-
-
-# Names below the registrable domain the CAA climb asks at most (the nearest ones; why:
-# domains.policy). The registrable domain and its parents, where owners actually put CAA
-# records, are always asked.
-MAX_CAA_NAMES_BELOW_REGISTRABLE = NAMES_BELOW_REGISTRABLE
-
-
-def _climb(hostname: str) -> list[str]:
-    """The name and its parents, nearest first, down to (not including) the root (RFC 8659);
-    of the names below the registrable domain only the nearest few."""
-    name = hostnames.comparable(hostname)
-    labels = name.split(".")
-    names = [".".join(labels[i:]) for i in range(len(labels))]
-    registrable = hostnames.registrable_domain(name)
-    below = names.index(registrable) if registrable in names else len(names)
-    return names[: min(below, MAX_CAA_NAMES_BELOW_REGISTRABLE)] + names[below:]
-
-
-def caa(hostname: str, identity: str) -> CheckResult:
-    """May the CA whose CAA identity is `identity` (the issuing authority's, e.g.
-    letsencrypt.org) issue for `hostname`? The relevant CAA set is the nearest one."""
-    ca = hostnames.comparable(identity)
-    expected = f'CAA 0 issue "{ca}" (or no CAA records)'
-    climb = _climb(hostname)
-    # Asked at once: the climb as a whole ends within one DNS lifetime.
-    answers = lookups.lookup_many((name, "CAA") for name in climb)
-    for name in climb:
-        lookup = answers[(name, "CAA")]
-        if lookup.status == lookups.UNASKABLE:
-            return _unaskable(lookup, hostname, expected)
-        if lookup.temporary:
-            # RFC 8659: a failed CAA lookup must not be read as permission.
-            return _temporary(lookup, expected)
-        if not lookup.rdatas:
-            continue
-        found = "; ".join(f"{name} CAA {text}" for text in lookup.final)
-        for rdata in lookup.rdatas:
-            tag = rdata.tag.decode("ascii", "replace").lower()
-            if rdata.flags & 128 and tag not in _KNOWN_CAA_TAGS:
-                return CheckResult(
-                    CheckCode.CAA_BLOCKED,
-                    f"The CAA record on {name} ({rdata.to_text()}) has an unknown critical "
-                    f'property, so no CA may issue. Remove it or add CAA 0 issue "{ca}".',
-                    expected,
-                    found,
-                )
-        issuers = [
-            rdata
-            for rdata in lookup.rdatas
-            if rdata.tag.decode("ascii", "replace").lower() == "issue"
-        ]
-        if not issuers:
-            return CheckResult(
-                CheckCode.OK, f"The CAA records on {name} set no issue rule.", expected, found
-            )
-        for rdata in issuers:
-            allowed = rdata.value.decode("ascii", "replace").split(";")[0].strip().lower()
-            if allowed == ca:
-                return CheckResult(
-                    CheckCode.OK, f"The CAA records on {name} allow {ca}.", expected, found
-                )
-        blocking = ", ".join(f"{name} CAA {rdata.to_text()}" for rdata in issuers)
-        return CheckResult(
-            CheckCode.CAA_BLOCKED,
-            f"The CAA record {blocking} does not allow the platform's certificate authority "
-            f'{ca}. Add the record {name}. CAA 0 issue "{ca}" (or remove the CAA records).',
-            expected,
-            found,
-        )
-    return CheckResult(
-        CheckCode.OK, "No CAA records: any certificate authority may issue.", expected
     )

@@ -13,7 +13,11 @@ into the stored diagnosis.
 The zone's NS records and its servers' addresses are the tenant's to write, so the doctor
 asks no more of them than domains.policy allows (DOCTOR_NAMESERVERS names,
 DOCTOR_ADDRESSES_PER_NAMESERVER addresses of each, DOCTOR_IN_FLIGHT questions at once),
-whatever the zone holds, and says what it left out (finding nameservers_unasked):
+whatever the zone holds, and says what it left out (finding nameservers_unasked). Its
+questions of the resolver and of the servers are asked over UDP only (lookups.Group.whole
+false): a zone whose NS set, or a server whose addresses, do not fit one datagram is not
+asked further (`oversized` in that finding), so no zone makes the platform fetch and read
+hundreds of records over TCP to use ten:
 
     {"checked_at", "nameservers": [{name, address, answer, ttl, agrees}],
      "findings": [{code, message, nameservers, records}]}
@@ -37,7 +41,21 @@ from django.utils import timezone
 
 from domains import outbound
 from domains.dns import findings, hostnames, lookups
-from domains.dns.findings import LeftOut, Needs, Result, Server
+from domains.dns.asked import (
+    NO_ADDRESS,
+    NO_ANSWER,
+    NO_RECORD,
+    NOT_PUBLIC_ADDRESS,
+    NOT_PUBLIC_NAME,
+    OVERSIZED,
+    UNRESOLVED,
+    LeftOut,
+    Needs,
+    Result,
+    Server,
+    address_records,
+    no_answer,
+)
 from domains.policy import (
     DOCTOR_ADDRESSES_PER_NAMESERVER,
     DOCTOR_IN_FLIGHT,
@@ -73,21 +91,22 @@ def wanted(hostname: str, *, is_apex: bool, txt: bool) -> list[tuple[str, str]]:
     return asked
 
 
-def _zone(hostname: str, get: Get) -> tuple[str, list[str]]:
-    """The closest enclosing zone with NS records, and its name servers' names, sorted."""
+def _zone(hostname: str, get: Get) -> tuple[str, list[str], bool]:
+    """The closest enclosing zone with NS records, its name servers' names, sorted, and
+    whether its NS set did not fit one datagram (then no name: none is asked)."""
     for name in zone_candidates(hostname):
         found = get((name, "NS"))
+        if found is not None and found.truncated:
+            return name, [], True
         if found is not None and found.values:
-            return name, sorted({hostnames.comparable(value) for value in found.values})
-    return "", []
+            return name, sorted({hostnames.comparable(value) for value in found.values}), False
+    return "", [], False
 
 
 # Why a server is not asked although it has an address: the one place the platform's
 # address policy (domains/outbound.py) and its rule for public names meet the doctor. The
 # refused address itself is never shown: whatever answers there is none of the tenant's
 # business, and the address may come from a private view of the platform's resolver.
-NOT_PUBLIC_ADDRESS = "not asked: its address is not public"
-NOT_PUBLIC_NAME = "not asked: its name is not one the public DNS resolves"
 
 
 def _asked_names(hostname: str, get: Get) -> list[str]:
@@ -95,33 +114,44 @@ def _asked_names(hostname: str, get: Get) -> list[str]:
     return _zone(hostname, get)[1][:DOCTOR_NAMESERVERS]
 
 
-def _servers(names: list[str], get: Get) -> tuple[list[tuple[str, str, str]], dict[str, int]]:
-    """(name, address, "") of each server of the zone the doctor asks; (name, "", "") for one
-    without address; (name, "", why) for one whose name the public DNS cannot resolve or with
-    an address the address policy refuses (never given to lookups); and how many allowed
+@dataclass(frozen=True)
+class Servers:
+    """What `_servers` found: (name, address, "") of each server the doctor asks; (name, "",
+    "") for one without address; (name, "", why) for one not asked by the platform's rule (a
+    name the public DNS cannot resolve, an address the address policy refuses, more addresses
+    than one datagram holds: `oversized`), never given to lookups; and how many allowed
     addresses of each name were left out (DOCTOR_ADDRESSES_PER_NAMESERVER)."""
+
+    asked: list[tuple[str, str, str]]
+    left_out: dict[str, int]
+    oversized: list[str]
+
+
+def _servers(names: list[str], get: Get) -> Servers:
+    """Which of the zone's servers `names` the doctor asks, at which addresses (Servers)."""
     platform = outbound.platform_addresses(
         lambda own: [v for t in ("A", "AAAA") if (f := get((own, t))) for v in f.final]
     )
     servers: list[tuple[str, str, str]] = []
     left_out: dict[str, int] = {}
+    oversized: list[str] = []
     for name in names:
         if not hostnames.is_public_name(name):
             servers.append((name, "", NOT_PUBLIC_NAME))
             continue
-        addresses = [
-            address
-            for rdtype in ("A", "AAAA")
-            if (found := get((name, rdtype))) is not None
-            for address in found.values
-        ]
+        found = [answer for t in ("A", "AAAA") if (answer := get((name, t))) is not None]
+        if any(answer.truncated for answer in found):
+            servers.append((name, "", OVERSIZED))
+            oversized.append(name)
+            continue
+        addresses = [address for answer in found for address in answer.values]
         allowed = [a for a in addresses if not outbound.refusal(a, platform=platform)]
         refused = [(name, "", NOT_PUBLIC_ADDRESS)] if len(allowed) < len(addresses) else []
         chosen = _chosen(allowed)
         servers += [(name, address, "") for address in chosen] + refused or [(name, "", "")]
         if len(allowed) > len(chosen):
             left_out[name] = len(allowed) - len(chosen)
-    return servers, left_out
+    return Servers(servers, left_out, oversized)
 
 
 def _chosen(addresses: list[str]) -> list[str]:
@@ -150,31 +180,47 @@ def chain(hostname: str, *, is_apex: bool, txt: bool) -> lookups.Group:
     def addresses(answers: dict[lookups.Question, lookups.Lookup]) -> lookups.Group:
         asked.update(answers)
         names = _asked_names(hostname, asked.get)
-        return lookups.Group(_gathered(names), then=directly)
+        return lookups.Group(_gathered(names), then=directly, whole=False)
 
-    def directly(answers: dict[lookups.Question, lookups.Lookup]) -> list[lookups.Question]:
+    def directly(answers: dict[lookups.Question, lookups.Lookup]) -> lookups.Group:
         asked.update(answers)
-        servers, _ = _servers(_asked_names(hostname, asked.get), asked.get)
-        return [
+        questions: list[lookups.Question] = [
             (name, rdtype, address)
-            for _, address, _ in servers
+            for _, address, _ in _servers(_asked_names(hostname, asked.get), asked.get).asked
             if address
             for name, rdtype in wanted(hostname, is_apex=is_apex, txt=txt)
+        ]
+        # Once each (two servers' names may share an address): `beside` reads them by question.
+        unique = list(dict.fromkeys(questions))
+        return lookups.Group(unique, then=None if is_apex else beside, whole=False)
+
+    def beside(answers: dict[lookups.Question, lookups.Lookup]) -> list[lookups.Question]:
+        # A server that keeps an A record beside a subdomain's CNAME answers the A question
+        # with the A alone: its CNAME is asked too, so its row shows its whole answer, as
+        # the check finds it. (A server that shows a CNAME, or no record, is asked no more.)
+        return [
+            (hostname, "CNAME", question[2])
+            for question, answer in answers.items()
+            if question[:2] == (hostname, "A") and answer.values and not answer.cname
         ]
 
     def own_zone(answers: dict[lookups.Question, lookups.Lookup]) -> lookups.Group:
         asked.update(answers)
         if asked[(hostname, "A")].cname:
             return addresses(answers)  # a CNAME is never a zone's apex: a parent is the zone
-        return lookups.Group([(hostname, "NS")], then=addresses)
+        return lookups.Group([(hostname, "NS")], then=addresses, whole=False)
 
     candidates = zone_candidates(hostname)
     parents: list[lookups.Question] = [(name, "NS") for name in candidates[1:]]
     if not parents:
-        return lookups.Group([(hostname, "NS")], then=addresses, in_flight=DOCTOR_IN_FLIGHT)
-    # The name's own A question is the check's (asked once for both): when it shows a CNAME,
-    # the name is no zone of its own, and its NS question is not asked (the usual case).
-    return lookups.Group([(hostname, "A"), *parents], then=own_zone, in_flight=DOCTOR_IN_FLIGHT)
+        return lookups.Group(
+            [(hostname, "NS")], then=addresses, in_flight=DOCTOR_IN_FLIGHT, whole=False
+        )
+    # The name's own A question is the check's (asked once for both, whole): when it shows a
+    # CNAME, the name is no zone of its own, and its NS question is not asked (the usual case).
+    return lookups.Group(
+        [(hostname, "A"), *parents], then=own_zone, in_flight=DOCTOR_IN_FLIGHT, whole=False
+    )
 
 
 @dataclass(frozen=True)
@@ -214,7 +260,8 @@ def diagnose_all(
     ]
     if failing and left > LEAST_TIME:
         groups = [chain(h, is_apex=a, txt=asks[h].token is not None) for h, a in failing]
-        answers = answers | lookups.lookup_groups(groups, lifetime=left)
+        # The zones and servers the check's own round asked are not asked again.
+        answers = lookups.lookup_groups(groups, lifetime=left, known=answers)
     now = timezone.now()
     found = {}
     for (host, apex), result in zip(domains, results, strict=True):
@@ -238,15 +285,8 @@ def _server(name: str, address: str, why: str, needs: Needs, hostname: str, get:
         found = [get((name, rdtype)) for rdtype in ("A", "AAAA")]
         if any(answer is None or answer.temporary for answer in found):
             # Its address is unknown for now, not missing: nothing to say about the server.
-            return Server(
-                name,
-                "",
-                "not asked: its address did not resolve in time",
-                None,
-                False,
-                unasked=True,
-            )
-        return Server(name, "", "no address (its name has no A or AAAA record)", None, False, True)
+            return Server(name, "", UNRESOLVED, None, False, unasked=True)
+        return Server(name, "", NO_ADDRESS, None, False, True)
     asked = wanted(hostname, is_apex=needs.is_apex, txt=needs.token is not None)
     answers = [get((qname, rdtype, address)) for qname, rdtype in asked]
     if any(answer is None or not answer.asked for answer in answers):
@@ -255,30 +295,31 @@ def _server(name: str, address: str, why: str, needs: Needs, hostname: str, get:
     failed = [answer for answer in got if answer.status in SILENT]
     if failed:
         why = failed[0].error if failed[0].status == lookups.SERVFAIL else ""
-        return Server(
-            name, address, f"no answer ({why})" if why else "no answer", None, False, True
-        )
+        return Server(name, address, no_answer(why) if why else NO_ANSWER, None, False, True)
     pointing = [answer for answer in got if answer.rdtype in ("A", "AAAA")]
-    cname = next((value for answer in pointing for value in answer.cname), "")
+    kept_beside = get((hostname, "CNAME", address))  # asked when the A answer hid one (beside)
+    shown = [*pointing, kept_beside] if kept_beside is not None else pointing
+    cname = next((value for answer in shown for value in answer.cname), "")
     addresses = {value for answer in pointing for value in answer.values}
-    records = [f"CNAME {cname}."] if cname else findings.address_records(addresses)
+    records = [f"CNAME {cname}.", *address_records(addresses)] if cname else []
+    records = records or address_records(addresses)
     if needs.is_apex:
         agrees = not cname and addresses == needs.addresses and bool(addresses)
         extra = (
-            tuple(findings.address_records(addresses - needs.addresses))
+            tuple(address_records(addresses - needs.addresses))
             if addresses & needs.addresses
             else ()
         )
     else:
         agrees = cname == needs.target and not addresses
-        extra = tuple(findings.address_records(addresses)) if cname == needs.target else ()
+        extra = tuple(address_records(addresses)) if cname == needs.target else ()
     if needs.token is not None:
         txt = got[-1]
         texts = [b"".join(rdata.strings).decode("utf-8", "replace") for rdata in txt.rdatas]
         records += [f'TXT "{text}"' for text in texts]
         agrees = agrees and needs.token in texts
     ttls = [a.ttl for a in got if a.ttl is not None and (a.values or a.cname or a.rdatas)]
-    answer = ", ".join(records) if records else "no record"
+    answer = ", ".join(records) if records else NO_RECORD
     return Server(name, address, answer, min(ttls, default=None), agrees, extra=extra)
 
 
@@ -298,13 +339,16 @@ def diagnose(
     if is_apex:
         addresses = frozenset(v for t in ("A", "AAAA") for v in lookup(target, t).final)
     needs = Needs(target, addresses, is_apex, token)
-    zone, names = _zone(hostname, get)
-    asked, left_out = _servers(names[:DOCTOR_NAMESERVERS], get)
-    servers = [_server(name, address, why, needs, hostname, get) for name, address, why in asked]
+    zone, names, oversized = _zone(hostname, get)
+    found = _servers(names[:DOCTOR_NAMESERVERS], get)
+    servers = [
+        _server(name, address, why, needs, hostname, get) for name, address, why in found.asked
+    ]
     left = LeftOut(
         nameservers=len(names),
         names=tuple(names[DOCTOR_NAMESERVERS:]),
-        addresses=tuple(sorted(left_out.items())),
+        addresses=tuple(sorted(found.left_out.items())),
+        oversized=((zone,) if oversized else ()) + tuple(found.oversized),
     )
     return {
         "checked_at": now.isoformat(),

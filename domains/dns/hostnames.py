@@ -19,14 +19,20 @@ import ipaddress
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 import idna
 from django.conf import settings
 from django.core.exceptions import ValidationError
+from django.utils.text import format_lazy
+from django.utils.translation import gettext_lazy as _
 from publicsuffixlist import PublicSuffixList
 
 from domains.choices import NAME_REFUSALS, SPECIAL_USE_SUFFIXES, NameCode
+
+if TYPE_CHECKING:
+    from django_stubs_ext import StrOrPromise
 
 # The TXT record that proves control of a contested name: _petstore-verification.<name>.
 # Its leading underscore keeps it apart from any name a project could claim.
@@ -36,10 +42,14 @@ DNS_NAME_MAX = 253
 # The longest name a project may add: its ownership TXT name must still be a DNS name,
 # or the TXT record that proves control of it could never be created, nor asked for.
 MAX_HOSTNAME_LENGTH = DNS_NAME_MAX - len(OWNERSHIP_TXT_LABEL + ".")
-TOO_LONG_MESSAGE = (
-    f"A domain name can be at most {MAX_HOSTNAME_LENGTH} characters long here: its "
-    f"verification record {OWNERSHIP_TXT_LABEL}.<name> must fit in DNS's "
-    f"{DNS_NAME_MAX} characters."
+TOO_LONG_MESSAGE = format_lazy(
+    _(
+        "A domain name can be at most {longest} characters long here: its verification "
+        "record {label}.<name> must fit in DNS's {dns_max} characters."
+    ),
+    longest=MAX_HOSTNAME_LENGTH,
+    label=OWNERSHIP_TXT_LABEL,
+    dns_max=DNS_NAME_MAX,
 )
 _LABEL = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$")
 
@@ -57,8 +67,9 @@ def _icann() -> PublicSuffixList:
     return PublicSuffixList(only_icann=True)
 
 
-def _refuse(message: str, code: str) -> ValidationError:
-    return ValidationError(message, code=code)
+def _refuse(message: StrOrPromise, code: str, **params: str | int) -> ValidationError:
+    # Marked, with its values apart: read in the page's language (the API's is English).
+    return ValidationError(message, code=code, params=params or None)
 
 
 def comparable(name: str) -> str:
@@ -67,24 +78,69 @@ def comparable(name: str) -> str:
     return name.strip().lower().rstrip(".")
 
 
-def normalize_hostname(raw: str) -> str:
-    """Return the ASCII form of a custom host name, or raise ValidationError."""
+WILDCARD_PREFIX = "*."
+WILDCARD_SHAPE_MESSAGE = _("A wildcard is a leading *. only, for example *.shop.example.com.")
+# Where the CA looks for the DNS-01 TXT record of a name (RFC 8555 §8.4).
+ACME_CHALLENGE_LABEL = "_acme-challenge"
+
+
+def is_wildcard(ascii_name: str) -> bool:
+    return ascii_name.startswith(WILDCARD_PREFIX)
+
+
+def wildcard_base(ascii_name: str) -> str:
+    """The name a wildcard stands under: shop.example.com for *.shop.example.com."""
+    return ascii_name.removeprefix(WILDCARD_PREFIX)
+
+
+def acme_challenge_name(ascii_name: str) -> str:
+    """The name whose TXT record proves `ascii_name` to a CA over DNS-01; a wildcard's is its
+    base's (RFC 8555 §8.4)."""
+    return f"{ACME_CHALLENGE_LABEL}.{wildcard_base(ascii_name)}"
+
+
+def covering_wildcard(hostname: str) -> str | None:
+    """The wildcard name that covers `hostname` (a comparable name): `*.` and its parent, for
+    one label only (RFC 6125 §6.4.3), never a wildcard over a single label (`*.com`), nor a
+    wildcard over a wildcard. None: no wildcard covers it."""
+    label, dot, parent = hostname.partition(".")
+    if not dot or not label or label == "*" or "." not in parent:
+        return None
+    return f"*.{parent}"
+
+
+def normalize_hostname(raw: str, *, wildcard: bool = False) -> str:
+    """Return the ASCII form of a custom host name, or raise ValidationError. With
+    `wildcard` (a project whose plan may have one), a leading `*.` before a name that passes
+    every rule is a wildcard domain; a `*` anywhere else is refused."""
     # One trailing dot is the same name; anything else is for the checks below to refuse.
     value = (raw or "").strip().lower().removesuffix(".")
+    if wildcard and value.startswith(WILDCARD_PREFIX):
+        base = value.removeprefix(WILDCARD_PREFIX)
+        if "*" in base:
+            raise _refuse(WILDCARD_SHAPE_MESSAGE, "wildcard")
+        return WILDCARD_PREFIX + normalize_hostname(base)
     if not value:
-        raise _refuse("Enter a domain name, for example shop.example.com.", "required")
+        raise _refuse(_("Enter a domain name, for example shop.example.com."), "required")
     if "://" in value or "/" in value or "@" in value or " " in value:
         raise _refuse(
-            "Enter only the domain name, without a scheme, path or spaces "
-            "(for example shop.example.com).",
+            _(
+                "Enter only the domain name, without a scheme, path or spaces "
+                "(for example shop.example.com)."
+            ),
             "invalid_hostname",
         )
     if "*" in value:
-        raise _refuse("Wildcard domains are not supported; add each name separately.", "wildcard")
+        raise _refuse(
+            WILDCARD_SHAPE_MESSAGE
+            if wildcard
+            else _("Wildcard domains are not supported; add each name separately."),
+            "wildcard",
+        )
     if _is_ip_literal(value):
-        raise _refuse("Enter a domain name, not an IP address.", "ip_literal")
+        raise _refuse(_("Enter a domain name, not an IP address."), "ip_literal")
     if ":" in value:
-        raise _refuse("Enter the domain name without a port.", "invalid_hostname")
+        raise _refuse(_("Enter the domain name without a port."), "invalid_hostname")
     try:
         ascii_name = idna.encode(value, uts46=True).decode("ascii")
     except idna.IDNAError as exc:
@@ -92,44 +148,61 @@ def normalize_hostname(raw: str) -> str:
             raise _refuse(TOO_LONG_MESSAGE, "too_long") from None
         if any(len(label) > 63 for label in value.split(".")):
             raise _refuse(
-                "Each part of a domain name can be at most 63 characters long.", "label_too_long"
+                _("Each part of a domain name can be at most 63 characters long."),
+                "label_too_long",
             ) from None
-        raise _refuse(f"{raw!r} is not a valid domain name ({exc}).", "invalid_hostname") from None
+        # IDNA's own words (which rule the name breaks) are quoted as the library gives them.
+        raise _refuse(
+            _("%(name)s is not a valid domain name (%(reason)s)."),
+            "invalid_hostname",
+            name=repr(raw),
+            reason=str(exc),
+        ) from None
     if len(ascii_name) > MAX_HOSTNAME_LENGTH:
         raise _refuse(TOO_LONG_MESSAGE, "too_long")
     labels = ascii_name.split(".")
     if len(labels) < 2:
         raise _refuse(
-            "Enter a full domain name with a dot, for example example.com.", "invalid_hostname"
+            _("Enter a full domain name with a dot, for example example.com."), "invalid_hostname"
         )
     for label in labels:
         if len(label) > 63:
-            raise _refuse(f"The part {label!r} is longer than 63 characters.", "label_too_long")
+            raise _refuse(
+                _("The part %(label)s is longer than 63 characters."),
+                "label_too_long",
+                label=repr(label),
+            )
         if not _LABEL.match(label):
             raise _refuse(
-                f"The part {label!r} may only hold letters, digits and inner hyphens.",
+                _("The part %(label)s may only hold letters, digits and inner hyphens."),
                 "invalid_hostname",
+                label=repr(label),
             )
     platform = comparable(settings.PLATFORM_DOMAIN)
     if ascii_name == platform or ascii_name.endswith("." + platform):
         raise _refuse(
-            f"Names under {platform} belong to the platform; your project is already "
-            f"published at its own {platform} subdomain.",
+            _(
+                "Names under %(platform)s belong to the platform; your project is already "
+                "published at its own %(platform)s subdomain."
+            ),
             "platform_domain",
+            platform=platform,
         )
     if any(ascii_name == own or ascii_name.endswith("." + own) for own in platform_hostnames()):
         raise _refuse(
-            f"{to_unicode(ascii_name)} is one of the platform's own names and cannot be "
-            "attached to a project.",
+            _("%(name)s is one of the platform's own names and cannot be attached to a project."),
             "platform_domain",
+            name=to_unicode(ascii_name),
         )
     refuse_not_public(ascii_name)
     if _psl().is_public(ascii_name) or _psl().privatesuffix(ascii_name) is None:
         raise _refuse(
-            f"{to_unicode(ascii_name)} is a public suffix: people register domains under it, "
-            "it cannot be one. Enter your own domain, for example example."
-            f"{to_unicode(ascii_name)}.",
+            _(
+                "%(name)s is a public suffix: people register domains under it, it cannot be "
+                "one. Enter your own domain, for example example.%(name)s."
+            ),
             "public_suffix",
+            name=to_unicode(ascii_name),
         )
     return ascii_name
 
@@ -257,10 +330,13 @@ def refuse_platform_registrable(ascii_name: str) -> None:
     for own in platform_registrable_domains():
         if ascii_name == own or ascii_name.endswith("." + own):
             raise _refuse(
-                f"{to_unicode(ascii_name)} is under {to_unicode(own)}, the platform's own "
-                "domain (its dashboard, API and DNS target live there); no name under it can "
-                "be attached to a project.",
+                _(
+                    "%(name)s is under %(own)s, the platform's own domain (its dashboard, API "
+                    "and DNS target live there); no name under it can be attached to a project."
+                ),
                 "platform_domain",
+                name=to_unicode(ascii_name),
+                own=to_unicode(own),
             )
 
 
@@ -283,8 +359,9 @@ def _is_ip_literal(value: str) -> bool:
 
 
 def is_apex(ascii_name: str) -> bool:
-    """An apex is the registrable domain itself: `example.co.uk`, not `shop.example.co.uk`."""
-    return _psl().privatesuffix(ascii_name) == ascii_name
+    """An apex is the registrable domain itself: `example.co.uk`, not `shop.example.co.uk`
+    (nor `*.example.co.uk`)."""
+    return not is_wildcard(ascii_name) and _psl().privatesuffix(ascii_name) == ascii_name
 
 
 def to_unicode(ascii_name: str) -> str:

@@ -19,7 +19,10 @@ resolved by dnspython's asyncio resolver, through its public API only: which ans
 question, when a nameserver is given up, the backoff, TCP after a truncated answer, and which
 datagrams count as the reply all stay dnspython's rules, not ours. A question may also name one
 server to ask directly (a zone's own name server, on DOMAINS_DNS_AUTHORITATIVE_PORT:
-`_ask_directly`), once; its answer is read as the resolver's is. We only choose how many
+`_ask_directly`), once; its answer is read as the resolver's is. A group of questions whose
+answers a tenant writes (the doctor's: `Group.whole` false) is asked over UDP only: an answer
+that does not fit one datagram is `truncated`, never fetched again over TCP, so no tenant's
+zone makes the platform read hundreds of records to use two. We only choose how many
 questions wait at once; asyncio lets them wait together in one thread, so a batch of hundreds
 of questions costs little more than its slowest answer (docs/decisions/domain-sweep.md).
 
@@ -34,9 +37,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable, Coroutine, Iterable, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import dns.asyncbackend
@@ -53,58 +56,52 @@ import dns.rdatatype
 import dns.resolver
 import dns.rrset
 from django.conf import settings
-from dns.rdtypes.ANY.CNAME import CNAME
-from dns.rdtypes.ANY.DNAME import DNAME
-from dns.rdtypes.IN.A import A
-from dns.rdtypes.IN.AAAA import AAAA
+from django.utils.translation import gettext_noop
 
 from domains import outbound
-from domains.dns import hostnames
+from domains.dns.answers import (
+    FENCED as FENCED,
+)
+from domains.dns.answers import (
+    NODATA as NODATA,
+)
+from domains.dns.answers import (
+    NXDOMAIN as NXDOMAIN,
+)
+from domains.dns.answers import (
+    OK as OK,
+)
+from domains.dns.answers import (
+    SERVFAIL as SERVFAIL,
+)
+from domains.dns.answers import (
+    TEMPORARY as TEMPORARY,
+)
+from domains.dns.answers import (
+    TIMEOUT as TIMEOUT,
+)
+from domains.dns.answers import (
+    UNASKABLE as UNASKABLE,
+)
+from domains.dns.answers import (
+    Lookup as Lookup,
+)
+from domains.dns.answers import (
+    chain_end,
+    negative_ttl,
+    read,
+)
+from domains.dns.datagrams import one_datagram
 
 _T = TypeVar("_T")
 log = logging.getLogger(__name__)
 
-OK = "ok"
-NODATA = "nodata"
-NXDOMAIN = "nxdomain"
-SERVFAIL = "servfail"
-TIMEOUT = "timeout"
-# The question cannot be put (the name is too long, a label too long or empty): permanent.
-UNASKABLE = "unaskable"
-# Not asked: the server's address is one the platform may not reach on a tenant's say
-# (domains/outbound.py); no packet leaves for it.
-FENCED = "fenced"
-TEMPORARY = frozenset({SERVFAIL, TIMEOUT})
 # Questions in flight at once in lookup_many(): enough to hide the round trips,
 # few enough not to overrun a nameserver's (or our loopback server's) UDP buffer.
 MAX_IN_FLIGHT = 100
 # Of those, the most that groups with turns of their own (Group.in_flight: the doctor's) hold:
 # the other questions of a call (the checks' own, in a batch) always have the rest.
 MAX_IN_FLIGHT_OF_CAPPED_GROUPS = MAX_IN_FLIGHT // 2
-
-
-@dataclass(frozen=True)
-class Lookup:
-    name: str
-    rdtype: str
-    status: str
-    # Records of the asked type owned by the name itself (not reached through a CNAME).
-    values: tuple[str, ...] = ()
-    # The final answer after following any CNAME chain (what a client would use).
-    final: tuple[str, ...] = ()
-    rdatas: tuple = field(default=(), compare=False, repr=False)
-    error: str = ""
-    # False when the lifetime ran out before the question's turn: nobody was asked.
-    asked: bool = True
-    # The name's own CNAME target, where an answer to a question of another type shows it.
-    cname: tuple[str, ...] = ()
-    # Seconds the answer may still be kept: its records' (the name's own, else the final
-    # ones), or a negative answer's (the zone's SOA); None when nothing said.
-    ttl: int | None = field(default=None, compare=False)
-
-    @property
-    def temporary(self) -> bool:
-        return self.status in TEMPORARY
 
 
 def _parse_nameserver(entry: str) -> dns.nameserver.Do53Nameserver:
@@ -157,6 +154,10 @@ class Group:
     # At most this many of the group's questions (its follow-ups' too) in flight at once: a
     # group of questions a tenant chooses (the doctor's) never holds a whole batch's turns.
     in_flight: int | None = None
+    # False: asked over UDP only, an answer too large for one datagram left `truncated` (a
+    # question also asked `whole`, by another group, is asked once, whole). The questions
+    # `then` names without a Group of their own are asked the same way.
+    whole: bool = True
 
 
 def lookup_many(
@@ -169,16 +170,22 @@ def lookup_many(
 
 
 def lookup_groups(
-    groups: Iterable[Group], *, lifetime: float | None = None
+    groups: Iterable[Group],
+    *,
+    lifetime: float | None = None,
+    known: Mapping[Question, Lookup] | None = None,
 ) -> dict[Question, Lookup]:
     """`lookup_many()` of every group's questions, and of the questions each group's `then`
-    asks for after its answers; a question asked by several groups is asked once.
-    `lifetime` bounds the whole call, every group and its follow-ups included, the waits
-    for a turn too."""
+    asks for after its answers; a question asked by several groups is asked once, and one
+    `known` (answered by an earlier call of the same check: a zone's NS, its servers'
+    addresses) is not asked again. `lifetime` bounds the whole call, every group and its
+    follow-ups included, the waits for a turn too. The answers asked, and the known ones."""
     groups = [group for group in groups if group.questions]
     if not groups:
-        return {}
-    return _run(_ask_all(get_resolver(lifetime), groups))
+        return dict(known or {})
+    resolver = get_resolver(lifetime)
+    resolvers = {True: resolver, False: one_datagram(resolver)}
+    return _run(_ask_all(resolvers, groups, known or {}))
 
 
 def _run(coroutine: Coroutine[Any, Any, _T]) -> _T:
@@ -194,20 +201,29 @@ def _run(coroutine: Coroutine[Any, Any, _T]) -> _T:
 
 # A group's own turns and the capped groups' share (none: Group.in_flight).
 Turns = tuple[contextlib.AbstractAsyncContextManager[Any], ...]
-NOT_ASKED = "not asked: no time was left"
+# Marked: the doctor's table shows it in the reader's language (domains/dns/doctor.py).
+NOT_ASKED = gettext_noop("not asked: no time was left")
+TOO_LARGE = "its answer does not fit one UDP datagram"
 
 
 async def _ask_all(
-    resolver: dns.asyncresolver.Resolver, groups: list[Group]
+    resolvers: dict[bool, dns.asyncresolver.Resolver],
+    groups: list[Group],
+    known: Mapping[Question, Lookup],
 ) -> dict[Question, Lookup]:
     in_flight = asyncio.Semaphore(MAX_IN_FLIGHT)
     capped_groups = asyncio.Semaphore(MAX_IN_FLIGHT_OF_CAPPED_GROUPS)
     backend = dns.asyncbackend.get_backend("asyncio")
-    asked: dict[Question, asyncio.Task[Lookup]] = {}
+    # Each question once per way of asking it (whole, or in one datagram); an answer known
+    # already counts as whole unless it was truncated.
+    asked: dict[tuple[Question, bool], asyncio.Future[Lookup]] = {}
     loop = asyncio.get_running_loop()
-    deadline = loop.time() + resolver.lifetime
+    for question, answer in known.items():
+        asked[(question, not answer.truncated)] = loop.create_future()
+        asked[(question, not answer.truncated)].set_result(answer)
+    deadline = loop.time() + resolvers[True].lifetime
 
-    async def ask(question: Question, turns: Turns) -> Lookup:
+    async def ask(question: Question, turns: Turns, whole: bool) -> Lookup:
         name, rdtype = question[0], question[1]
         async with turns[0], turns[1], in_flight:  # a group's turn first: no slot held waiting
             left = deadline - loop.time()
@@ -217,8 +233,10 @@ async def _ask_all(
                 # dnspython gives a TCP retry after a truncated answer the whole timeout again.
                 async with asyncio.timeout_at(deadline):
                     if len(question) == 3:
-                        return await _ask_directly(backend, question[2], name, rdtype, left)
-                    return await _ask(resolver, backend, name, rdtype, left)
+                        return await _ask_directly(
+                            backend, question[2], name, rdtype, left, whole=whole
+                        )
+                    return await _ask(resolvers[whole], backend, name, rdtype, left)
             except TimeoutError:
                 return Lookup(name, rdtype, TIMEOUT, error="the lifetime ran out")
             except Exception as exc:  # noqa: BLE001 - this question's failure, not the batch's
@@ -227,12 +245,16 @@ async def _ask_all(
                 log.exception("DNS question %s %s failed unexpectedly", name, rdtype)
                 return Lookup(name, rdtype, SERVFAIL, error=f"{type(exc).__name__}: {exc}")
 
-    def answers_to(questions: Iterable[Question], turns: Turns) -> list[asyncio.Task[Lookup]]:
+    def answers_to(
+        questions: Iterable[Question], turns: Turns, whole: bool
+    ) -> list[asyncio.Future[Lookup]]:
         tasks = []
         for question in dict.fromkeys(questions):
-            if question not in asked:
-                asked[question] = asyncio.create_task(ask(question, turns))
-            tasks.append(asked[question])
+            # A question already asked whole is not asked again in one datagram.
+            key = (question, whole or (question, True) in asked)
+            if key not in asked:
+                asked[key] = asyncio.create_task(ask(question, turns, key[1]))
+            tasks.append(asked[key])
         return tasks
 
     async def run(group: Group) -> None:
@@ -242,16 +264,18 @@ async def _ask_all(
         )
         while True:
             step = group.questions
-            answers = await asyncio.gather(*answers_to(step, turns))
+            answers = await asyncio.gather(*answers_to(step, turns, group.whole))
             if group.then is None:
                 return
             more = group.then(dict(zip(step, answers, strict=True)))
-            group = more if isinstance(more, Group) else Group(list(more))
+            group = more if isinstance(more, Group) else Group(list(more), whole=group.whole)
             if not group.questions:
                 return
 
     await asyncio.gather(*(run(group) for group in groups))
-    return {question: task.result() for question, task in asked.items()}
+    # A question asked both ways reads its whole answer.
+    found = {question: task.result() for (question, whole), task in asked.items() if not whole}
+    return found | {question: task.result() for (question, whole), task in asked.items() if whole}
 
 
 # The resolver's exceptions and the outcome each one means. A timeout or a failing
@@ -290,73 +314,25 @@ async def _ask(
         status = next(status for kind, status in _FAILURES if isinstance(exc, kind))
         if status == NXDOMAIN:
             denial = exc.response(qname) if isinstance(exc, dns.resolver.NXDOMAIN) else None
-            return Lookup(name, rdtype, NXDOMAIN, ttl=_negative_ttl(denial))
+            return Lookup(name, rdtype, NXDOMAIN, ttl=negative_ttl(denial))
         return Lookup(name, rdtype, status, error=str(exc))
-    return _read(answer.response, qname, wanted, name, rdtype, answer.rrset)
-
-
-def _read(
-    response: dns.message.Message,
-    qname: dns.name.Name,
-    wanted: int,
-    name: str,
-    rdtype: str,
-    final_rrset: dns.rrset.RRset | None,
-) -> Lookup:
-    """A NOERROR response as a Lookup: the name's own records, the end of its chain."""
-    owned = [rrset for rrset in response.answer if rrset.name == qname]
-    values = tuple(_text(rdata) for rrset in owned if rrset.rdtype == wanted for rdata in rrset)
-    cname = tuple(
-        _text(rdata) for rrset in owned if rrset.rdtype == dns.rdatatype.CNAME for rdata in rrset
-    )
-    rdatas = tuple(final_rrset) if final_rrset is not None else ()
-    final = tuple(_text(rdata) for rdata in rdatas)
-    if not rdatas:
-        ttl = min((rrset.ttl for rrset in owned), default=None)
-        ttl = _negative_ttl(response) if ttl is None else ttl
-        return Lookup(name, rdtype, NODATA, values=values, cname=cname, ttl=ttl)
-    ttl = min(rrset.ttl for rrset in owned) if owned or final_rrset is None else final_rrset.ttl
-    return Lookup(name, rdtype, OK, values=values, final=final, rdatas=rdatas, cname=cname, ttl=ttl)
-
-
-def _chain_end(
-    response: dns.message.Message, qname: dns.name.Name, wanted: int
-) -> dns.rrset.RRset | None:
-    """The records of the asked type at the end of the name's CNAME chain in `response`."""
-    name = qname
-    for _ in range(16):
-        for rrset in response.answer:
-            if rrset.name == name and rrset.rdtype == wanted:
-                return rrset
-        cnames = [
-            rrset
-            for rrset in response.answer
-            if rrset.name == name and rrset.rdtype == dns.rdatatype.CNAME
-        ]
-        if not cnames:
-            return None
-        name = next(iter(cnames[0])).target
-    return None
-
-
-def _negative_ttl(response: dns.message.Message | None) -> int | None:
-    """How long a "no such name / no such record" may be kept (RFC 2308: the SOA's TTL,
-    at most its minimum field)."""
-    if response is None:
-        return None
-    for rrset in response.authority:
-        if rrset.rdtype == dns.rdatatype.SOA:
-            return min(rrset.ttl, next(iter(rrset)).minimum)
-    return None
+    return read(answer.response, qname, wanted, name, rdtype, answer.rrset)
 
 
 async def _ask_directly(
-    backend: dns.asyncbackend.Backend, address: str, name: str, rdtype: str, timeout: float
+    backend: dns.asyncbackend.Backend,
+    address: str,
+    name: str,
+    rdtype: str,
+    timeout: float,
+    *,
+    whole: bool,
 ) -> Lookup:
-    """Ask one server, by its address, on DOMAINS_DNS_AUTHORITATIVE_PORT, once (over TCP
-    again after a truncated answer): what that server itself says, which a resolver would
-    hide by asking another. Only an authoritative answer counts as one: a referral or a
-    recursive answer from a server of the zone is a server that does not serve it (lame).
+    """Ask one server, by its address, on DOMAINS_DNS_AUTHORITATIVE_PORT, once (`whole`: over
+    TCP again after a truncated answer; else a truncated answer is no answer, SERVFAIL):
+    what that server itself says, which a resolver would hide by asking another. Only an
+    authoritative answer counts as one: a referral or a recursive answer from a server of
+    the zone is a server that does not serve it (lame).
     An address the platform's address policy refuses is not asked (FENCED)."""
     if outbound.refusal(address):
         # The seam's own fence, whatever its caller checked: a tenant's zone names the server.
@@ -367,33 +343,29 @@ async def _ask_directly(
         return Lookup(name, rdtype, UNASKABLE, error=f"{type(exc).__name__}: {exc}")
     query = dns.message.make_query(qname, wanted)
     query.flags &= ~dns.flags.RD
+    port = settings.DOMAINS_DNS_AUTHORITATIVE_PORT
     try:
-        response, _ = await dns.asyncquery.udp_with_fallback(
-            query,
-            address,
-            timeout=timeout,
-            port=settings.DOMAINS_DNS_AUTHORITATIVE_PORT,
-            backend=backend,
-        )
+        if whole:
+            response, _ = await dns.asyncquery.udp_with_fallback(
+                query, address, timeout=timeout, port=port, backend=backend
+            )
+        else:
+            response = await dns.asyncquery.udp(
+                query, address, timeout=timeout, port=port, backend=backend
+            )
     except (dns.exception.Timeout, OSError) as exc:
         # Silent, or nothing listens there (an ICMP "port unreachable"): no answer either way.
         return Lookup(name, rdtype, TIMEOUT, error=f"{type(exc).__name__}: {exc}".strip(": "))
     except dns.exception.DNSException as exc:
         # It answered something that is no DNS answer to this question (garbage, a forgery).
         return Lookup(name, rdtype, SERVFAIL, error=f"{type(exc).__name__}: {exc}".strip(": "))
+    if response.flags & dns.flags.TC:
+        return Lookup(name, rdtype, SERVFAIL, error=TOO_LARGE, truncated=True)
     rcode = response.rcode()
     if rcode == dns.rcode.NXDOMAIN and response.flags & dns.flags.AA:
-        return Lookup(name, rdtype, NXDOMAIN, ttl=_negative_ttl(response))
+        return Lookup(name, rdtype, NXDOMAIN, ttl=negative_ttl(response))
     if rcode != dns.rcode.NOERROR:
         return Lookup(name, rdtype, SERVFAIL, error=dns.rcode.to_text(rcode))
     if not response.flags & dns.flags.AA:
         return Lookup(name, rdtype, SERVFAIL, error="not authoritative for the name")
-    return _read(response, qname, wanted, name, rdtype, _chain_end(response, qname, wanted))
-
-
-def _text(rdata: dns.rdata.Rdata) -> str:
-    if isinstance(rdata, (CNAME, DNAME)):
-        return hostnames.comparable(rdata.target.to_text())
-    if isinstance(rdata, (A, AAAA)):
-        return rdata.address
-    return rdata.to_text()
+    return read(response, qname, wanted, name, rdtype, chain_end(response, qname, wanted))

@@ -23,6 +23,8 @@ from pathlib import Path
 
 from django.conf import settings
 
+from petstore.webserver import available_cores
+
 logger = logging.getLogger(__name__)
 
 # How long the endpoint and Caddy get to finish after SIGTERM.
@@ -42,15 +44,20 @@ def caddy_binary() -> str:
     return found
 
 
-def endpoint_command() -> list[str]:
-    # granian, the web processes' server, from its command line: this one's settings are fixed.
+def endpoint_command(cores: int | None = None) -> list[str]:
+    """granian, the web processes' server, from its command line: two processes of eight
+    threads each, as far as the `cores` this machine gives allow (granian's own measure: no
+    more processes than cores, at most two threads a core and one more), so a laptop's edge
+    starts without granian's warnings."""
+    cores = cores or available_cores()
+    workers, threads = min(2, cores), min(8, 2 * cores + 1)
     return [
         sys.executable, "-m", "granian", "domains.edge.endpoint:application",
         "--interface", "wsgi", "--http", "1", "--no-ws",
         "--host", "127.0.0.1", "--port", str(settings.EDGE_CERTIFICATES_PORT),
         # Each new TLS connection waits on one lookup here: threads, not processes. Caddy
         # keeps its connections to the endpoint alive between handshakes.
-        "--workers", "2", "--blocking-threads", "8", "--respawn-failed-workers",
+        "--workers", str(workers), "--blocking-threads", str(threads), "--respawn-failed-workers",
     ]  # fmt: skip
 
 

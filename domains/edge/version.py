@@ -1,14 +1,15 @@
-"""The edge version: a number the database raises whenever a certificate row is written or a
-domain is added, removed, renamed or changes state, by whatever path (petstore/versions/
-says how). While it stays the same, no handshake's answer has changed but by the clock (a
-certificate expiring, which the endpoint's cache knows from notAfter)."""
+"""The edge version: a number the database raises whenever a certificate row (or the platform's
+own, a PlatformKey row) is written or a domain is added, removed, renamed or changes state, by
+whatever path (petstore/versions/ says how). While it stays the same, no handshake's answer has
+changed but by the clock (a certificate expiring, which the endpoint's cache knows from
+notAfter)."""
 
 from __future__ import annotations
 
 from petstore import versions
 
-# Made by the migrations (domains 0010 made the table, 0011 these triggers): a change here
-# needs a migration that replaces them (`versions.replacing`).
+# Made by the migrations (domains 0010 made the table, 0011 and 0029 these triggers): a change
+# here needs a migration that replaces them (`versions.superseding`).
 EDGE = versions.Version(
     table="domains_edge_version",
     watches=[
@@ -17,6 +18,8 @@ EDGE = versions.Version(
         # Checks write a domain's row often (checked_at, next_check_at...): only its state
         # and its name decide what a handshake gets.
         versions.Watch("domains_domain", "UPDATE", columns=("state", "hostname")),
+        # The platform's wildcard certificate (domains/services/platformcertificate.py).
+        versions.Watch("domains_platformkey", "INSERT OR UPDATE OR DELETE"),
     ],
 )
 

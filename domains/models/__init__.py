@@ -7,6 +7,7 @@ domains/services/lifecycle.py; every enumerated value in domains/choices.py; reu
 reads in domains/querysets.py.
 """
 
+from domains.models.audit import ActorType, AuditEntry
 from domains.models.certificates import AcmeChallenge, AcmeOrder, Certificate, PlatformKey
 from domains.models.deliveries import Delivery, DeliveryAttempt
 from domains.models.domains import Domain, ProvenHostname, Redirect, new_verification_token
@@ -19,11 +20,17 @@ from domains.models.events import (
     link_digest,
     new_link_secret,
 )
+from domains.models.members import Invitation, Membership, ProjectKey
 from domains.models.projects import Deploy, Project, validate_project_slug
 from domains.models.webhooks import WebhookEndpoint
 
 # The migrations name the three functions here (`domains.models.new_verification_token`).
 __all__ = [
+    "ActorType",
+    "AuditEntry",
+    "Invitation",
+    "Membership",
+    "ProjectKey",
     "AcmeChallenge",
     "AcmeOrder",
     "Certificate",

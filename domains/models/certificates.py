@@ -12,7 +12,8 @@ from domains.policy import renewal_time
 from domains.querysets import CertificateQuerySet
 
 # Domain is named, not imported: domains.models.domains imports Certificate (the type of
-# `Domain.certificate`), and an import each way would be a cycle (tests/test_architecture.py).
+# `Domain.certificate`), and an import each way would be a cycle
+# (tests/repository/test_architecture.py).
 
 
 class Certificate(models.Model):
@@ -27,6 +28,10 @@ class Certificate(models.Model):
     key_pem = models.TextField()
     # The issuer's common name: the local CA or the ACME CA's intermediate.
     issuer = models.CharField(max_length=200, blank=True)
+    # The CA that issued it, its ACME directory URL (renewal asks it first, and its renewal
+    # window is read from it); empty: the local CA, or a certificate stored before the CA
+    # was recorded, read as the first of DOMAINS_ACME_DIRECTORIES.
+    ca_directory = models.CharField(max_length=500, blank=True, default="", db_default="")
     # The CA's suggested window (ACME Renewal Information) when it offers one, else planned
     # from this certificate's own validity (domains.policy.renewal_time, filled on save).
     renew_after = models.DateTimeField(db_index=True)
@@ -54,6 +59,9 @@ class AcmeOrder(models.Model):
     dies halfway resumes it instead of placing another."""
 
     domain = models.OneToOneField("Domain", on_delete=models.CASCADE, related_name="acme_order")
+    # The CA the order is at, its directory URL (a run resumes it there, whatever the
+    # order of DOMAINS_ACME_DIRECTORIES); empty: placed before it was recorded, at the first.
+    directory = models.CharField(max_length=500, blank=True, default="", db_default="")
     url = models.URLField(max_length=500)
     csr_pem = models.TextField()
     # The leaf's private key, sealed (domains/pki/sealing.py).

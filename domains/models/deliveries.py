@@ -13,12 +13,13 @@ from django.utils import timezone
 
 from domains.choices import DeliveryState
 from domains.models.events import OwnerEvent
+from petstore import sentences
 
 
 class Delivery(models.Model):
     """One owner event for one target of one channel. `target_id` is what the channel
-    delivers to, named by the channel (domains/channels/): the project for email (its
-    owner's address, read when the mail is sent), a WebhookEndpoint for webhooks. No
+    delivers to, named by the channel (domains/channels/): a Membership for email (the
+    member's address, read when the mail is sent), a WebhookEndpoint for webhooks. No
     foreign key: a channel added later names its own targets without a migration here;
     the event's foreign key takes the row with its project, and the webhook service
     removes an endpoint's rows with it."""
@@ -80,9 +81,17 @@ class DeliveryAttempt(models.Model):
     duration_ms = models.PositiveIntegerField(default=0)
     # Bounded by DELIVERY_RESPONSE_EXCERPT (domains/channels/base.py) when written.
     response = models.TextField(blank=True)
+    # The platform's own reason as a sentence (petstore/sentences.py), when it gave one.
+    said = models.JSONField(null=True, blank=True)
 
     class Meta:
         ordering = ["attempted_at", "pk"]
 
     def __str__(self) -> str:
         return f"{self.delivery_id} {self.attempted_at:%Y-%m-%d %H:%M:%S} {self.status_code}"
+
+    @property
+    def response_shown(self) -> str:
+        """The answer as the delivery log shows it: the platform's reason in the reader's
+        language, a receiver's answer as it came."""
+        return sentences.shown(self.response, self.said)

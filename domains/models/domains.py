@@ -3,6 +3,7 @@ proofs of control that outlive the claims."""
 
 from __future__ import annotations
 
+import hashlib
 import secrets
 from datetime import datetime, timedelta
 from functools import reduce
@@ -13,11 +14,13 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 from django.utils.functional import cached_property
+from django.utils.translation import gettext as _
 
 from domains.choices import CERT_STATES, LIVE_STATES, CertState, RedirectStatus, State
 from domains.dns import hostnames
 from domains.models.projects import Project
 from domains.querysets import DomainQuerySet
+from petstore import sentences
 
 if TYPE_CHECKING:
     from domains.models.certificates import Certificate
@@ -25,10 +28,19 @@ if TYPE_CHECKING:
 # How long after verification a missing certificate becomes something to troubleshoot (spec).
 TROUBLESHOOT_AFTER = timedelta(minutes=30)
 CNAME_TTL = 3600
+# The label under PLATFORM_DOMAIN where the wildcards' DNS-01 names live (acme_challenge_target).
+ACME_LABEL = "acme"
 
 
 def new_verification_token() -> str:
     return secrets.token_hex(16)
+
+
+def acme_challenge_target(verification_token: str) -> str:
+    """Domain.acme_challenge_target of the claim with this secret."""
+    digest = hashlib.sha256(f"acme-challenge:{verification_token}".encode())
+    platform = hostnames.comparable(settings.PLATFORM_DOMAIN)
+    return f"{digest.hexdigest()[:32]}.{ACME_LABEL}.{platform}"
 
 
 class Domain(models.Model):
@@ -46,6 +58,10 @@ class Domain(models.Model):
     # The last check, for a person (message) and a program (code, expected, found).
     check_code = models.CharField(max_length=40, blank=True)
     check_message = models.TextField(blank=True)
+    # The message and each finding of check_diagnosis as sentences to read in any language
+    # ({message, findings}: petstore/sentences.py); empty on a row checked before sentences
+    # were kept, whose message and findings are shown as they are.
+    check_said = models.JSONField(null=True, blank=True)
     check_expected = models.CharField(max_length=500, blank=True)
     check_found = models.CharField(max_length=500, blank=True)
     checked_at = models.DateTimeField(null=True, blank=True)
@@ -74,6 +90,7 @@ class Domain(models.Model):
     cert_requested_at = models.DateTimeField(null=True, blank=True)
     cert_code = models.CharField(max_length=40, blank=True)
     cert_message = models.TextField(blank=True)
+    cert_said = models.JSONField(null=True, blank=True)  # as check_said
 
     created_at = models.DateTimeField(default=timezone.now)
 
@@ -103,6 +120,26 @@ class Domain(models.Model):
                 name="domains_cert_state_in_step_with_state",
             ),
         ]
+        # The sweep's other stages each look for a few rows among all (claims never verified,
+        # certificate work requested and not done, certificates not asked for): partial
+        # indexes on those rows alone, so a sweep among many active domains reads none of them.
+        indexes = [
+            models.Index(
+                fields=["created_at"],
+                condition=models.Q(verified_at__isnull=True),
+                name="domains_never_verified",
+            ),
+            models.Index(
+                fields=["cert_requested_at"],
+                condition=models.Q(state=State.ISSUING),
+                name="domains_issuing",
+            ),
+            models.Index(
+                fields=["verified_at"],
+                condition=models.Q(state=State.VERIFIED, cert_state=CertState.NONE),
+                name="domains_needing_certificate",
+            ),
+        ]
 
     def __str__(self) -> str:
         return self.hostname
@@ -112,8 +149,34 @@ class Domain(models.Model):
         return hostnames.to_unicode(self.hostname)
 
     @property
+    def check_message_shown(self) -> str:
+        """The last check's message in the reader's language."""
+        return sentences.shown(self.check_message, (self.check_said or {}).get("message"))
+
+    @property
+    def findings_shown(self) -> list[str]:
+        """The last check's findings (check_diagnosis) in the reader's language."""
+        found = (self.check_diagnosis or {}).get("findings", [])
+        kept = (self.check_said or {}).get("findings") or [None] * len(found)
+        return [
+            sentences.shown(finding["message"], said)
+            for finding, said in zip(found, kept, strict=False)
+        ]
+
+    @property
+    def cert_message_shown(self) -> str:
+        """The certificate's last problem in the reader's language."""
+        return sentences.shown(self.cert_message, self.cert_said)
+
+    @property
     def is_live(self) -> bool:
         return self.state in LIVE_STATES
+
+    @property
+    def https_url(self) -> str:
+        """Where visitors reach it once active: the edge's HTTPS, on HTTPS_PORT unless 443."""
+        port = "" if settings.HTTPS_PORT == 443 else f":{settings.HTTPS_PORT}"
+        return f"https://{self.hostname}{port}/"
 
     def stops_serving_at(self, *, failing_since: datetime | None = None) -> datetime | None:
         """When this served domain stops serving: DOMAINS_GRACE_HOURS after its first failed
@@ -143,12 +206,26 @@ class Domain(models.Model):
     def ownership_txt_name(self) -> str:
         return hostnames.ownership_txt_name(self.hostname)
 
+    @property
+    def is_wildcard(self) -> bool:
+        return hostnames.is_wildcard(self.hostname)
+
+    @property
+    def acme_challenge_target(self) -> str:
+        """Where a wildcard's `_acme-challenge` CNAME points: a name under
+        `acme.PLATFORM_DOMAIN` (a reserved slug: no project has it) that is this claim's
+        alone, whose TXT record the platform writes through its DNS-01 provider. Derived from
+        the claim's own secret, so no two claims, of one tenant or two, share it; one-way, so
+        it does not spell out the claim's TXT value."""
+        return acme_challenge_target(self.verification_token)
+
     def dns_records(self, *, contested: bool) -> list[dict]:
         """The record(s) the owner must create at their DNS provider; `name` is relative to
-        the registrable domain. A contested name also needs the claim's TXT record."""
+        the registrable domain. A contested name also needs the claim's TXT record. The notes
+        are in the active language (the API's is English)."""
         target = settings.PLATFORM_CNAME_TARGET
         if self.is_apex:
-            note = (
+            note = _(
                 "Apex domain: use an ALIAS or ANAME record (some providers call it CNAME "
                 "flattening). Not every DNS provider supports these."
             )
@@ -163,9 +240,25 @@ class Domain(models.Model):
                     "name": hostnames.subdomain_label(self.hostname),
                     "value": target,
                     "ttl": CNAME_TTL,
-                    "note": "Remove any A or AAAA record on this name; it would block the CNAME.",
+                    "note": _(
+                        "Remove any A or AAAA record on this name; it would block the CNAME."
+                    ),
                 }
             ]
+        if self.is_wildcard:
+            records.append(
+                {
+                    "type": "CNAME",
+                    "name": hostnames.subdomain_label(hostnames.acme_challenge_name(self.hostname)),
+                    "value": self.acme_challenge_target,
+                    "ttl": CNAME_TTL,
+                    "note": _(
+                        "Lets the platform prove this wildcard to the certificate authority "
+                        "(DNS-01): the platform writes the record this name points to. Keep it "
+                        "while the domain is attached."
+                    ),
+                }
+            )
         if contested:
             records.append(
                 {
@@ -173,7 +266,7 @@ class Domain(models.Model):
                     "name": hostnames.subdomain_label(self.ownership_txt_name),
                     "value": self.verification_token,
                     "ttl": CNAME_TTL,
-                    "note": (
+                    "note": _(
                         "This name is, or was, claimed by another project: this record proves "
                         "it is yours. Keep it while the domain is attached."
                     ),

@@ -14,6 +14,7 @@ from domains.choices import ACTION_NEEDED_EVENTS, Action, EventType
 from domains.models.domains import Domain
 from domains.models.projects import Project
 from domains.querysets import NotificationPreferenceQuerySet
+from petstore import sentences
 
 
 class DomainEvent(models.Model):
@@ -29,6 +30,9 @@ class DomainEvent(models.Model):
     )
     action = models.CharField(max_length=40, choices=Action.choices)
     message = models.TextField(blank=True)
+    # The message as a sentence to read in any language (petstore/sentences.py); empty on a
+    # line written before sentences were kept, whose message is shown as it is.
+    said = models.JSONField(null=True, blank=True)
     # A rival claim's line: which project added the name (never shown to the owner; one
     # line per name and rival project per day). No foreign key: deleting that project
     # leaves the line as it was.
@@ -40,6 +44,11 @@ class DomainEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.created_at:%Y-%m-%d %H:%M} {self.hostname} {self.action}"
+
+    @property
+    def message_shown(self) -> str:
+        """The line's message in the reader's language."""
+        return sentences.shown(self.message, self.said)
 
 
 class OwnerEvent(models.Model):
@@ -58,6 +67,10 @@ class OwnerEvent(models.Model):
     # What happened and what to do in plain words, the domain page's path, and the fields
     # of the type (stops_serving_at, expires_at, reason): the body every channel sends.
     data = models.JSONField(default=dict)
+    # The sentences of `data` (what, reason, findings), to say in the reader's language
+    # (petstore/sentences.py); `data` keeps them in English, for the webhooks. Empty on an
+    # event written before sentences were kept: its mail says `data` as it is.
+    said = models.JSONField(null=True, blank=True)
     # Compatibility shim (drop in 1.2.0): the table keeps the columns email_state,
     # email_attempts, email_due_at, email_claim and emailed_at, with database defaults
     # (migration 0019), because release 1.0.0's ORM lists them in every SELECT and INSERT

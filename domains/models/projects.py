@@ -22,8 +22,19 @@ def validate_project_slug(slug: str) -> None:
 
 
 class Project(models.Model):
+    """A published project. Its people and their roles are its memberships
+    (domains/models/members.py); what each role may do is domains/access.py's."""
+
+    # Compatibility shim (drop in 1.3.0): release 1.1.0's processes find a project's people
+    # through this column while they run beside this release, so it still names an owner
+    # (the one who made the project, or who it was transferred to); nothing of this release
+    # reads it. A user's deletion no longer takes their projects with it.
     owner = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="projects"
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="projects",
     )
     slug = models.SlugField(max_length=63, unique=True, validators=[validate_project_slug])
     name = models.CharField(max_length=200, blank=True)
@@ -34,6 +45,8 @@ class Project(models.Model):
     created_at = models.DateTimeField(default=timezone.now)
 
     objects = ProjectQuerySet.as_manager()
+    # The member's role, on a project read through `Project.objects.for_member()`.
+    role: str
 
     class Meta:
         ordering = ["slug"]

@@ -17,12 +17,14 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 from django.conf import settings
+from django.utils.translation import gettext_noop
 
 from domains.choices import PlatformKeyUse
 from domains.pki import files, sealing
 from domains.pki.authority import Issued, RenewalInfo, issued_from_pem
 from domains.pki.platformkeys import held
 from domains.policy import renewal_time
+from petstore.sentences import Sentence
 
 if TYPE_CHECKING:
     from domains.models import Domain
@@ -137,8 +139,11 @@ def issue(hostname: str, *, now: datetime | None = None) -> Issued:
 class LocalAuthority:
     """The platform's own CA: CAA must allow DOMAINS_CA_IDENTIFIER."""
 
-    def caa_identity(self) -> str:
-        return settings.DOMAINS_CA_IDENTIFIER
+    name = ""
+    label = Sentence(gettext_noop("the platform's own CA"))
+
+    def caa_identities(self) -> tuple[str, ...]:
+        return (settings.DOMAINS_CA_IDENTIFIER,)
 
     def prepare(self, domain: Domain) -> None:
         return None
@@ -147,6 +152,9 @@ class LocalAuthority:
         return issue(domain.hostname)
 
     def stored(self, domain: Domain) -> None:
+        return None
+
+    def abandon(self, domain: Domain) -> None:
         return None
 
     def renew_after(self, issued: Issued) -> datetime:

@@ -10,10 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from django.conf import settings
+from django.db.models import Case, Exists, OuterRef, Q, Value, When
 
 from domains.choices import State
 from domains.dns import hostnames
-from domains.models import Deploy, Domain, Project
+from domains.models import Deploy, Domain, Project, ProvenHostname
 
 
 @dataclass(frozen=True)
@@ -61,10 +62,20 @@ def _platform_subdomain(slug: str) -> Target:
 
 
 def _custom_domain(host: str) -> Target:
+    # The name itself, else the live wildcard one label above it: as the edge picks a
+    # certificate (domains/edge/certificates.py), another project's more specific name wins.
+    wildcard = hostnames.covering_wildcard(host)
+    names = [host] if wildcard is None else [host, wildcard]
+    exact_first = Case(When(hostname=host, then=Value(0)), default=Value(1))
+    proven_by_another = ProvenHostname.objects.filter(hostname=host).exclude(
+        project_id=OuterRef("project_id")
+    )
     domain = (
         Domain.objects.live()
         .select_related("project", "redirect_from__to_domain")
-        .filter(hostname=host)
+        .filter(hostname__in=names)
+        .exclude(Q(hostname=wildcard) & Exists(proven_by_another))
+        .order_by(exact_first)
         .first()
     )
     if domain is None:

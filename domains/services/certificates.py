@@ -1,9 +1,11 @@
 """Certificate flows: request after verification, issue after a CAA check, renew.
 
 These are the plain functions behind domains/tasks.py; tests call them directly.
-They speak to the certificate authority only through domains.pki's interface
-(local CA or ACME, by DOMAINS_CA). Issuing and renewing take one path
-(`_obtain`), told apart by a small strategy (`_Issuance`, `_Renewal`). A
+They speak to the certificate authorities only through domains.pki's interface
+(local CA or ACME, by DOMAINS_CA), in order, moving on from one to the next only
+when it fails for a reason of its own (domains/services/fallback.py). Issuing and
+renewing take one path (`_obtain`), told apart by a small strategy (`_Issuance`,
+`_Renewal`). A
 temporary failure raises `RetryLater` (a CAA lookup that timed out:
 `TemporaryDNSError`; a CA that is not done: `pki.Pending`, with its
 Retry-After; a CA that could not reach our edge to validate: `pki.NotReached`,
@@ -21,17 +23,19 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import F, OuterRef, Q, Subquery
 from django.utils import timezone
+from django.utils.translation import gettext_noop
 
 from domains import metrics, pki
-from domains.choices import Action, CertCode, CertState, CheckCode, State
-from domains.dns import diagnosis
-from domains.dns.diagnosis import CheckResult
+from domains.choices import Action, CaSkipReason, CertCode, CertState, CheckCode, State
+from domains.dns.results import CheckResult
 from domains.models import Certificate, Domain
 from domains.pki import sealing
-from domains.policy import RENEWAL_INFO_PER_RUN, RENEWAL_INFO_RETRY
+from domains.policy import RENEWAL_INFO_PER_RUN, RENEWAL_INFO_RETRY, RENEWAL_KEEPS_LEFT
 from domains.retry import RetryLater
+from domains.services import fallback
 from domains.services.events import record_event
 from domains.services.lifecycle import transition, update
+from petstore.sentences import Sentence
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +61,7 @@ def certificate_request_fields(now: datetime) -> dict[str, Any]:
         "cert_requested_at": now,
         "cert_code": "",
         "cert_message": "",
+        "cert_said": None,
     }
 
 
@@ -107,18 +112,16 @@ def certificate_renew(
     if domain is None or not _needs_renewal(domain, issued_before):
         return None
     if not _recently_verified(domain):
-        message = (
-            "Not renewed: the domain has not passed a DNS check in the last day. Fix the "
-            "DNS record; renewal follows the next passing check."
+        said = Sentence(
+            gettext_noop(
+                "Not renewed: the domain has not passed a DNS check in the last day. Fix the "
+                "DNS record; renewal follows the next passing check."
+            )
         )
         metrics.renewal_done("blocked")
-        if domain.cert_message != message:
-            update(domain, cert_code=domain.check_code, cert_message=message)
-            record_event(
-                domain=domain,
-                action=Action.RENEWAL_BLOCKED,
-                message=message,
-            )
+        if domain.cert_message != said.english():
+            _keep(domain, domain.check_code, said)
+            record_event(domain=domain, action=Action.RENEWAL_BLOCKED, said=said)
         return None
     return _obtain(domain, _Renewal(issued_before))
 
@@ -129,11 +132,19 @@ class _Way(Protocol):
     # The Activity line recorded with the stored certificate.
     action: Action
 
+    def prefers(self, domain: Domain) -> list[str]:
+        """The CAs (`pki.Authority.name`) to ask before the others, in order."""
+        ...
+
+    def waits_for(self, domain: Domain, unavailable: pki.Unavailable) -> bool:
+        """Whether to wait for this CA (its Retry-After) rather than ask the next."""
+        ...
+
     def wanted(self, domain: Domain) -> bool:
         """Still to do? Asked again under the row lock: a concurrent run may have done it."""
         ...
 
-    def refused(self, domain: Domain, code: str, message: str) -> None:
+    def refused(self, domain: Domain, code: str, said: Sentence) -> None:
         """CAA or the CA said no: keep the reason on the domain."""
         ...
 
@@ -149,11 +160,17 @@ class _Way(Protocol):
 class _Issuance:
     action = Action.CERTIFICATE_ISSUED
 
+    def prefers(self, domain: Domain) -> list[str]:
+        return []
+
+    def waits_for(self, domain: Domain, unavailable: pki.Unavailable) -> bool:
+        return False  # the owner is waiting: any CA that can issue now
+
     def wanted(self, domain: Domain) -> bool:
         return domain.state == State.ISSUING
 
-    def refused(self, domain: Domain, code: str, message: str) -> None:
-        _block(domain, code, message)
+    def refused(self, domain: Domain, code: str, said: Sentence) -> None:
+        _block(domain, code, said)
 
     def done(self, domain: Domain) -> None:
         if transition(domain, State.ACTIVE, cert_state=CertState.ISSUED):
@@ -169,6 +186,19 @@ class _Renewal:
     def __init__(self, issued_before: datetime | None):
         self.issued_before = issued_before
 
+    def prefers(self, domain: Domain) -> list[str]:
+        current = domain.certificates.order_by("-not_after", "-pk").first()
+        return [current.ca_directory] if current is not None else []
+
+    def waits_for(self, domain: Domain, unavailable: pki.Unavailable) -> bool:
+        """A rate limit of the CA that issued the current certificate is waited out while
+        that certificate still has RENEWAL_KEEPS_LEFT after the CA's Retry-After."""
+        current = domain.certificates.order_by("-not_after", "-pk").first()
+        if current is None or unavailable.reason != CaSkipReason.RATE_LIMITED:
+            return False
+        after = timezone.now() + timedelta(seconds=unavailable.retry_after)
+        return current.not_after - after >= RENEWAL_KEEPS_LEFT
+
     def wanted(self, domain: Domain) -> bool:
         return (
             domain.state == State.ACTIVE
@@ -176,18 +206,15 @@ class _Renewal:
             and _recently_verified(domain)
         )
 
-    def refused(self, domain: Domain, code: str, message: str) -> None:
+    def refused(self, domain: Domain, code: str, said: Sentence) -> None:
         """The current certificate stays; the reason the next one could not be issued is kept."""
         metrics.renewal_done("refused" if code == CertCode.CA_REFUSED else "blocked")
-        update(domain, cert_code=code, cert_message=f"Renewal blocked: {message}")
-        record_event(
-            domain=domain,
-            action=Action.RENEWAL_BLOCKED,
-            message=message,
-        )
+        blocked = Sentence(gettext_noop("Renewal blocked: %(reason)s"), {"reason": said})
+        _keep(domain, code, blocked)
+        record_event(domain=domain, action=Action.RENEWAL_BLOCKED, said=said)
 
     def done(self, domain: Domain) -> None:
-        update(domain, cert_code="", cert_message="")
+        update(domain, cert_code="", cert_message="", cert_said=None)
         metrics.renewal_done("renewed")
 
     def found_done(self, domain: Domain) -> Certificate | None:
@@ -200,21 +227,21 @@ def _obtain(domain: Domain, way: _Way) -> Certificate | None:
     the store in one short transaction under the domain's row lock, where no network call
     is made: the row is asked again whether the work is still wanted (a concurrent run may
     have stored it), and the issuance's move is the state table's conditional UPDATE."""
-    result = _caa(domain)
-    if not result.ok:
-        way.refused(domain, result.code, result.message)
+    asked = fallback.candidates(domain, prefer=way.prefers(domain))
+    if asked.caa.temporary:
+        raise TemporaryDNSError(asked.caa)
+    if not asked.authorities:
+        way.refused(domain, asked.caa.code, asked.caa.said)
         return None
-    authority = pki.authority()
     try:
-        authority.prepare(domain)
-        issued = authority.issue(domain)
-        renew_after = authority.renew_after(issued)
+        obtained = fallback.first_to_issue(domain, asked.authorities, way)
     except pki.NotReached as unreached:
         # Ours, not the owner's: said on the Activity feed, retried by the task's backoff.
-        record_event(domain=domain, action=Action.CERTIFICATE_DELAYED, message=str(unreached))
+        record_event(domain=domain, action=Action.CERTIFICATE_DELAYED, said=unreached.said)
         raise
     except pki.Refused as refused:
-        way.refused(domain, CertCode.CA_REFUSED, str(refused))
+        # The CA's own words, as it gave them, quoted in the platform's.
+        way.refused(domain, CertCode.CA_REFUSED, refused.said)
         return None
     with transaction.atomic():
         # The row lock makes a second, concurrent run wait and then see the work done.
@@ -222,8 +249,8 @@ def _obtain(domain: Domain, way: _Way) -> Certificate | None:
         if not way.wanted(locked):
             return way.found_done(locked)
         way.done(locked)
-        certificate = _store(locked, issued, renew_after=renew_after, action=way.action)
-        authority.stored(locked)
+        certificate = _store(locked, obtained, action=way.action)
+        obtained.authority.stored(locked)
         return certificate
 
 
@@ -236,35 +263,28 @@ def _locked(domain_id: int) -> Domain:
     )
 
 
-def _block(domain: Domain, code: str, message: str) -> None:
+def _keep(domain: Domain, code: str, said: Sentence) -> None:
+    """The certificate's last problem, in English and as a sentence (Domain.cert_said)."""
+    update(domain, cert_code=code, cert_message=said.english(), cert_said=said.stored())
+
+
+def _block(domain: Domain, code: str, said: Sentence) -> None:
     """Issuing -> verified with the reason no certificate could be issued."""
     if transition(
         domain,
         State.VERIFIED,
         cert_state=CertState.BLOCKED,
         cert_code=code,
-        cert_message=message,
+        cert_message=said.english(),
+        cert_said=said.stored(),
         cert_requested_at=None,
     ):
-        record_event(
-            domain=domain,
-            action=Action.CERTIFICATE_BLOCKED,
-            message=message,
-        )
+        record_event(domain=domain, action=Action.CERTIFICATE_BLOCKED, said=said)
 
 
-def _caa(domain: Domain) -> CheckResult:
-    """The CAA answer for issuing or renewing; a temporary failure raises (retry later)."""
-    result = diagnosis.caa(domain.hostname, pki.authority().caa_identity())
-    if result.temporary:
-        raise TemporaryDNSError(result)
-    return result
-
-
-def _store(
-    domain: Domain, issued: pki.Issued, *, renew_after: datetime, action: Action
-) -> Certificate:
+def _store(domain: Domain, obtained: fallback.Obtained, *, action: Action) -> Certificate:
     """Store what the CA issued, its key sealed, and record `action` (inside the row lock)."""
+    issued, authority = obtained.issued, obtained.authority
     certificate = Certificate.objects.create(
         domain=domain,
         serial=issued.serial,
@@ -274,13 +294,23 @@ def _store(
         pem=issued.pem,
         key_pem=sealing.seal(issued.key_pem),
         issuer=issued.issuer,
-        renew_after=renew_after,
+        ca_directory=authority.name,
+        renew_after=obtained.renew_after,
     )
     record_event(
         domain=domain,
         action=action,
-        message=f"Serial {certificate.serial}, valid until {certificate.not_after:%Y-%m-%d}",
+        said=Sentence(
+            gettext_noop("Serial %(serial)s, valid until %(date)s, from %(ca)s"),
+            {
+                "serial": certificate.serial,
+                "date": f"{certificate.not_after:%Y-%m-%d}",
+                "ca": authority.label,
+            },
+        ),
     )
+    if authority.name:
+        metrics.acme_issued(authority.name, fallback=obtained.fallback)
     return certificate
 
 
@@ -317,8 +347,9 @@ def renewal_windows_refresh() -> int:
     has come (`renewal_info_at`), oldest question first, RENEWAL_INFO_PER_RUN at most, and
     return how many were asked. A window the CA moved earlier (before it revokes, RFC 9773
     §4.3.2) brings the renewal into it; a later one leaves it where it was, since renewing
-    early costs nothing. Asked outside any transaction; a CA that cannot be reached leaves
-    every renewal time as it was, logged, and is asked again RENEWAL_INFO_RETRY later."""
+    early costs nothing. Each CA is asked of the certificates it issued (`ca_directory`),
+    outside any transaction; a CA that cannot be reached leaves every renewal time as it
+    was, logged, and is asked again RENEWAL_INFO_RETRY later."""
     now = timezone.now()
     # A domain's served certificate (older ones no longer say when to renew).
     served = Certificate.objects.filter(domain=OuterRef("domain")).served()
@@ -329,8 +360,7 @@ def renewal_windows_refresh() -> int:
     )
     if not asked:
         return 0
-    answers = pki.authority().renewal_information([certificate.pem for certificate in asked])
-    for certificate, answer in zip(asked, answers, strict=True):
+    for certificate, answer in _renewal_information(asked):
         if isinstance(answer, Exception):
             log.warning("The CA's renewal window for %s could not be read: %s", certificate, answer)
             fields: dict[str, Any] = {"renewal_info_at": now + RENEWAL_INFO_RETRY}
@@ -340,3 +370,23 @@ def renewal_windows_refresh() -> int:
                 fields["renew_after"] = answer.renew_at
         Certificate.objects.filter(pk=certificate.pk).update(**fields)
     return len(asked)
+
+
+def _renewal_information(
+    certificates: list[Certificate],
+) -> list[tuple[Certificate, pki.RenewalInfo | Exception]]:
+    """Each certificate's renewal window, read from the CA that issued it (one connection per
+    CA); a CA no longer configured has nothing to say of its certificates (an error each)."""
+    by_ca: dict[str, list[Certificate]] = {}
+    for certificate in certificates:
+        by_ca.setdefault(certificate.ca_directory, []).append(certificate)
+    read: list[tuple[Certificate, pki.RenewalInfo | Exception]] = []
+    for name, issued in by_ca.items():
+        authority = pki.authorities(prefer=[name])[0]
+        if name and authority.name != name:
+            gone = LookupError(f"{name} is no longer one of the configured CAs")
+            read += [(certificate, gone) for certificate in issued]
+            continue
+        answers = authority.renewal_information([certificate.pem for certificate in issued])
+        read += zip(issued, answers, strict=True)
+    return read

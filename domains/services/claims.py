@@ -13,14 +13,17 @@ from __future__ import annotations
 from contextlib import AbstractContextManager
 from dataclasses import replace
 
+from django.utils.translation import gettext_noop
+
 from domains.choices import LIVE_STATES, Action, CheckCode, State
-from domains.dns.diagnosis import CheckResult
 from domains.dns.hostnames import registrable_domain
+from domains.dns.results import CheckResult
 from domains.models import Domain, ProvenHostname
 from domains.services import redirects
 from domains.services.bulk import BulkInsert
 from domains.services.events import record_event
 from domains.services.lifecycle import transition
+from petstore.sentences import Sentence
 
 _proofs = BulkInsert(ProvenHostname.objects, "proofs")
 
@@ -67,10 +70,13 @@ def claim_result(domain: Domain, result: CheckResult, *, contested: bool) -> Che
         return replace(
             result,
             code=CheckCode.PROVEN_ELSEWHERE,
-            message=(
-                f"The TXT record {domain.ownership_txt_name} also proves another project's "
-                "claim on this name, which is live there. Remove that project's value from "
-                "the record, keep this one's, then choose Verify."
+            said=Sentence(
+                gettext_noop(
+                    "The TXT record %(name)s also proves another project's claim on this "
+                    "name, which is live there. Remove that project's value from the record, "
+                    "keep this one's, then choose Verify."
+                ),
+                {"name": domain.ownership_txt_name},
             ),
         )
     _take_from(holder, domain)
@@ -81,11 +87,17 @@ def ownership_required(domain: Domain, result: CheckResult) -> CheckResult:
     return replace(
         result,
         code=CheckCode.OWNERSHIP_REQUIRED,
-        message=(
-            f"{domain.hostname_unicode} points to the platform, but another project claims "
-            "this name or has claimed it before. Prove it is yours: add the TXT record "
-            f"{domain.ownership_txt_name} with the value {domain.verification_token}, "
-            "then choose Verify."
+        said=Sentence(
+            gettext_noop(
+                "%(hostname)s points to the platform, but another project claims this name or "
+                "has claimed it before. Prove it is yours: add the TXT record %(name)s with "
+                "the value %(token)s, then choose Verify."
+            ),
+            {
+                "hostname": domain.hostname_unicode,
+                "name": domain.ownership_txt_name,
+                "token": domain.verification_token,
+            },
         ),
         expected=f"TXT {domain.ownership_txt_name} {domain.verification_token}",
         found="; ".join(f"TXT {text}" for text in result.txt),
@@ -94,16 +106,23 @@ def ownership_required(domain: Domain, result: CheckResult) -> CheckResult:
 
 def _take_from(holder: Domain, winner: Domain) -> None:
     """The winner proved control with its TXT record: the holder stops serving at once."""
-    message = (
-        f"Another project proved control of {holder.hostname_unicode} with a TXT record, so "
-        "the name is served there now and no longer here. If the name is yours, add this "
-        "project's TXT record and choose Re-verify."
+    said = Sentence(
+        gettext_noop(
+            "Another project proved control of %(hostname)s with a TXT record, so the name is "
+            "served there now and no longer here. If the name is yours, add this project's TXT "
+            "record and choose Re-verify."
+        ),
+        {"hostname": holder.hostname_unicode},
     )
-    if transition(holder, State.LOST, check_message=message, next_check_at=None):
-        record_event(domain=holder, action=Action.LOST, message=message)
+    lost = {"check_message": said.english(), "check_said": {"message": said.stored()}}
+    if transition(holder, State.LOST, next_check_at=None, **lost):
+        record_event(domain=holder, action=Action.LOST, said=said)
         redirects.redirects_follow_target(target=holder)
         record_event(
             domain=winner,
             action=Action.TOOK_OVER,
-            message=f"{winner.hostname_unicode} was live for another project until now.",
+            said=Sentence(
+                gettext_noop("%(hostname)s was live for another project until now."),
+                {"hostname": winner.hostname_unicode},
+            ),
         )

@@ -15,6 +15,8 @@ from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 
 from domains import selectors
 from domains.choices import Action, State
@@ -23,6 +25,7 @@ from domains.models import Domain, DomainEvent, Project
 from domains.policy import PLAN_DOMAIN_QUOTA
 from domains.services.events import record_event, record_rival_claim
 from domains.services.lifecycle import transition, update
+from petstore.sentences import Sentence
 
 FIRST_CHECK_AFTER = timedelta(minutes=1)
 
@@ -39,16 +42,17 @@ def domain_add(
     feed); staff (`adddomain`, `limited=False`) are not limited."""
     if not project.is_paid:
         raise ValidationError(
-            "Custom domains need the Pro plan or above; this project is on the "
-            f"{project.get_plan_display()} plan.",
+            _("Custom domains need the Pro plan or above; this project is on the %(plan)s plan."),
             code="plan_required",
+            params={"plan": project.get_plan_display()},
         )
     if project.latest_deploy is None:
         raise ValidationError(
-            "Deploy the project successfully before adding a custom domain.",
+            _("Deploy the project successfully before adding a custom domain."),
             code="deploy_required",
         )
-    ascii_name = hostnames.normalize_hostname(hostname)
+    # A wildcard is for the plans that have custom domains at all (the refusal above).
+    ascii_name = hostnames.normalize_hostname(hostname, wildcard=project.is_paid)
     hostnames.refuse_platform_registrable(ascii_name)
     shown = hostnames.to_unicode(ascii_name)
     # Locked, so two concurrent adds cannot both pass the quota.
@@ -58,9 +62,12 @@ def domain_add(
     quota = PLAN_DOMAIN_QUOTA[project.plan]
     if project.domains.count() >= quota:
         raise ValidationError(
-            f"This project has {quota} custom domains, the most the "
-            f"{project.get_plan_display()} plan allows. Remove one, or move to a larger plan.",
+            _(
+                "This project has %(quota)d custom domains, the most the %(plan)s plan "
+                "allows. Remove one, or move to a larger plan."
+            ),
             code="quota_reached",
+            params={"quota": quota, "plan": project.get_plan_display()},
         )
     now = timezone.now()
     try:
@@ -74,17 +81,22 @@ def domain_add(
             )
     except IntegrityError:
         raise ValidationError(
-            f"{shown} is already added to this project.", code="duplicate"
+            _("%(hostname)s is already added to this project."),
+            code="duplicate",
+            params={"hostname": shown},
         ) from None
     record_event(project=project, domain=domain, action=Action.ADDED, actor=actor)
     for holder in selectors.rival_claims(domain):
         record_rival_claim(
             holder=holder,
             rival=project,
-            message=(
-                f"Another project added {shown}. It cannot take the name without proving "
-                "control with a TXT record; add this project's TXT record (shown with the "
-                "DNS records) so that only you can prove it."
+            said=Sentence(
+                gettext_noop(
+                    "Another project added %(hostname)s. It cannot take the name without "
+                    "proving control with a TXT record; add this project's TXT record (shown "
+                    "with the DNS records) so that only you can prove it."
+                ),
+                {"hostname": shown},
             ),
         )
     return domain
@@ -124,7 +136,7 @@ def domain_request_check(*, domain: Domain, actor: User | None, cooldown: bool =
 def _refuse_if_too_soon(domain: Domain, now: datetime) -> None:
     if domain.check_in_progress:
         raise ValidationError(
-            "A check of this domain is already under way; its result shows here when it comes.",
+            _("A check of this domain is already under way; its result shows here when it comes."),
             code="check_in_progress",
         )
     requested = domain.check_requested_at
@@ -132,8 +144,9 @@ def _refuse_if_too_soon(domain: Domain, now: datetime) -> None:
     if requested is not None and now - requested < timedelta(seconds=wait):
         left = max(1, math.ceil(wait - (now - requested).total_seconds()))
         raise ValidationError(
-            f"This domain was checked a moment ago; choose Verify again in {left} seconds.",
+            _("This domain was checked a moment ago; choose Verify again in %(left)d seconds."),
             code="cooldown",
+            params={"left": left},
         )
 
 
@@ -163,9 +176,12 @@ def _refuse_if_adding_too_fast(project: Project, hostname: str, shown: str) -> N
     if removed is not None:
         left = removed + timedelta(seconds=settings.DOMAINS_READD_COOLDOWN) - now
         raise ValidationError(
-            f"{shown} was removed from this project a moment ago; it can be added again in "
-            f"{_minutes(left)} minutes.",
+            _(
+                "%(hostname)s was removed from this project a moment ago; it can be added "
+                "again in %(minutes)d minutes."
+            ),
             code="readd_cooldown",
+            params={"hostname": shown, "minutes": _minutes(left)},
         )
     limit = settings.DOMAINS_ADD_PER_HOUR
     added = list(
@@ -175,9 +191,12 @@ def _refuse_if_adding_too_fast(project: Project, hostname: str, shown: str) -> N
     )
     if len(added) >= limit:
         raise ValidationError(
-            f"This project added {limit} domains in the last hour, the most allowed; add "
-            f"more in {_minutes(added[-1] + HOUR - now)} minutes.",
+            _(
+                "This project added %(limit)d domains in the last hour, the most allowed; "
+                "add more in %(minutes)d minutes."
+            ),
             code="add_limit",
+            params={"limit": limit, "minutes": _minutes(added[-1] + HOUR - now)},
         )
 
 
@@ -194,10 +213,13 @@ def _refuse_if_verifying_too_often(project: Project, now: datetime) -> None:
     )
     if len(asked) >= limit:
         raise ValidationError(
-            f"This project chose Verify {limit} times in the last hour, the most allowed; "
-            f"choose Verify again in {_minutes(asked[-1] + HOUR - now)} minutes. Pending "
-            "domains are still checked on their own meanwhile.",
+            _(
+                "This project chose Verify %(limit)d times in the last hour, the most "
+                "allowed; choose Verify again in %(minutes)d minutes. Pending domains are "
+                "still checked on their own meanwhile."
+            ),
             code="verify_limit",
+            params={"limit": limit, "minutes": _minutes(asked[-1] + HOUR - now)},
         )
 
 
@@ -213,9 +235,13 @@ def domain_remove(*, domain: Domain, actor: User | None) -> None:
             domain=redirect.from_domain if redirect.from_domain_id != domain.pk else None,
             hostname=redirect.from_domain.hostname,
             action=Action.REDIRECT_DELETED,
-            message=(
-                f"{redirect.from_domain.hostname} -> {redirect.to_domain.hostname}, "
-                f"removed with {hostname}"
+            said=Sentence(
+                gettext_noop("%(source)s -> %(target)s, removed with %(hostname)s"),
+                {
+                    "source": redirect.from_domain.hostname,
+                    "target": redirect.to_domain.hostname,
+                    "hostname": hostname,
+                },
             ),
             actor=actor,
         )
@@ -226,7 +252,12 @@ def domain_remove(*, domain: Domain, actor: User | None) -> None:
             project=project,
             hostname=hostname,
             action=Action.PRIMARY_CLEARED,
-            message=f"{hostname} was the primary domain; the project's own address is again.",
+            said=Sentence(
+                gettext_noop(
+                    "%(hostname)s was the primary domain; the project's own address is again."
+                ),
+                {"hostname": hostname},
+            ),
             actor=actor,
         )
     domain.delete()

@@ -16,22 +16,28 @@ from contextlib import AbstractContextManager, contextmanager
 from contextvars import ContextVar
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db.models import OuterRef, Subquery
 from django.template.loader import render_to_string
 from django.urls import reverse
-from django.utils import timezone
+from django.utils import timezone, translation
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 
 from domains.channels import deliveries_create
 from domains.choices import (
+    AUDIT_ACTION_OF_ACTION,
     OWNER_EVENT_OF_ACTION,
     RECOVERED_FROM,
     Action,
     EventType,
 )
 from domains.models import Domain, DomainEvent, OwnerEvent, Project
+from domains.services.audit import audit_record
 from domains.services.bulk import BulkInsert
+from petstore.sentences import Sentence, Value, label
 
 _events = BulkInsert(DomainEvent.objects, "domain_events")
 # Inside events_in_bulk(): the owner event of each collected Activity line (by its id; the
@@ -49,11 +55,15 @@ def record_event(
     hostname: str = "",
     action: str,
     message: str = "",
+    said: Sentence | None = None,
     actor: User | None = None,
     rival_project: Project | None = None,
 ) -> DomainEvent:
     """One Activity line: of `domain` (its project's), or of `project` about a host name
-    that has no row any more (Remove, expiry); and its owner event, if it has one."""
+    that has no row any more (Remove, expiry); and its owner event, if it has one. Its
+    message is `said` (read in each reader's language), or `message` as it is."""
+    if said is not None:
+        message = said.english()
     if project is None:
         if domain is None:
             raise ValueError("an event names a domain or a project")
@@ -65,9 +75,12 @@ def record_event(
         actor=actor,
         action=action,
         message=message,
+        said=said.stored() if said is not None else None,
         rival_project_id=rival_project.pk if rival_project else None,
     )
     _events.save(event)
+    if (audit_action := AUDIT_ACTION_OF_ACTION.get(action)) is not None:
+        audit_record(project, audit_action, event.hostname)
     event_type = OWNER_EVENT_OF_ACTION.get(action)
     if event_type is None:
         return event
@@ -78,6 +91,7 @@ def record_event(
         hostname=event.hostname,
         type=event_type,
         message=message,
+        said=said,
     )
     collected = _owner_events.get()
     if collected is None:
@@ -96,16 +110,19 @@ def record_owner_event(
     hostname: str = "",
     type: EventType,
     message: str = "",
+    said: Sentence | None = None,
     **fields: Any,
 ) -> OwnerEvent:
     """An owner event that has no Activity line of its own (a service that records one
-    through `record_event` gets it from there)."""
+    through `record_event` gets it from there). What happened is `said` (read in each
+    reader's language), or `message` as it is."""
     owner_event = owner_event_build(
         project=project,
         domain=domain,
         hostname=hostname or (domain.hostname if domain else ""),
         type=type,
-        message=message,
+        message=said.english() if said is not None else message,
+        said=said,
         **fields,
     )
     _save(owner_event)
@@ -124,16 +141,25 @@ def owner_event_build(
     hostname: str,
     type: EventType,
     message: str,
+    said: Sentence | None = None,
     **fields: Any,
 ) -> OwnerEvent:
-    """The outbox row, unsaved: what happened, what to do, the page, and the type's fields."""
-    data: dict[str, Any] = {
-        "project": project.slug,
-        "hostname": hostname,
-        "what": _what(type, hostname, message),
-        "what_to_do": event_next_step(type),
-        "path": _page(project, domain),
-    }
+    """The outbox row, unsaved: what happened, what to do, the page, and the type's fields;
+    its sentences kept beside it (OwnerEvent.said), for the reader's language."""
+    # A message without a sentence is said as it is, in every language.
+    reason = said or Sentence(message)
+    what = _what(type, hostname, reason, message)
+    kept: dict[str, Any] = {"what": what.stored()}
+    # The row is the webhooks' body too, which stays in the API's language (English),
+    # whoever's request made the event; a mail says what to do in its reader's language.
+    with translation.override(settings.LANGUAGE_CODE):
+        data: dict[str, Any] = {
+            "project": project.slug,
+            "hostname": hostname,
+            "what": what.english(),
+            "what_to_do": event_next_step(type),
+            "path": _page(project, domain),
+        }
     if domain is not None:
         data["state"] = domain.state
         if type == EventType.DOMAIN_FAILING and (stops := domain.stops_serving_at()):
@@ -142,12 +168,14 @@ def owner_event_build(
             # What the zone's own name servers said, in the owner's words (the email, the
             # webhook's body): why it fails, before the owner has to ask.
             diagnosis = domain.check_diagnosis or {}
+            found = diagnosis.get("findings", [])
             data["findings"] = [
-                {"code": finding["code"], "message": finding["message"]}
-                for finding in diagnosis.get("findings", [])
+                {"code": finding["code"], "message": finding["message"]} for finding in found
             ]
+            kept["findings"] = (domain.check_said or {}).get("findings")
         if type == EventType.CERTIFICATE_RENEWAL_FAILED:
-            data["reason"] = message
+            data["reason"] = reason.english()
+            kept["reason"] = reason.stored()
             if (current := domain.certificate) is not None:
                 data["expires_at"] = current.not_after.isoformat()
     data |= {name: _plain(value) for name, value in fields.items()}
@@ -158,6 +186,7 @@ def owner_event_build(
         hostname=hostname,
         type=type,
         data=data,
+        said=kept,
         occurred_at=now,
     )
 
@@ -188,7 +217,7 @@ def _in_bulk() -> Iterator[list[DomainEvent]]:
         deliveries_create(OwnerEvent.objects.bulk_create(kept))
 
 
-def record_rival_claim(*, holder: Domain, rival: Project, message: str) -> DomainEvent | None:
+def record_rival_claim(*, holder: Domain, rival: Project, said: Sentence) -> DomainEvent | None:
     """Tell the holder of a name that `rival` claimed it: at most one line per name and
     rival project per day (UTC), so a rival's add/remove loop cannot bury the owner's other
     lines. The caller holds the rival project's row lock (Add domain takes it), so two adds
@@ -203,9 +232,7 @@ def record_rival_claim(*, holder: Domain, rival: Project, message: str) -> Domai
     )
     if told.exists():
         return None
-    return record_event(
-        domain=holder, action=Action.RIVAL_CLAIM, message=message, rival_project=rival
-    )
+    return record_event(domain=holder, action=Action.RIVAL_CLAIM, said=said, rival_project=rival)
 
 
 def _worth_telling(event_type: EventType, domain: Domain | None) -> bool:
@@ -261,27 +288,43 @@ def event_types_clean(values: Iterable[str]) -> list[str]:
     unknown = [value for value in chosen if value not in EventType.values]
     if unknown:
         raise ValidationError(
-            f"Unknown event type: {', '.join(unknown)}.", code="unknown_event_type"
+            _("Unknown event type: %(types)s."),
+            code="unknown_event_type",
+            params={"types": ", ".join(unknown)},
         )
     return chosen
 
 
-@functools.cache
 def event_next_step(type: str) -> str:
     """What the owner should do after an event of `type`, in one sentence
-    (templates/domains/copy/); the same for every event of a type, so rendered once."""
-    return render_to_string("domains/copy/event_next_step.txt", {"type": type}).strip()
+    (templates/domains/copy/), in the active language."""
+    return _next_step(type, translation.get_language())
 
 
-def _what(type: EventType, hostname: str, message: str) -> str:
+@functools.cache
+def _next_step(type: str, language: str) -> str:
+    # The same for every event of a type in a language, so rendered once each.
+    with translation.override(language):
+        return render_to_string("domains/copy/event_next_step.txt", {"type": type}).strip()
+
+
+def _what(type: EventType, hostname: str, reason: Sentence, message: str) -> Sentence:
     """What happened, in plain words: the Activity line's message where it says so."""
+    values: dict[str, Value] = {"hostname": hostname, "message": reason}
     if type == EventType.DOMAIN_ACTIVE:
-        return f"{hostname} is live over HTTPS with its certificate ({message})."
+        return Sentence(
+            gettext_noop("%(hostname)s is live over HTTPS with its certificate (%(message)s)."),
+            values,
+        )
     if type == EventType.DOMAIN_RECOVERED:
-        return f"{hostname} verifies again and is served."
+        return Sentence(gettext_noop("%(hostname)s verifies again and is served."), values)
     if type == EventType.CERTIFICATE_RENEWAL_FAILED:
-        return f"The certificate of {hostname} was not renewed. {message}"
-    return message or f"{type.label}: {hostname}."
+        return Sentence(
+            gettext_noop("The certificate of %(hostname)s was not renewed. %(message)s"), values
+        )
+    if message:
+        return reason
+    return Sentence(gettext_noop("%(type)s: %(hostname)s."), {**values, "type": label(type.label)})
 
 
 def _page(project: Project, domain: Domain | None) -> str:

@@ -15,27 +15,72 @@ from datetime import datetime
 from typing import Any
 
 from django.conf import settings
-from django.template.loader import render_to_string
 from django.utils import timezone
+from django.utils.translation import gettext_noop
 
 from domains.choices import MISSING_RECORD_CODES, Action, CheckCode, State
-from domains.dns.diagnosis import CheckResult
+from domains.dns.results import CheckResult
 from domains.models import Domain
 from domains.policy import backoff_delay, temporary_failure_limit, verify_window
 from domains.services import redirects
 from domains.services.events import record_event
 from domains.services.lifecycle import transition, update
+from petstore.sentences import Sentence
+
+# What a failed check says when a domain that was served finds its record missing (no record,
+# or the name gone from DNS): it was there a moment ago, so the new domain's "not yet ... can
+# take up to 48 hours to propagate" would send the owner waiting for something that will not
+# come. By (is_apex, nxdomain).
+GONE = {
+    (True, True): gettext_noop(
+        "%(hostname)s no longer has its ALIAS or ANAME record pointing to %(target)s: the name "
+        "no longer exists in DNS (NXDOMAIN). It was there when the domain went live, so it was "
+        "removed or changed at your DNS provider: add it again. Visitors see it again within "
+        "minutes, once resolvers forget the missing answer."
+    ),
+    (True, False): gettext_noop(
+        "%(hostname)s no longer has its ALIAS or ANAME record pointing to %(target)s. It was "
+        "there when the domain went live, so it was removed or changed at your DNS provider: "
+        "add it again. Visitors see it again within minutes, once resolvers forget the missing "
+        "answer."
+    ),
+    (False, True): gettext_noop(
+        "%(hostname)s no longer has its CNAME record pointing to %(target)s: the name no longer "
+        "exists in DNS (NXDOMAIN). It was there when the domain went live, so it was removed or "
+        "changed at your DNS provider: add it again. Visitors see it again within minutes, once "
+        "resolvers forget the missing answer."
+    ),
+    (False, False): gettext_noop(
+        "%(hostname)s no longer has its CNAME record pointing to %(target)s. It was there when "
+        "the domain went live, so it was removed or changed at your DNS provider: add it again. "
+        "Visitors see it again within minutes, once resolvers forget the missing answer."
+    ),
+}
+MINUTE = "%Y-%m-%d %H:%M"
 
 
-def result_fields(result: CheckResult, now: datetime, message: str | None = None) -> dict:
+def result_fields(result: CheckResult, now: datetime, said: Sentence | None = None) -> dict:
     """The fields every recorded check writes, passing or failing."""
+    said = said or result.said
+    diagnosis, findings = result.diagnosis, []
+    if diagnosis is not None:
+        # Each finding's sentence is kept beside the diagnosis, which stays as the API and
+        # `domainstatus` give it (domains/dns/findingsaid.py).
+        findings = [finding.get("said") for finding in diagnosis["findings"]]
+        diagnosis = diagnosis | {
+            "findings": [
+                {name: value for name, value in finding.items() if name != "said"}
+                for finding in diagnosis["findings"]
+            ]
+        }
     return {
         "check_code": result.code,
-        "check_message": message or result.message,
+        "check_message": said.english(),
+        "check_said": {"message": said.stored(), "findings": findings},
         "check_expected": result.expected,
         "check_found": result.found,
         "checked_at": now,
-        "check_diagnosis": result.diagnosis,
+        "check_diagnosis": diagnosis,
     }
 
 
@@ -44,22 +89,25 @@ def record_failure(domain: Domain, result: CheckResult) -> None:
     if result.code in MISSING_RECORD_CODES and (
         domain.is_live or domain.state == State.MISCONFIGURED
     ):
-        result = replace(result, message=record_gone(domain, result))
+        result = replace(result, said=record_gone(domain, result))
     if domain.is_live:
         _record_live_failure(domain, result)
     else:
         _record_claim_failure(domain, result)
 
 
-def record_gone(domain: Domain, result: CheckResult) -> str:
+def record_gone(domain: Domain, result: CheckResult) -> Sentence:
     """What a domain that was served is told when its record is missing: gone, not "yet"."""
-    context = {
-        "hostname": domain.hostname_unicode,
-        "target": settings.PLATFORM_CNAME_TARGET,
-        "apex": domain.is_apex,
-        "nxdomain": result.code == CheckCode.NXDOMAIN,
-    }
-    return render_to_string("domains/copy/record_gone.txt", context).strip()
+    return Sentence(
+        GONE[(domain.is_apex, result.code == CheckCode.NXDOMAIN)],
+        {"hostname": domain.hostname_unicode, "target": settings.PLATFORM_CNAME_TARGET},
+    )
+
+
+def _checked(fields: dict[str, Any], said: Sentence) -> None:
+    """The check's message is `said` (its findings stay those of `result_fields`)."""
+    fields["check_message"] = said.english()
+    fields["check_said"] = fields["check_said"] | {"message": said.stored()}
 
 
 def _record_live_failure(domain: Domain, result: CheckResult) -> None:
@@ -80,15 +128,22 @@ def _record_live_failure(domain: Domain, result: CheckResult) -> None:
         "failing_since": failing_since,
         "failing_temporarily_since": temporarily_since,
     }
-    reason = result.message
+    reason = result.said
     if result.temporary and counts:
-        reason = (
-            f"The DNS has failed to answer for {domain.hostname_unicode} since "
-            f"{temporarily_since:%Y-%m-%d %H:%M} UTC, for more than "
-            f"{settings.DOMAINS_TEMPORARY_FAILURE_LIMIT} hours. Ask your DNS provider whether "
-            "the zone is still served (a lame delegation answers SERVFAIL or nothing)."
+        assert temporarily_since is not None
+        reason = Sentence(
+            gettext_noop(
+                "The DNS has failed to answer for %(hostname)s since %(since)s UTC, for more "
+                "than %(hours)d hours. Ask your DNS provider whether the zone is still served "
+                "(a lame delegation answers SERVFAIL or nothing)."
+            ),
+            {
+                "hostname": domain.hostname_unicode,
+                "since": f"{temporarily_since:{MINUTE}}",
+                "hours": settings.DOMAINS_TEMPORARY_FAILURE_LIMIT,
+            },
         )
-        fields["check_message"] = reason
+        _checked(fields, reason)
     stops_at = domain.stops_serving_at(failing_since=failing_since)
     next_at = now + backoff_delay(domain.check_attempts + 1)
     if stops_at is None:
@@ -98,22 +153,28 @@ def _record_live_failure(domain: Domain, result: CheckResult) -> None:
         update(domain, **fields)
         return
     if now >= stops_at and counts:
-        what = (
-            "its DNS stopped answering"
-            if result.temporary
-            else "the DNS record stopped pointing here"
-        )
-        fields["check_message"] = (
-            f"Not served since {now:%Y-%m-%d %H:%M} UTC: {what} "
-            f"on {failing_since:%Y-%m-%d %H:%M} UTC and was not fixed within "
-            f"{settings.DOMAINS_GRACE_HOURS} hours. {reason} Then choose Re-verify."
-        )
-        if transition(domain, State.MISCONFIGURED, next_check_at=None, **fields):
-            record_event(
-                domain=domain,
-                action=Action.STOPPED_SERVING,
-                message=fields["check_message"],
+        assert failing_since is not None
+        stopped = Sentence(
+            gettext_noop(
+                "Not served since %(now)s UTC: its DNS stopped answering on %(since)s UTC and "
+                "was not fixed within %(hours)d hours. %(reason)s Then choose Re-verify."
             )
+            if result.temporary
+            else gettext_noop(
+                "Not served since %(now)s UTC: the DNS record stopped pointing here on "
+                "%(since)s UTC and was not fixed within %(hours)d hours. %(reason)s Then "
+                "choose Re-verify."
+            ),
+            {
+                "now": f"{now:{MINUTE}}",
+                "since": f"{failing_since:{MINUTE}}",
+                "hours": settings.DOMAINS_GRACE_HOURS,
+                "reason": reason,
+            },
+        )
+        _checked(fields, stopped)
+        if transition(domain, State.MISCONFIGURED, next_check_at=None, **fields):
+            record_event(domain=domain, action=Action.STOPPED_SERVING, said=stopped)
             redirects.redirects_follow_target(target=domain)
         return
     fields["next_check_at"] = min(next_at, stops_at)
@@ -123,9 +184,12 @@ def _record_live_failure(domain: Domain, result: CheckResult) -> None:
         record_event(
             domain=domain,
             action=Action.STOPPED_VERIFYING,
-            message=(
-                f"{reason} The domain is still served until "
-                f"{stops_at:%Y-%m-%d %H:%M} UTC; fix the record before then."
+            said=Sentence(
+                gettext_noop(
+                    "%(reason)s The domain is still served until %(until)s UTC; fix the record "
+                    "before then."
+                ),
+                {"reason": reason, "until": f"{stops_at:{MINUTE}}"},
             ),
         )
 
@@ -140,16 +204,16 @@ def _record_claim_failure(domain: Domain, result: CheckResult) -> None:
     fields: dict[str, Any] = result_fields(result, now) | {"check_attempts": attempts}
     if domain.state == State.PENDING and now >= window_end and not result.temporary:
         hours = settings.DOMAINS_VERIFY_WINDOW
-        fields["check_message"] = (
-            f"Verification did not succeed within {hours} hours: {result.message} "
-            "Fix the record, then choose Verify."
+        failed = Sentence(
+            gettext_noop(
+                "Verification did not succeed within %(hours)d hours: %(reason)s Fix the "
+                "record, then choose Verify."
+            ),
+            {"hours": hours, "reason": result.said},
         )
+        _checked(fields, failed)
         if transition(domain, State.FAILED, next_check_at=None, **fields):
-            record_event(
-                domain=domain,
-                action=Action.FAILED,
-                message=fields["check_message"],
-            )
+            record_event(domain=domain, action=Action.FAILED, said=failed)
             return
     if domain.state != State.PENDING:
         fields["next_check_at"] = None  # not served, out of its window: waits for Verify
@@ -162,5 +226,5 @@ def _record_claim_failure(domain: Domain, result: CheckResult) -> None:
         record_event(
             domain=domain,
             action=Action.CHECK_FAILED,
-            message=result.message,
+            said=result.said,
         )

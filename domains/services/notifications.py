@@ -27,11 +27,13 @@ from django.db import transaction
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from domains.channels.email import dashboard_url
 from domains.models import NotificationPreference, OwnerEmailChange, link_digest, new_link_secret
 from domains.policy import EMAIL_CONFIRMATION_MAX_AGE, EMAIL_CONFIRMATIONS_PER_HOUR
 from domains.services.events import event_types_clean
+from petstore.languages import in_language_of
 from petstore.taskfailures import describe
 
 log = logging.getLogger(__name__)
@@ -64,17 +66,27 @@ class EmailChange:
 def owner_email_clean(email: str) -> str:
     """The address as it is stored (its domain part in lower case), or a refusal."""
     address = User.objects.normalize_email(email.strip())
+    return address_checked(address, missing=_("Type the address owner mail should go to."))
+
+
+def address_checked(address: str, *, missing: str) -> str:
+    """`address` if it is one mail can go to; a refusal naming what is wrong otherwise
+    (`missing`: what to say when there is none)."""
     if not address:
-        raise ValidationError("Type the address owner mail should go to.", code="required")
+        raise ValidationError(missing, code="required")
     if len(address) > EMAIL_MAX_LENGTH:
         raise ValidationError(
-            f"An address has at most {EMAIL_MAX_LENGTH} characters.", code="email_too_long"
+            _("An address has at most %(length)d characters."),
+            code="email_too_long",
+            params={"length": EMAIL_MAX_LENGTH},
         )
     try:
         validate_email(address)
     except ValidationError:
         raise ValidationError(
-            f"{address} is not an email address (name@example.com).", code="invalid_email"
+            _("%(address)s is not an email address (name@example.com)."),
+            code="invalid_email",
+            params={"address": address},
         ) from None
     return address
 
@@ -96,15 +108,21 @@ def owner_email_change_request(*, user: User, email: str) -> str:
     with transaction.atomic():
         current = User.objects.select_for_update().values_list("email", flat=True).get(pk=user.pk)
         if address == current:
-            raise ValidationError(f"Owner mail already goes to {address}.", code="email_unchanged")
+            raise ValidationError(
+                _("Owner mail already goes to %(address)s."),
+                code="email_unchanged",
+                params={"address": address},
+            )
         changes = OwnerEmailChange.objects.filter(user=user)
         changes.filter(created_at__lt=now - EMAIL_CONFIRMATION_MAX_AGE).delete()
         if changes.filter(created_at__gt=now - HOUR).count() >= EMAIL_CONFIRMATIONS_PER_HOUR:
             raise ValidationError(
-                f"{EMAIL_CONFIRMATIONS_PER_HOUR} confirmation mails were sent in the last "
-                "hour, the most allowed; try again later, or open the link of one already "
-                "sent.",
+                _(
+                    "%(limit)d confirmation mails were sent in the last hour, the most "
+                    "allowed; try again later, or open the link of one already sent."
+                ),
                 code="email_confirm_limit",
+                params={"limit": EMAIL_CONFIRMATIONS_PER_HOUR},
             )
         change = OwnerEmailChange.objects.create(
             user=user, digest=link_digest(secret), email=address, was=current, created_at=now
@@ -114,24 +132,32 @@ def owner_email_change_request(*, user: User, email: str) -> str:
         "link": dashboard_url(reverse("dashboard:account_confirm", args=[secret])),
         "days": EMAIL_CONFIRMATION_MAX_AGE.days,
     }
-    text = render_to_string("notifications/confirm_email.txt", context)
+    with in_language_of(user):
+        text = render_to_string("notifications/confirm_email.txt", context)
+        subject = _("Confirm your address for domain notifications")
     try:
-        send_mail("Confirm your address for domain notifications", text, None, [address])
+        send_mail(subject, text, None, [address])
     except (smtplib.SMTPException, OSError) as exc:
         change.delete()
         raise ValidationError(
-            f"The confirmation mail to {address} could not be sent ({describe(exc)}); try "
-            "again in a few minutes.",
+            _(
+                "The confirmation mail to %(address)s could not be sent (%(reason)s); try "
+                "again in a few minutes."
+            ),
             code="email_not_sent",
+            params={"address": address, "reason": describe(exc)},
         ) from None
     return address
 
 
 def _used_up(current: str) -> ValidationError:
     return ValidationError(
-        f"This link is used up: owner mail has gone to {current or 'no address'} since it "
-        "was sent. Type the address again on your account page for a new one.",
+        _(
+            "This link is used up: owner mail has gone to %(address)s since it was sent. "
+            "Type the address again on your account page for a new one."
+        ),
         code="email_link_used",
+        params={"address": current or _("no address")},
     )
 
 
@@ -142,20 +168,25 @@ def _link_change(*, user: User, token: str) -> OwnerEmailChange:
     change = OwnerEmailChange.objects.filter(digest=link_digest(token)).first()
     if change is None:
         raise ValidationError(
-            "This is not a confirmation link of ours (part of it may be missing): open the "
-            "link from the mail as it is.",
+            _(
+                "This is not a confirmation link of ours (part of it may be missing): open "
+                "the link from the mail as it is."
+            ),
             code="email_link_invalid",
         )
     if change.user_id != user.pk:
         raise ValidationError(
-            "This link was sent for another account: sign in as that account to confirm it.",
+            _("This link was sent for another account: sign in as that account to confirm it."),
             code="email_link_other_user",
         )
     if change.created_at <= timezone.now() - EMAIL_CONFIRMATION_MAX_AGE:
         raise ValidationError(
-            f"This confirmation link is more than {EMAIL_CONFIRMATION_MAX_AGE.days} days old. "
-            "Type the address again on your account page for a new one.",
+            _(
+                "This confirmation link is more than %(days)d days old. Type the address "
+                "again on your account page for a new one."
+            ),
             code="email_link_expired",
+            params={"days": EMAIL_CONFIRMATION_MAX_AGE.days},
         )
     if change.closed_at is not None or user.email != change.was:
         raise _used_up(user.email)
@@ -190,9 +221,11 @@ def owner_email_confirm(*, user: User, token: str) -> EmailChange:
             "account_url": dashboard_url(reverse("dashboard:account")),
             "password_url": dashboard_url(reverse("password_change")),
         }
-        text = render_to_string("notifications/email_changed.txt", context)
+        with in_language_of(user):
+            text = render_to_string("notifications/email_changed.txt", context)
+            subject = _("Domain notifications now go to another address")
         try:
-            send_mail("Domain notifications now go to another address", text, None, [change.was])
+            send_mail(subject, text, None, [change.was])
         except (smtplib.SMTPException, OSError):
             log.exception("telling %s's previous address of the change failed", user.pk)
     return EmailChange(email=change.email, was=change.was)

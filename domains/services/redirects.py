@@ -5,11 +5,15 @@ from __future__ import annotations
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 from psycopg import errors
 
-from domains.choices import Action, RedirectStatus
+from domains.choices import Action, RedirectStatus, State
 from domains.models import Domain, Project, Redirect
 from domains.services.events import record_event
+from domains.services.projects import project_set_primary
+from petstore.sentences import Sentence, Value, label
 
 
 @transaction.atomic
@@ -55,25 +59,32 @@ def validate_redirect(
     for end in (from_domain, to_domain):
         if end.project_id != project.pk:
             raise ValidationError(
-                f"{end.hostname_unicode} does not belong to this project.", code="not_owned"
+                _("%(hostname)s does not belong to this project."),
+                code="not_owned",
+                params={"hostname": end.hostname_unicode},
             )
     if status not in RedirectStatus.values:
         raise ValidationError(
-            f"Redirect status must be one of {', '.join(map(str, RedirectStatus.values))}.",
+            _("Redirect status must be one of %(statuses)s."),
             code="invalid_status",
+            params={"statuses": ", ".join(map(str, RedirectStatus.values))},
         )
     if from_domain.pk == to_domain.pk:
-        raise ValidationError("A domain cannot redirect to itself.", code="redirect_loop")
+        raise ValidationError(_("A domain cannot redirect to itself."), code="redirect_loop")
     if not to_domain.is_live:
         raise ValidationError(
-            f"{to_domain.hostname_unicode} is not live yet: a redirect may only point at a "
-            "domain of this project that verified.",
+            _(
+                "%(hostname)s is not live yet: a redirect may only point at a domain of this "
+                "project that verified."
+            ),
             code="target_not_live",
+            params={"hostname": to_domain.hostname_unicode},
         )
     if project.primary_domain_id == from_domain.pk:
         raise ValidationError(
-            f"{from_domain.hostname_unicode} is the primary domain; it cannot redirect away.",
+            _("%(hostname)s is the primary domain; it cannot redirect away."),
             code="primary_redirects",
+            params={"hostname": from_domain.hostname_unicode},
         )
     others = Redirect.objects.filter(project=project)
     if redirect is not None:
@@ -87,14 +98,17 @@ def validate_redirect(
         current = hops[current]
         if current == from_domain.pk:
             raise ValidationError(
-                f"This redirect would make a loop back to {from_domain.hostname_unicode}.",
+                _("This redirect would make a loop back to %(hostname)s."),
                 code="redirect_loop",
+                params={"hostname": from_domain.hostname_unicode},
             )
 
 
 def _already_redirects(from_domain: Domain) -> ValidationError:
     return ValidationError(
-        f"{from_domain.hostname_unicode} already has a redirect.", code="duplicate_from"
+        _("%(hostname)s already has a redirect."),
+        code="duplicate_from",
+        params={"hostname": from_domain.hostname_unicode},
     )
 
 
@@ -120,17 +134,39 @@ def redirects_follow_target(*, target: Domain) -> None:
     redirects = Redirect.objects.filter(to_domain=target).select_related("from_domain", "project")
     for redirect in redirects:
         source = redirect.from_domain
+        values: dict[str, Value] = {"source": source.hostname, "target": target.hostname}
         if target.is_live:
             action = Action.REDIRECT_RESUMED
-            message = (
-                f"{source.hostname} -> {target.hostname}: {target.hostname} is served again, "
-                f"so visitors to {source.hostname} are sent there again."
+            said = Sentence(
+                gettext_noop(
+                    "%(source)s -> %(target)s: %(target)s is served again, so visitors to "
+                    "%(source)s are sent there again."
+                ),
+                values,
             )
         else:
             action = Action.REDIRECT_PAUSED
-            message = (
-                f"{source.hostname} -> {target.hostname}: {target.hostname} is not served "
-                f"here ({target.get_state_display()}), so visitors to {source.hostname} get "
-                "its own page until it is live again."
+            said = Sentence(
+                gettext_noop(
+                    "%(source)s -> %(target)s: %(target)s is not served here (%(state)s), so "
+                    "visitors to %(source)s get its own page until it is live again."
+                ),
+                values | {"state": label(State(target.state).label)},
             )
-        record_event(project=redirect.project, domain=source, action=action, message=message)
+        record_event(project=redirect.project, domain=source, action=action, said=said)
+
+
+@transaction.atomic
+def redirect_instead_of_removal(
+    *, project: Project, domain: Domain, to_domain: Domain, actor: User | None
+) -> Redirect:
+    """Remove's alternative: `domain` stays and sends its visitors on to `to_domain` (301).
+    A redirect from `to_domain` back to `domain` gives way (the two would loop), as Remove
+    would have deleted it; where `domain` was the primary, `to_domain` becomes the primary
+    (the primary cannot redirect away)."""
+    back = Redirect.objects.filter(project=project, from_domain=to_domain, to_domain=domain)
+    for entry in back.select_related("from_domain", "to_domain"):
+        redirect_delete(redirect=entry, actor=actor)
+    if project.primary_domain_id == domain.pk:
+        project_set_primary(project=project, domain=to_domain, actor=actor)
+    return redirect_save(project=project, from_domain=domain, to_domain=to_domain, actor=actor)

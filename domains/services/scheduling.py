@@ -25,6 +25,7 @@ from typing import TypeVar
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext_noop
 
 from domains.choices import Action
 from domains.models import Domain
@@ -33,6 +34,7 @@ from domains.services import certificates
 from domains.services.events import record_event
 from domains.services.nextsteps import NextSteps
 from petstore.models import TaskFailure
+from petstore.sentences import Sentence
 from petstore.taskfailures import describe, task_failure_record
 
 log = logging.getLogger(__name__)
@@ -87,10 +89,12 @@ def _expire(domain: Domain) -> bool:
             project=domain.project,
             hostname=domain.hostname,
             action=Action.EXPIRED,
-            message=(
-                f"{domain.hostname} never verified in "
-                f"{settings.DOMAINS_CLAIM_EXPIRY_DAYS} days, so the claim was dropped. "
-                "Add it again to start over."
+            said=Sentence(
+                gettext_noop(
+                    "%(hostname)s never verified in %(days)d days, so the claim was dropped. "
+                    "Add it again to start over."
+                ),
+                {"hostname": domain.hostname, "days": settings.DOMAINS_CLAIM_EXPIRY_DAYS},
             ),
         )
     return bool(deleted)

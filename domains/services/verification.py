@@ -25,18 +25,19 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import DatabaseError, IntegrityError, transaction
 from django.utils import timezone
 
 from domains import metrics, selectors
 from domains.choices import AWAITING_OWNER_STATES, LIVE_STATES, Action, CheckCode, State
-from domains.dns import diagnosis, doctor
-from domains.dns.diagnosis import CheckResult
+from domains.dns import diagnosis, doctor, hostnames
+from domains.dns.results import CheckResult
 from domains.models import Domain, DomainEvent, ProvenHostname, Redirect
-from domains.policy import CERT_LATE_AT_CHECK
+from domains.models.domains import acme_challenge_target
+from domains.policy import CERT_LATE_AT_CHECK, sweep_lease
 from domains.services import certificates, claims, failures, redirects
 from domains.services.events import events_in_bulk, record_event
-from domains.services.lifecycle import transition, update
+from domains.services.lifecycle import transition, update, writes_in_bulk
 from domains.services.nextsteps import NextSteps
 from petstore.models import TaskFailure
 from petstore.taskfailures import describe, task_failure_record
@@ -85,8 +86,10 @@ def domain_check_many(*, domain_ids: Iterable[int], deadline: float | None = Non
     A claim on a contested name that is not live yet also asks for its ownership TXT
     record. Domains removed before or during the check are skipped.
     """
+    ids = list(domain_ids)
+    _lease(ids)
     targets = list(
-        Domain.objects.filter(pk__in=list(domain_ids)).values_list(
+        Domain.objects.filter(pk__in=ids).values_list(
             "pk", "hostname", "is_apex", "project_id", "state", "verification_token"
         )
     )
@@ -108,6 +111,10 @@ def domain_check_many(*, domain_ids: Iterable[int], deadline: float | None = Non
         ask_txt=ask_txt,
         deadline=deadline,
         diagnose=diagnose,
+        delegated=[
+            acme_challenge_target(token) if hostnames.is_wildcard(host) else None
+            for _, host, _, _, _, token in targets
+        ],
     )
     checked: dict[int, Checked] = {}
     for (pk, host, _, project, *_), result in zip(targets, results, strict=True):
@@ -116,6 +123,24 @@ def domain_check_many(*, domain_ids: Iterable[int], deadline: float | None = Non
         else:
             checked[pk] = Checked(result, contested=(host, project) in contested)
     return _record_results(checked)
+
+
+def _lease(domain_ids: list[int]) -> None:
+    """Claim the checks about to run for a lease from now (domains.policy.sweep_lease): the
+    sweep's claim, or a Verify's (due at once), is taken again when the check starts, so
+    the sweep never claims a check still running, whatever its wait in the queue. A domain
+    whose check is recorded gets its next check then; one whose check is lost is due again
+    when the lease ends. A later next check (a live domain's Re-verify) is left as it is.
+    A database that refuses the statement (a row it will not update) costs the checks only
+    their new lease: the sweep's claim still holds, and they are checked and recorded."""
+    lease_end = timezone.now() + sweep_lease()
+    try:
+        with transaction.atomic():
+            Domain.objects.filter(
+                pk__in=domain_ids, next_check_at__isnull=False, next_check_at__lt=lease_end
+            ).update(next_check_at=lease_end)
+    except DatabaseError:
+        log.warning("taking the lease of %d checks failed; checking them", len(domain_ids))
 
 
 @dataclass(frozen=True)
@@ -135,8 +160,9 @@ def _record_results(results: dict[int, Checked]) -> Recorded:
     domain removed meanwhile is simply not there. Events go in with one INSERT. The batch
     is recorded in one savepoint; if a domain raises, the batch is rolled back to it and
     recorded again with each domain in its own savepoint, so the one that raises is left
-    out alone. If the batch as a whole fails (its lock, its INSERTs), each domain is
-    recorded in a transaction of its own.
+    out alone. In the batch's savepoint the rows are written with one UPDATE at the end
+    (lifecycle.writes_in_bulk); one by one, each with its own. If the batch as a whole
+    fails (its lock, its INSERTs), each domain is recorded in a transaction of its own.
     """
     if not results:
         return Recorded()
@@ -185,7 +211,7 @@ def _record_together(results: dict[int, Checked]) -> Recorded:
         batch = _Batch(redirect_targets=_redirect_targets([domain.pk for domain in domains]))
         if len(domains) > 1:
             try:
-                with transaction.atomic():
+                with transaction.atomic(), writes_in_bulk(domains):
                     return _record_all(domains, results, batch)
             except Exception:  # noqa: BLE001 - found again below, with the domain it belongs to
                 log.info("a check of the batch failed to record; recording one by one")

@@ -25,20 +25,26 @@ from __future__ import annotations
 import ipaddress
 import unicodedata
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
+from django.utils.translation import gettext_lazy as _
 
 from domains import outbound
 from domains.dns import hostnames, lookups
 
+if TYPE_CHECKING:
+    from django_stubs_ext import StrOrPromise
+
 IPAddress = outbound.IPAddress
 MAX_URL_LENGTH = 2000
-INVALID = "Enter a valid URL, such as https://example.com/hooks."
+INVALID = _("Enter a valid URL, such as https://example.com/hooks.")
 # The ports a webhook may be delivered to (docs/decisions/webhooks.md): HTTPS's own and its
 # usual alternative. Under WEBHOOKS_ALLOW_LOOPBACK a loopback address may use any port.
 HTTPS_PORTS = frozenset({443, 8443})
+PLATFORM = _("A webhook cannot point at this platform's own hosts.")
 
 
 @dataclass(frozen=True)
@@ -53,8 +59,9 @@ class Target:
     addresses: tuple[str, ...]
 
 
-def refuse(message: str, code: str) -> ValidationError:
-    return ValidationError(message, code=code)
+def refuse(message: StrOrPromise, code: str, **params: str | int) -> ValidationError:
+    # Marked, with its values apart: read in the page's language (the API's is English).
+    return ValidationError(message, code=code, params=params or None)
 
 
 def check_url(url: str, *, lifetime: float | None = None) -> Target:
@@ -65,7 +72,7 @@ def check_url(url: str, *, lifetime: float | None = None) -> Target:
     # Checked before parsing: urlsplit drops a tab, CR or LF silently (WHATWG's rule),
     # so the URL stored would not be the URL checked.
     if any(char.isspace() or unicodedata.category(char) == "Cc" for char in url):
-        raise refuse("A webhook URL cannot contain spaces or control characters.", "webhook_url")
+        raise refuse(_("A webhook URL cannot contain spaces or control characters."), "webhook_url")
     try:
         parts = urlsplit(url)
         port = parts.port
@@ -76,24 +83,28 @@ def check_url(url: str, *, lifetime: float | None = None) -> Target:
         raise refuse(INVALID, "webhook_url")
     allowed = ("https", "http") if settings.WEBHOOKS_ALLOW_LOOPBACK else ("https",)
     if parts.scheme not in allowed:
-        raise refuse("A webhook URL must start with https://.", "webhook_scheme")
+        raise refuse(_("A webhook URL must start with https://."), "webhook_scheme")
     port = (443 if parts.scheme == "https" else 80) if port is None else port
     if port not in HTTPS_PORTS and not settings.WEBHOOKS_ALLOW_LOOPBACK:
         raise _refuse_port(port)
     if _is_platform_name(host):
-        raise refuse("A webhook cannot point at this platform's own hosts.", "webhook_platform")
+        raise refuse(PLATFORM, "webhook_platform")
     if _literal(host) is None:
         hostnames.refuse_not_public(host)
     addresses, platform = _resolve(host, lifetime)
     refusals = {outbound.refusal(address, platform=platform): address for address in addresses}
     if outbound.NOT_PUBLIC in refusals:
         raise refuse(
-            f"{host} resolves to {refusals[outbound.NOT_PUBLIC]}, which is not a public "
-            "address; webhooks go to public HTTPS endpoints only.",
+            _(
+                "%(host)s resolves to %(address)s, which is not a public address; webhooks go "
+                "to public HTTPS endpoints only."
+            ),
             "webhook_address",
+            host=host,
+            address=str(refusals[outbound.NOT_PUBLIC]),
         )
     if outbound.PLATFORM in refusals:
-        raise refuse("A webhook cannot point at this platform's own hosts.", "webhook_platform")
+        raise refuse(PLATFORM, "webhook_platform")
     if port not in HTTPS_PORTS and not (port > 0 and all(a.is_loopback for a in addresses)):
         raise _refuse_port(port)
     path = parts.path or "/"
@@ -118,8 +129,13 @@ def host_of(url: str) -> str:
 
 
 def _refuse_port(port: int) -> ValidationError:
-    ports = " or ".join(str(p) for p in sorted(HTTPS_PORTS))
-    return refuse(f"A webhook URL's port must be {ports} (HTTPS), not {port}.", "webhook_port")
+    ports = str(_(" or ")).join(str(p) for p in sorted(HTTPS_PORTS))
+    return refuse(
+        _("A webhook URL's port must be %(ports)s (HTTPS), not %(port)d."),
+        "webhook_port",
+        ports=ports,
+        port=port,
+    )
 
 
 def _is_platform_name(host: str) -> bool:
@@ -145,22 +161,24 @@ def _resolve(host: str, lifetime: float | None) -> tuple[list[IPAddress], set[IP
     questions = [(name, rdtype) for name in dict.fromkeys(names) for rdtype in ("A", "AAAA")]
     answers = lookups.lookup_many(questions, lifetime=lifetime)
     found: dict[str, list[IPAddress]] = {}
-    for (name, _), lookup in answers.items():
+    for (name, _rdtype), lookup in answers.items():
         found.setdefault(name, []).extend(ipaddress.ip_address(v) for v in lookup.final)
     for name in [host, *own]:
         literal = _literal(name)
         if literal is not None:
             found[name] = [literal]
     addresses = found.get(host, [])
-    if not addresses and any(a.temporary for (name, _), a in answers.items() if name == host):
+    if not addresses and any(a.temporary for (name, _rdtype), a in answers.items() if name == host):
         raise refuse(
-            f"{host}'s name servers did not answer in time; check its DNS and try again.",
+            _("%(host)s's name servers did not answer in time; check its DNS and try again."),
             "webhook_unresolvable",
+            host=host,
         )
     if not addresses:
         raise refuse(
-            f"{host} does not resolve to an address; check the name and its DNS records.",
+            _("%(host)s does not resolve to an address; check the name and its DNS records."),
             "webhook_unresolvable",
+            host=host,
         )
     platform = outbound.platform_addresses(lambda name: map(str, found.get(name, [])))
     return addresses, platform

@@ -39,31 +39,21 @@ import re
 from typing import NamedTuple
 
 from django.conf import settings
-from django.contrib.auth.models import AnonymousUser
 from django.db import connection
 from django.http import HttpRequest, HttpResponse, HttpResponseBase
 from django_filters import ChoiceFilter, FilterSet, utils
 from django_filters.filterset import BaseFilterSet
 from django_filters.rest_framework import DjangoFilterBackend
 from rest_framework import serializers
-from rest_framework.exceptions import Throttled
 from rest_framework.generics import GenericAPIView
-from rest_framework.permissions import IsAuthenticated
 
 from pets.api.serializers import Int64Field
 from pets.models import Pet, PetStatus
-from petstore.api import pagination
-from petstore.api.authentication import BearerKeyAuthentication
-from petstore.api.renderers import ORJSONRenderer
-from petstore.api.throttles import AddressThrottle, KeyThrottle
+from petstore.api import direct, pagination
 
 logger = logging.getLogger(__name__)
 
-_AUTHENTICATOR = BearerKeyAuthentication()
-_THROTTLES = (KeyThrottle, AddressThrottle)
-_RENDERER = ORJSONRenderer()
-# The Accept values for which DRF's negotiation can only choose the one renderer, as is.
-_PLAIN_ACCEPT = ("*/*", _RENDERER.media_type)
+_RENDERER = direct.RENDERER
 # The columns read, in the order `_pets` writes them.
 _COLUMNS = ("id", "name", "category_id", "status")
 # The serializer `_pets` writes as, field by field: what DRF's Serializer.to_representation
@@ -100,18 +90,13 @@ class Page(NamedTuple):
 def _answers_for(
     view_class: type[GenericAPIView], serializer_class: type | None, filterset_class: type
 ) -> bool:
-    """Whether the view runs exactly what this module runs in its place: one bearer
-    authenticator (an authenticated user passes IsAuthenticated), the two rate
-    limits, the orjson renderer (DRF's default here), the keyset paginator, the filter
+    """Whether the view runs exactly what this module runs in its place: the platform's
+    checks and renderer (petstore.api.direct), the keyset paginator, the filter
     backend with a FilterSet of `_FILTERS` and a serializer of `_FIELDS`. Asked once per
     view, serializer and FilterSet class; a difference is logged then."""
-    differences = [
+    differences = direct.differences(view_class) + [
         name
         for name, same in (
-            ("authentication", view_class.authentication_classes == [BearerKeyAuthentication]),
-            ("permissions", view_class.permission_classes == [IsAuthenticated]),
-            ("throttles", list(view_class.throttle_classes) == list(_THROTTLES)),
-            ("renderers", view_class.renderer_classes == [ORJSONRenderer]),
             ("pagination", view_class.pagination_class is pagination.KeysetPagination),
             ("filter backends", list(view_class.filter_backends) == [DjangoFilterBackend]),
             ("filters", _filters_as_written(filterset_class)),
@@ -178,36 +163,9 @@ def serve(view: GenericAPIView, request: HttpRequest) -> HttpResponseBase | None
     filterset_class: type | None = getattr(view, "filterset_class", None)
     if filterset_class is None or not _answers_for(type(view), serializer_class, filterset_class):
         return None
-    if request.META.get("HTTP_ACCEPT", "*/*") not in _PLAIN_ACCEPT:
+    if not direct.plain_accept(request):
         return None
-    user_auth = None
-    try:
-        user_auth = _AUTHENTICATOR.authenticate(request)
-        if user_auth is None:
-            return None  # no credentials: DRF decides what an anonymous request gets
-        # As DRF's Request sets them on the Django request it wraps; the throttles read them.
-        request.user, request.auth = user_auth  # type: ignore[attr-defined]
-        _check_throttles(view, request)
-        response = _page(request, filterset_class)
-    except Exception as exc:  # noqa: BLE001 - DRF's own handling decides, as in its dispatch
-        return _drf_error(view, request, exc, user_auth)
-    for name, value in view.default_response_headers.items():  # `Allow`, as DRF sets it
-        response[name] = value
-    return response
-
-
-def _check_throttles(view: GenericAPIView, request: HttpRequest) -> None:
-    """DRF's `check_throttles`: every limit is asked (each counts the request once and
-    records its count for the RateLimit field); over any of them, Throttled with the
-    longest wait."""
-    # Our throttles read only `auth` and META, which the Django request carries (set above).
-    waits = [
-        throttle.wait()
-        for throttle in (throttle_class() for throttle_class in _THROTTLES)
-        if not throttle.allow_request(request, view)
-    ]
-    if waits:
-        raise Throttled(max(waits))
+    return direct.answer(view, request, lambda _user_auth: _page(request, filterset_class))
 
 
 def _page(request: HttpRequest, filterset_class: type) -> HttpResponse:
@@ -310,20 +268,3 @@ def _carried(request: HttpRequest, parts: list[str] | None) -> list[str]:
         if len(set(names)) == len(names) and all(_AS_ENCODED.fullmatch(p) for p in carried):
             return carried
     return pagination.carried_params(request.GET)
-
-
-def _drf_error(
-    view: GenericAPIView, request: HttpRequest, exc: Exception, user_auth: tuple | None
-) -> HttpResponseBase:
-    """What DRF's dispatch answers when `exc` escapes the checks or the page."""
-    view.args, view.kwargs, view.format_kwarg = (), {}, None
-    view.headers = view.default_response_headers
-    drf_request = view.initialize_request(request)
-    # The outcome of authentication so far, so that nothing authenticates twice.
-    drf_request.user, drf_request.auth = user_auth or (AnonymousUser(), None)
-    drf_request.accepted_renderer, drf_request.accepted_media_type = (
-        view.perform_content_negotiation(drf_request)
-    )
-    view.request = drf_request
-    response = view.handle_exception(exc)
-    return view.finalize_response(drf_request, response)

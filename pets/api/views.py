@@ -21,7 +21,7 @@ from rest_framework.generics import GenericAPIView
 from rest_framework.mixins import ListModelMixin
 from rest_framework.response import Response
 
-from pets.api import hotpath
+from pets.api import createpath, hotpath
 from pets.api.filters import PetFilter
 from pets.api.serializers import CategorySerializer, NewPetSerializer, PetSerializer
 from pets.models import Category, Pet
@@ -30,18 +30,22 @@ from petstore.api import idempotency, ids, openapi
 from petstore.api.exceptions import Gone
 from petstore.api.pagination import LINK_HEADER, KeysetPagination
 from petstore.api.views import BaseAPIView
+from petstore.apikeys.scopes import Scope
 
 # getPet: deprecated since this service's first release, removed 5 December 2030.
 GET_PET_DEPRECATED_AT = datetime(2026, 11, 1, tzinfo=UTC)
 GET_PET_SUNSET_AT = datetime(2030, 12, 5, tzinfo=UTC)
+# PetsView's fast path of each method, under API_LIST_FAST_PATH.
+_FAST_PATHS = {"GET": hotpath.serve, "POST": createpath.serve}
 
 
 class PetsView(ListModelMixin, GenericAPIView, BaseAPIView):
     # listPets is DRF's generic list: the FilterSet validates (and documents) the
     # filter, the keyset paginator `limit` and `cursor`. With API_LIST_FAST_PATH on,
-    # pets.api.hotpath answers the GETs it can with the same bytes, faster; and the lean
-    # WSGI handler (petstore/http/lean.py, registered in pets/apps.py) brings them here
-    # without the middleware no API response needs.
+    # pets.api.hotpath answers the GETs it can and pets.api.createpath the POSTs, with the
+    # same bytes, faster; and the lean WSGI handler (petstore/http/lean.py, registered in
+    # pets/apps.py) brings both here without the middleware no API response needs.
+    scopes = {"GET": Scope.PETS_READ, "POST": Scope.PETS_WRITE}
     queryset = Pet.objects.order_by("id")
     serializer_class = PetSerializer
     filter_backends = [DjangoFilterBackend]
@@ -49,10 +53,9 @@ class PetsView(ListModelMixin, GenericAPIView, BaseAPIView):
     pagination_class = KeysetPagination
 
     def dispatch(self, request, *args, **kwargs):
-        if request.method == "GET" and settings.API_LIST_FAST_PATH:
-            response = hotpath.serve(self, request)
-            if response is not None:
-                return response
+        fast = _FAST_PATHS.get(request.method or "") if settings.API_LIST_FAST_PATH else None
+        if fast is not None and (response := fast(self, request)) is not None:
+            return response
         return super().dispatch(request, *args, **kwargs)
 
     @extend_schema(
@@ -109,6 +112,7 @@ class PetsView(ListModelMixin, GenericAPIView, BaseAPIView):
 
 
 class PetDetailView(BaseAPIView):
+    scopes = {"GET": Scope.PETS_READ}
     DEPRECATION_HEADERS = {
         # RFC 9745: a structured-field date; RFC 8594: an HTTP-date.
         "Deprecation": f"@{int(GET_PET_DEPRECATED_AT.timestamp())}",
@@ -184,6 +188,8 @@ class PetDetailView(BaseAPIView):
 
 
 class CategoriesView(BaseAPIView):
+    scopes = {"GET": Scope.PETS_READ}
+
     @openapi.stability("experimental")
     @extend_schema(
         operation_id="listCategories",

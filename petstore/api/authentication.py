@@ -3,6 +3,7 @@ the refused-key limit among them)."""
 
 from __future__ import annotations
 
+import ipaddress
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -12,13 +13,16 @@ from django.utils import timezone
 from rest_framework import authentication, exceptions
 from rest_framework.request import Request
 
+from petstore.api.exceptions import KeyExpired
 from petstore.api.throttles import FailedKeyThrottle
 from petstore.apikeys import keycache
 from petstore.apikeys.keyformat import hash_key, parse_key
 from petstore.apikeys.models import ApiKey
+from petstore.http.clientaddress import client_address
 
-# last_used_at is written at most once a minute per key: it answers "is this key
-# still in use?" without turning every read into a write.
+# last_used_at (with the client address, last_used_ip) is written at most once a minute per
+# key: it answers "is this key still in use, and from where?" without turning every read
+# into a write.
 LAST_USED_RESOLUTION = timedelta(minutes=1)
 # When this process last wrote last_used_at, per key prefix. The UPDATE itself is
 # conditional, so several processes still write at most once a minute between them.
@@ -52,14 +56,16 @@ class BearerKeyAuthentication(authentication.BaseAuthentication):
         if key is None:
             failures.record(request)
             raise exceptions.AuthenticationFailed("Invalid or revoked API key.")
-        self._touch(key)
+        if key.expires_at <= timezone.now():
+            raise KeyExpired()
+        self._touch(key, request)
         return key.user, key
 
     def authenticate_header(self, request: Request) -> str:
         return f'{self.keyword} realm="{self.www_authenticate_realm}"'
 
     @staticmethod
-    def _touch(key: ApiKey) -> None:
+    def _touch(key: ApiKey, request: Request | HttpRequest) -> None:
         now = timezone.now()
         last = _last_touched.get(key.prefix)
         if last is not None and abs(now - last) < LAST_USED_RESOLUTION:
@@ -68,4 +74,12 @@ class BearerKeyAuthentication(authentication.BaseAuthentication):
         ApiKey.objects.filter(
             Q(last_used_at__isnull=True) | Q(last_used_at__lte=now - LAST_USED_RESOLUTION),
             pk=key.pk,
-        ).update(last_used_at=now)
+        ).update(last_used_at=now, last_used_ip=_address(request))
+
+
+def _address(request: Request | HttpRequest) -> str | None:
+    """The client's address as the column stores it; None when it is not an IP address."""
+    try:
+        return str(ipaddress.ip_address(client_address(request)))
+    except ValueError:
+        return None

@@ -16,6 +16,9 @@ class ErrorCode(models.TextChoices):
     BAD_REQUEST = "bad_request"
     VALIDATION_ERROR = "validation_error"
     UNAUTHORIZED = "unauthorized"
+    KEY_EXPIRED = "key_expired"
+    FORBIDDEN = "forbidden"
+    INSUFFICIENT_SCOPE = "insufficient_scope"
     NOT_FOUND = "not_found"
     METHOD_NOT_ALLOWED = "method_not_allowed"
     NOT_ACCEPTABLE = "not_acceptable"
@@ -33,6 +36,31 @@ class BadRequest(exceptions.APIException):
     status_code = status.HTTP_400_BAD_REQUEST
     default_detail = "Bad request."
     default_code = ErrorCode.BAD_REQUEST
+
+
+class KeyExpired(exceptions.AuthenticationFailed):
+    default_detail = "This API key has expired; make a new one (Settings → API keys)."
+    default_code = ErrorCode.KEY_EXPIRED
+
+
+class Forbidden(exceptions.PermissionDenied):
+    """The caller may see this, but their role may not do it."""
+
+    default_detail = "Your role on this project does not allow this."
+    default_code = ErrorCode.FORBIDDEN
+
+
+class InsufficientScope(exceptions.APIException):
+    """The key lacks the scope the operation needs (RFC 6750 section 3.1): told in the
+    Error body and in `WWW-Authenticate`, with the scope that would do."""
+
+    status_code = status.HTTP_403_FORBIDDEN
+    default_code = ErrorCode.INSUFFICIENT_SCOPE
+
+    def __init__(self, scope: str, realm: str) -> None:
+        scope = str(scope)  # a Scope member reads as its value
+        super().__init__(f"This API key lacks the scope {scope!r}.")
+        self.auth_header = f'Bearer realm="{realm}", error="insufficient_scope", scope="{scope}"'
 
 
 class Gone(exceptions.APIException):

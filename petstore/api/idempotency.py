@@ -156,19 +156,31 @@ _ON_CONFLICT = (
     f" created_at = excluded.created_at WHERE {_TABLE}.expires_at <= excluded.created_at"
     " RETURNING id"
 )
-# The wait on a concurrent uncommitted record is bounded with lock_timeout,
-# set and put back inside the statement (a `SET LOCAL` before it and a `SET LOCAL` after
-# it would be two round trips). The row comes from a subquery which, first (its WHERE),
-# saves the transaction's lock_timeout in a setting of ours, then sets IN_USE_WAIT;
-# RETURNING, evaluated once the row is in, puts the saved value back, so the COMMIT's
-# deferred foreign key checks wait for their locks as they always did.
-_STORE_NOT_WAITING = (
-    f"INSERT INTO {_TABLE} ({_COLUMNS}) SELECT %s, %s, %s, %s, %s, %s, %s, %s"  # noqa: S608
-    " FROM (SELECT set_config('lock_timeout', %s, true) WHERE set_config("
-    "'petstore.lock_timeout', current_setting('lock_timeout'), true) IS NOT NULL) AS wait"
-    + _ON_CONFLICT
-    + ", set_config('lock_timeout', current_setting('petstore.lock_timeout'), true)"
-)
+
+
+def record_insert(values: str, source: str = "") -> str:
+    """The INSERT of a key's record, its columns (_COLUMNS) from the SQL expressions
+    `values`, which may read the rows of `source`: over an expired record, RETURNING its id;
+    no row for a live one. Its parameters: those of `values` and `source`, then the wait
+    (IN_USE_WAIT).
+
+    The wait on a concurrent uncommitted record is bounded with lock_timeout, set and put
+    back inside the statement (a `SET LOCAL` before it and a `SET LOCAL` after it would be
+    two round trips). The row comes from a subquery which, first (its WHERE), saves the
+    transaction's lock_timeout in a setting of ours, then sets IN_USE_WAIT; RETURNING,
+    evaluated once the row is in, puts the saved value back, so the COMMIT's deferred
+    foreign key checks wait for their locks as they always did."""
+    sources = f"{source}, " if source else ""
+    return (
+        f"INSERT INTO {_TABLE} ({_COLUMNS}) SELECT {values} FROM {sources}"  # noqa: S608
+        "(SELECT set_config('lock_timeout', %s, true) WHERE set_config("
+        "'petstore.lock_timeout', current_setting('lock_timeout'), true) IS NOT NULL) AS wait"
+        + _ON_CONFLICT
+        + ", set_config('lock_timeout', current_setting('petstore.lock_timeout'), true)"
+    )
+
+
+_STORE_NOT_WAITING = record_insert(", ".join(["%s"] * 8))
 
 
 def _replay(api_key: ApiKey, key: str, fingerprint: str) -> Response | None:

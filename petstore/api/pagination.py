@@ -116,18 +116,28 @@ def next_link(url: str, carried: list[str], *, limit: int, last_id: int) -> str:
 
 
 class KeysetPagination(BasePagination):
+    def __init__(self, *, newest_first: bool = False) -> None:
+        # A log reads newest first: `WHERE id < last ORDER BY id DESC`, as cheap.
+        self.newest_first = newest_first
+
     def paginate_queryset(
         self,
         queryset: QuerySet[Any],  # type: ignore[override]  # a queryset only: it filters by id
         request: Request,
         view: APIView | None = None,
     ) -> list[Any]:
-        """The page of `queryset` (ordered by id) after the cursor, `limit` long."""
+        """The page of `queryset` (ordered by id, or by id descending when newest_first)
+        after the cursor, `limit` long."""
         self.request = request
         self.limit = parse_limit(request.query_params.get("limit"))
         cursor = request.query_params.get("cursor")
         if cursor is not None:
-            queryset = queryset.filter(id__gt=decode_cursor(cursor))
+            after = decode_cursor(cursor)
+            queryset = (
+                queryset.filter(id__lt=after)
+                if self.newest_first
+                else queryset.filter(id__gt=after)
+            )
         rows = list(queryset[: self.limit + 1])  # one more: is there a next page?
         self.has_next = len(rows) > self.limit
         self.page = rows[: self.limit]

@@ -1,6 +1,6 @@
 """The base view of every /v1 operation: what an app's API view inherits rather than writes.
 
-An app's views derive from `BaseAPIView` (tests/test_architecture.py checks it), which
+An app's views derive from `BaseAPIView` (tests/repository/test_architecture.py checks it), which
 states what the platform gives each of them: the bearer key and IsAuthenticated, the two
 rate limits, the Error body for every exception (petstore.api.errors), and the steps every
 operation takes the same way: the JSON object of a request body, a service called with the
@@ -28,6 +28,7 @@ from petstore.api.authentication import BearerKeyAuthentication
 from petstore.api.exceptions import BadRequest
 from petstore.api.idempotency import Answer
 from petstore.api.pagination import KeysetPagination
+from petstore.api.permissions import KeyScopes
 from petstore.api.throttles import AddressThrottle, KeyThrottle
 
 _T = TypeVar("_T")
@@ -37,10 +38,16 @@ _T = TypeVar("_T")
 # of every operation that has none of its own.
 class BaseAPIView(APIView):
     authentication_classes = [BearerKeyAuthentication]
-    permission_classes = [IsAuthenticated]
+    permission_classes = [IsAuthenticated, KeyScopes]
     throttle_classes = [KeyThrottle, AddressThrottle]
     # The app's refusal codes and their statuses (petstore.api.refusals).
     refusals: ClassVar[refusals.Refusals] = refusals.NONE
+    # The scope a key needs for each method (petstore/apikeys/scopes.py); a method with none
+    # is refused to every key (KeyScopes), so an operation cannot forget to name one.
+    scopes: ClassVar[dict[str, str]] = {}
+
+    def required_scope(self, request: Request) -> str | None:
+        return self.scopes.get(request.method or "")
 
     def get_exception_handler(self) -> Callable[[Exception, dict[str, Any]], Response | None]:
         return errors.exception_handler
@@ -75,10 +82,15 @@ class BaseAPIView(APIView):
         return Answer(status.HTTP_201_CREATED, body, {"Location": location})
 
     def page(
-        self, request: Request, queryset: QuerySet[Any], output: type[serializers.Serializer]
+        self,
+        request: Request,
+        queryset: QuerySet[Any],
+        output: type[serializers.Serializer],
+        *,
+        newest_first: bool = False,
     ) -> Response:
-        """A page of `queryset` (in id order), each row shaped by `output`, with its
-        `Link: rel="next"` (petstore.api.pagination)."""
-        paginator = KeysetPagination()
+        """A page of `queryset` (in id order, or newest first: `-id`), each row shaped by
+        `output`, with its `Link: rel="next"` (petstore.api.pagination)."""
+        paginator = KeysetPagination(newest_first=newest_first)
         rows = paginator.paginate_queryset(queryset, request, self)
         return paginator.get_paginated_response(output(rows, many=True).data)

@@ -1,9 +1,9 @@
 from __future__ import annotations
 
-import secrets
 from typing import Any
 from weakref import WeakKeyDictionary
 
+from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
@@ -12,14 +12,28 @@ from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from django.utils.cache import add_never_cache_headers
 
-from petstore.apikeys.models import ApiKey
+from petstore.apikeys import issuetokens
+from petstore.apikeys.models import DEFAULT_KEY_DAYS, MAX_KEY_DAYS, ApiKey
+from petstore.apikeys.scopes import Scope
 from petstore.apikeys.services import IssuedKey, api_key_issue, api_key_revoke
 
-# The add form's one-time tokens in the admin's session: a form sent twice (a reload of the
-# page that showed a key resubmits it) issues no second key and shows none.
-ISSUE_TOKENS_SESSION_KEY = "apikeys:issue-tokens"
-ISSUE_TOKEN_FIELD = "issue_token"
-_ISSUE_TOKENS_KEPT = 20  # add forms open at once in one session
+
+class ApiKeyAddForm(forms.ModelForm):
+    """The add form: who, a label, the scopes and the days until the key ends."""
+
+    scopes = forms.MultipleChoiceField(
+        choices=Scope.choices, widget=forms.CheckboxSelectMultiple, required=True
+    )
+    days = forms.IntegerField(
+        min_value=1,
+        max_value=MAX_KEY_DAYS,
+        initial=DEFAULT_KEY_DAYS,
+        help_text=f"Days until the key ends (at most {MAX_KEY_DAYS}).",
+    )
+
+    class Meta:
+        model = ApiKey
+        fields = ["user", "name", "scopes"]
 
 
 class RevokedFilter(admin.SimpleListFilter):
@@ -39,13 +53,20 @@ class RevokedFilter(admin.SimpleListFilter):
 
 @admin.register(ApiKey)
 class ApiKeyAdmin(admin.ModelAdmin):
-    list_display = ["display_prefix", "name", "user", "created_at", "last_used_at", "revoked_at"]
-    list_filter = [RevokedFilter, "created_at"]
+    list_display = [
+        "display_prefix", "name", "user", "scopes_shown", "created_at", "expires_at",
+        "last_used_at", "last_used_ip", "revoked_at",
+    ]  # fmt: skip
+    list_filter = [RevokedFilter, "created_at", "expires_at"]
     search_fields = ["prefix", "name", "user__username"]
     list_select_related = ["user"]
-    readonly_fields = ["display_prefix", "created_at", "last_used_at", "revoked_at"]
+    readonly_fields = [
+        "display_prefix", "scopes_shown", "created_at", "expires_at", "last_used_at",
+        "last_used_ip", "expiry_told_at", "revoked_at",
+    ]  # fmt: skip
     actions = ["revoke"]
     add_form_template = "admin/apikeys/apikey/add_form.html"
+    add_form = ApiKeyAddForm
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -53,10 +74,28 @@ class ApiKeyAdmin(admin.ModelAdmin):
         # the request only, never in a cookie, a message or the session.
         self._issued: WeakKeyDictionary[HttpRequest, IssuedKey] = WeakKeyDictionary()
 
+    def get_form(
+        self, request: HttpRequest, obj: ApiKey | None = None, change: bool = False, **kwargs: Any
+    ) -> type[forms.ModelForm]:
+        if obj is None:
+            kwargs["form"] = self.add_form
+        return super().get_form(request, obj, change, **kwargs)
+
     def get_fields(self, request: HttpRequest, obj: ApiKey | None = None) -> tuple[str, ...]:
         if obj is None:
-            return ("user", "name")  # the key itself is generated on save
+            return tuple(self.add_form.base_fields)  # the key itself is generated on save
         return ("user", "name", *self.readonly_fields)
+
+    @admin.display(description="scopes")
+    def scopes_shown(self, obj: ApiKey) -> str:
+        return " ".join(obj.scopes)
+
+    def issue(self, request: HttpRequest, form: forms.ModelForm) -> IssuedKey:
+        """The key the add form asks for (a subclass may issue it another way)."""
+        data = form.cleaned_data
+        return api_key_issue(
+            user=data["user"], name=data["name"], scopes=data["scopes"], days=data["days"]
+        )
 
     def get_readonly_fields(self, request: HttpRequest, obj: ApiKey | None = None) -> list[str]:
         return [*self.readonly_fields, "user"] if obj else []
@@ -65,14 +104,11 @@ class ApiKeyAdmin(admin.ModelAdmin):
         if change:
             super().save_model(request, obj, form, change)
             return
-        issued = api_key_issue(user=obj.user, name=obj.name)
+        issued = self.issue(request, form)
         obj.pk = issued.api_key.pk
         obj.__dict__.update(issued.api_key.__dict__)
         self._issued[request] = issued
-        tokens = _issue_tokens(request)
-        if (token := request.POST.get(ISSUE_TOKEN_FIELD)) in tokens:
-            tokens.remove(token)  # spent: the same form sent again issues nothing
-            request.session.modified = True
+        issuetokens.issue_token_spend(request)  # the same form sent again issues nothing
 
     def add_view(
         self, request: HttpRequest, form_url: str = "", extra_context: dict[str, Any] | None = None
@@ -81,16 +117,13 @@ class ApiKeyAdmin(admin.ModelAdmin):
         or is unknown issues nothing and says so."""
         if not self.has_add_permission(request):
             raise PermissionDenied
-        tokens = _issue_tokens(request)
         if request.method == "POST":
-            token = request.POST.get(ISSUE_TOKEN_FIELD, "")
-            if token not in tokens:
+            if not issuetokens.issue_token_open(request):
                 return self._issued_page(request, None, status=409)
+            token = request.POST[issuetokens.FIELD]
         else:
-            token = secrets.token_urlsafe(16)
-            tokens[:] = [*tokens[-(_ISSUE_TOKENS_KEPT - 1) :], token]
-            request.session.modified = True
-        context = {**(extra_context or {}), "issue_token_field": ISSUE_TOKEN_FIELD}
+            token = issuetokens.issue_token_new(request)
+        context = {**(extra_context or {}), "issue_token_field": issuetokens.FIELD}
         context["issue_token"] = token
         return super().add_view(request, form_url, context)
 
@@ -123,8 +156,3 @@ class ApiKeyAdmin(admin.ModelAdmin):
     def revoke(self, request: HttpRequest, queryset: QuerySet[ApiKey]) -> None:
         revoked = sum(api_key_revoke(api_key=key) for key in queryset)
         self.message_user(request, f"Revoked {revoked} API key(s).", messages.SUCCESS)
-
-
-def _issue_tokens(request: HttpRequest) -> list[str]:
-    tokens: list[str] = request.session.setdefault(ISSUE_TOKENS_SESSION_KEY, [])
-    return tokens

@@ -43,6 +43,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 import redis
@@ -76,6 +77,10 @@ class KeyRow:
     key_hash: str
     user_id: int
     username: str
+    # Defaults, so an entry cached by release 1.1.0's processes (which lacks them) reads
+    # as one to fetch again rather than as a key with no scopes.
+    scopes: tuple[str, ...] | None = None
+    expires_at: datetime | None = None
 
     def api_key(self, prefix: str) -> ApiKey:
         """An ApiKey with its user attached, built without a query.
@@ -89,8 +94,9 @@ class KeyRow:
             [self.user_id, self.username, True],
         )  # fmt: skip
         key = ApiKey.from_db(
-            DEFAULT_DB_ALIAS, ["id", "user_id", "prefix", "key_hash"],
-            [self.key_id, self.user_id, prefix, self.key_hash],
+            DEFAULT_DB_ALIAS, ["id", "user_id", "prefix", "key_hash", "scopes", "expires_at"],
+            [self.key_id, self.user_id, prefix, self.key_hash, list(self.scopes or ()),
+             self.expires_at],
         )  # fmt: skip
         key.user = user
         return key
@@ -160,10 +166,16 @@ def _from_database(key_hash: str) -> KeyRow | None:
     values = (
         ApiKey.objects.active()
         .filter(key_hash=key_hash, user__is_active=True)
-        .values_list("id", "key_hash", "user_id", f"user__{get_user_model().USERNAME_FIELD}")
+        .values_list(
+            "id", "key_hash", "user_id", f"user__{get_user_model().USERNAME_FIELD}", "scopes",
+            "expires_at",
+        )
         .first()
-    )
-    return KeyRow(*values) if values else None
+    )  # fmt: skip
+    if not values:
+        return None
+    key_id, found_hash, user_id, username, scopes, expires_at = values
+    return KeyRow(key_id, found_hash, user_id, username, tuple(scopes), expires_at)
 
 
 def _shared_lookup(prefix: str, key_hash: str) -> KeyRow | None:
@@ -173,7 +185,11 @@ def _shared_lookup(prefix: str, key_hash: str) -> KeyRow | None:
     except Exception as exc:  # noqa: BLE001 - a cache outage must not lock everyone out
         log.warning("API key cache unavailable, using the database: %s", type(exc).__name__)
         return _from_database(key_hash)
-    if isinstance(entry, KeyRow) and hmac.compare_digest(entry.key_hash, key_hash):
+    if (
+        isinstance(entry, KeyRow)
+        and entry.scopes is not None
+        and hmac.compare_digest(entry.key_hash, key_hash)
+    ):
         return entry
     row = _from_database(key_hash)
     if row is not None and entry is None:

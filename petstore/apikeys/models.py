@@ -3,16 +3,33 @@ records of each key (petstore/api/idempotency.py)."""
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from django.conf import settings
+from django.contrib.postgres.fields import ArrayField
 from django.db import models
 from django.db.models import Q
 
 from petstore.apikeys.keyformat import KEY_SCHEME
+from petstore.apikeys.scopes import Scope
+
+# Every key ends: this many days after it is made unless its maker chooses fewer, and never
+# more than MAX_KEY_DAYS (GitHub's fine-grained tokens: at most a year).
+DEFAULT_KEY_DAYS = 90
+MAX_KEY_DAYS = 366
 
 
 class ApiKeyQuerySet(models.QuerySet):
     def active(self) -> ApiKeyQuerySet:
+        """Not revoked (an expired key is found, and answered 401 `key_expired`)."""
         return self.filter(revoked_at__isnull=True)
+
+    def ending_untold(self, *, before: datetime, now: datetime) -> ApiKeyQuerySet:
+        """Active keys still working that end before `before` and whose owners were not
+        told yet."""
+        return self.active().filter(
+            expires_at__gt=now, expires_at__lte=before, expiry_told_at__isnull=True
+        )
 
 
 class ApiKey(models.Model):
@@ -28,7 +45,15 @@ class ApiKey(models.Model):
     key_hash = models.CharField(max_length=64, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
     last_used_at = models.DateTimeField(null=True, blank=True, editable=False)
+    # The client address of that use (petstore.http.clientaddress), written with it.
+    last_used_ip = models.GenericIPAddressField(null=True, blank=True, editable=False)
     revoked_at = models.DateTimeField(null=True, blank=True, editable=False)
+    # What the key may be used for (petstore/apikeys/scopes.py), never more than its user's
+    # role allows on a project (domains/access.py).
+    scopes = ArrayField(models.CharField(max_length=32, choices=Scope.choices), default=list)
+    expires_at = models.DateTimeField()
+    # When the key's owners were told it ends soon (the key.expiring event): told once.
+    expiry_told_at = models.DateTimeField(null=True, blank=True, editable=False)
 
     objects = ApiKeyQuerySet.as_manager()
 
@@ -43,6 +68,9 @@ class ApiKey(models.Model):
 
     def __str__(self) -> str:
         return f"{self.display_prefix} ({self.name})"
+
+    def has_scope(self, scope: str) -> bool:
+        return scope in self.scopes
 
     @property
     def display_prefix(self) -> str:

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import timedelta
 
-from django.contrib.auth import get_user_model
 from django.contrib.auth.models import User
+from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
 from petstore.apikeys import keycache
 from petstore.apikeys.keyformat import generate_key, hash_key
-from petstore.apikeys.models import ApiKey
+from petstore.apikeys.models import DEFAULT_KEY_DAYS, MAX_KEY_DAYS, ApiKey
+from petstore.apikeys.scopes import ALL_SCOPES
 
 
 @dataclass(frozen=True)
@@ -20,22 +23,28 @@ class IssuedKey:
     plaintext: str  # shown once, never stored
 
 
-def api_key_issue(*, user: User, name: str = "default") -> IssuedKey:
+def api_key_issue(
+    *,
+    user: User,
+    name: str = "default",
+    scopes: Iterable[str] = ALL_SCOPES,
+    days: int = DEFAULT_KEY_DAYS,
+) -> IssuedKey:
+    """A new key of `user`'s with `scopes`, ending `days` from now (at most MAX_KEY_DAYS)."""
+    if not 1 <= days <= MAX_KEY_DAYS:
+        raise ValidationError(
+            f"A key lasts 1 to {MAX_KEY_DAYS} days; {days} is out of range.", code="key_lifetime"
+        )
     prefix, plaintext = generate_key()
     api_key = ApiKey.objects.create(
-        user=user, name=name, prefix=prefix, key_hash=hash_key(plaintext)
+        user=user,
+        name=name,
+        prefix=prefix,
+        key_hash=hash_key(plaintext),
+        scopes=sorted(set(scopes)),
+        expires_at=timezone.now() + timedelta(days=days),
     )
     return IssuedKey(api_key=api_key, plaintext=plaintext)
-
-
-def api_key_issue_for_username(*, username: str, name: str = "default") -> tuple[IssuedKey, bool]:
-    """Issue a key for `username`, creating the user (no password) if needed."""
-    with transaction.atomic():
-        user, created = get_user_model().objects.get_or_create(username=username)
-        if created:
-            user.set_unusable_password()
-            user.save(update_fields=["password"])
-        return api_key_issue(user=user, name=name), created
 
 
 def api_key_revoke(*, api_key: ApiKey) -> bool:

@@ -21,6 +21,7 @@ from django.contrib.auth import views as auth_views
 from django.http import HttpResponse
 from django.urls import path, reverse_lazy
 
+from petstore import languages
 from petstore.http import reauth
 
 
@@ -28,6 +29,8 @@ class SignInView(auth_views.LoginView):
     def form_valid(self, form: Any) -> HttpResponse:
         response = super().form_valid(form)
         reauth.password_typed(self.request)  # after login(), which renews the session
+        # The language the account chose on another browser is this one's too.
+        languages.restore_on_sign_in(form.get_user(), response)
         return response
 
 

@@ -1,20 +1,21 @@
-"""The lean handler: GETs to the URLs an app registers, without the middleware that
-never acts on an API response.
+"""The lean handler: the requests an app registers (a URL and its methods), without the
+middleware that never acts on an API response.
 
 Every request through Django's handler runs the whole MIDDLEWARE list, and an API
 request pays for sessions, CSRF, authentication, messages, static files, the HTML
 pages' Content-Security-Policy and the sign-in lock-out, none of which can change
 its answer: the API authenticates by bearer key, DRF's views are CSRF-exempt, and
 nothing on its path reads a session, a message or a static file, or writes HTML.
-For a URL registered here by name (an app does it in its AppConfig.ready, so this
-ground floor imports no app), a GET runs the same chain less those middleware, in
+For a URL registered here by name with its methods (an app does it in its
+AppConfig.ready, so this ground floor imports no app), such a request runs the same
+chain less those middleware, in
 the same order, then the URL's own view; everything else in MIDDLEWARE (the request
 id, forwarded headers, host routing, the security headers, host validation and
 Content-Length, X-Frame-Options, and any middleware added later, such as a request
 counter) runs as before.
 
 Both chains are Django's own: the handler is a WSGIHandler (the full chain, for every
-other request), and the registered GETs go to a second WSGIHandler whose
+other request), and the registered requests go to a second WSGIHandler whose
 `load_middleware` ran on the shorter list. Request handling, view and template-response
 middleware, resolution, ATOMIC_REQUESTS, error logging and the WSGI answer are Django's
 code on both; the one thing added is that the short chain keeps each registered URL's
@@ -47,20 +48,26 @@ SKIPPED = frozenset(
         "django.contrib.messages.middleware.MessageMiddleware",
         "axes.middleware.AxesMiddleware",
         "petstore.http.unavailable.DatabaseUnavailableMiddleware",  # pages; DRF answers /v1
+        # Who acts, for the audit log: an app registers only methods whose writes it does not
+        # audit (a GET changes nothing; a pet's create is in no audit log).
+        "petstore.actors.ActorMiddleware",
     }
 )
 
 StartResponse = Callable[..., Any]
 
-# URL name -> whether the lean handler serves its GETs now (a switch read at each request).
-_registered: dict[str, Callable[[], bool]] = {}
+# URL name -> its methods, and whether the lean handler serves them now (a switch read at
+# each request).
+_registered: dict[str, tuple[frozenset[str], Callable[[], bool]]] = {}
 
 
-def register(url_name: str, enabled: Callable[[], bool]) -> None:
-    """Serve GETs of the URL named `url_name` (its exact path, no arguments, any query)
-    with the short chain while `enabled()`. The path is reversed when a handler is made,
-    after every app's ready()."""
-    _registered[url_name] = enabled
+def register(
+    url_name: str, enabled: Callable[[], bool], methods: tuple[str, ...] = ("GET",)
+) -> None:
+    """Serve `methods` of the URL named `url_name` (its exact path, no arguments, any
+    query) with the short chain while `enabled()`. The path is reversed when a handler is
+    made, after every app's ready()."""
+    _registered[url_name] = (frozenset(methods), enabled)
 
 
 class ShortChainHandler(WSGIHandler):
@@ -99,30 +106,30 @@ class ShortChainHandler(WSGIHandler):
 
 
 class LeanWSGIHandler(WSGIHandler):
-    """Django's WSGI application, but for the registered GETs."""
+    """Django's WSGI application, but for the registered requests."""
 
     def __init__(self) -> None:
         super().__init__()
         self.short = ShortChainHandler()
-        # path -> its switch. Served only for an empty SCRIPT_NAME (below), so the path is
-        # the one reversed in the project's urlconf, without any script prefix.
+        # path -> its methods and switch. Served only for an empty SCRIPT_NAME (below), so
+        # the path is the one reversed in the project's urlconf, without any script prefix.
         prefix = get_script_prefix()
         self.paths = {
-            "/" + reverse(name, urlconf=settings.ROOT_URLCONF).removeprefix(prefix): enabled
-            for name, enabled in _registered.items()
+            "/" + reverse(name, urlconf=settings.ROOT_URLCONF).removeprefix(prefix): registered
+            for name, registered in _registered.items()
         }
 
     def __call__(self, environ: dict[str, Any], start_response: StartResponse) -> HttpResponseBase:
-        enabled = self.paths.get(environ.get("PATH_INFO", ""))
+        registered = self.paths.get(environ.get("PATH_INFO", ""))
         if (
-            enabled is not None
-            and environ.get("REQUEST_METHOD") == "GET"
+            registered is not None
+            and environ.get("REQUEST_METHOD") in registered[0]
             and not environ.get("SCRIPT_NAME")
-            and enabled()
+            and registered[1]()
         ):
             return self.serve(environ, start_response)
         return super().__call__(environ, start_response)
 
     def serve(self, environ: dict[str, Any], start_response: StartResponse) -> HttpResponseBase:
-        """A registered GET, through the short chain."""
+        """A registered request, through the short chain."""
         return self.short(environ, start_response)

@@ -24,6 +24,9 @@ from django.contrib.auth import authenticate
 from django.contrib.auth import forms as auth_forms
 from django.core.exceptions import ValidationError
 from django.http import HttpRequest
+from django.utils.text import format_lazy
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 # How long a typed password vouches for its session.
 REAUTHENTICATION_WINDOW = timedelta(minutes=5)
@@ -67,12 +70,17 @@ class CurrentPasswordForm(forms.Form):
     within the window (then the field is not there at all)."""
 
     current_password = forms.CharField(
-        label="Current password",
+        label=gettext_lazy("Current password"),
         strip=False,
         required=False,
         widget=forms.PasswordInput(attrs={"autocomplete": "current-password"}),
-        help_text=f"Asked again after {window_minutes()} minutes: a session taken from "
-        "your browser should not be enough to do this.",
+        help_text=format_lazy(
+            gettext_lazy(
+                "Asked again after {minutes} minutes: a session taken from your browser "
+                "should not be enough to do this."
+            ),
+            minutes=window_minutes(),
+        ),
     )
 
     def __init__(self, *args: Any, request: HttpRequest, **kwargs: Any) -> None:
@@ -85,10 +93,12 @@ class CurrentPasswordForm(forms.Form):
         password = self.cleaned_data.get("current_password") or ""
         if not password:
             raise ValidationError(
-                "Type your current password to make this change.", code="password_required"
+                _("Type your current password to make this change."), code="password_required"
             )
         if not password_check(self.request, password):
-            raise ValidationError("That is not your current password.", code="password_incorrect")
+            raise ValidationError(
+                _("That is not your current password."), code="password_incorrect"
+            )
         return ""  # checked; kept nowhere
 
 

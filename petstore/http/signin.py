@@ -29,6 +29,7 @@ from django.conf import settings
 from django.db.models import Sum
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
+from django.utils.translation import gettext as _
 
 
 def _limits() -> list[int]:
@@ -79,7 +80,9 @@ def lockout_response(
 ) -> HttpResponse:
     """The sign-in form again (dashboard or admin), its message saying why, with a 429."""
     minutes = max(1, settings.SIGNIN_WINDOW // 60)
-    message = f"Too many failed sign-in attempts. Wait {minutes} minutes and try again."
+    message = _("Too many failed sign-in attempts. Wait %(minutes)d minutes and try again.") % {
+        "minutes": minutes
+    }
     context = getattr(original_response, "context_data", None)
     if not isinstance(original_response, TemplateResponse) or not context or "form" not in context:
         return HttpResponse(message, status=429, content_type="text/plain; charset=utf-8")

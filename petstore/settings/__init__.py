@@ -17,6 +17,7 @@ from petstore.settings.data import *  # noqa: F403
 from petstore.settings.security import *  # noqa: F403
 from petstore.settings.api import *  # noqa: F403
 from petstore.settings.domains import *  # noqa: F403
+from petstore.settings.dns01 import *  # noqa: F403
 from petstore.settings.celery import *  # noqa: F403
 from petstore.settings.edge import *  # noqa: F403
 from petstore.settings.observability import *  # noqa: F403

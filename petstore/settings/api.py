@@ -40,8 +40,8 @@ API_FAILED_KEY_RATE_LIMIT = env.text(
 API_LIST_FAST_PATH = env.flag(
     "API_LIST_FAST_PATH",
     True,
-    "listPets through its speed-ups (`pets/api/hotpath.py`), tested equal to stock DRF; off: "
-    "stock DRF.",
+    "listPets and createPet through their fast paths (`pets/api/hotpath.py`, "
+    "`pets/api/createpath.py`), tested equal to stock DRF; off: stock DRF.",
 )
 
 REST_FRAMEWORK = {

@@ -10,6 +10,7 @@ from pathlib import Path
 from django.core.exceptions import ImproperlyConfigured
 
 from petstore.env import Section, env_str, load_env_file
+from petstore.ports import DEFAULT_PORT
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 env = Section("Core")
@@ -30,7 +31,7 @@ VAR_DIR = Path(
     env.text(
         "PETSTORE_VAR_DIR",
         str(BASE_DIR / "var"),
-        "Local state: the embedded servers' data and sockets, beat's schedule, static files.",
+        "Local state: the embedded servers' data and sockets, beat's last tick, static files.",
         shown="`var/` in the checkout",
     )
 )
@@ -140,9 +141,15 @@ MIDDLEWARE = [
     # Static files (admin, dashboard, the offline Swagger UI) from the app itself.
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
+    # The page's language: the switch's cookie, else Accept-Language, else LANGUAGE_CODE
+    # (petstore/languages.py); the API's is always LANGUAGE_CODE (petstore/api/language.py).
+    # After the session, before anything that renders.
+    "petstore.api.language.PageLanguageMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # Who makes the request's changes, for the audit log (petstore/actors.py).
+    "petstore.actors.ActorMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # A page whose database did not answer: 503 with Retry-After (petstore/http/unavailable.py).
@@ -151,7 +158,9 @@ MIDDLEWARE = [
     "axes.middleware.AxesMiddleware",
 ]
 
-ROOT_URLCONF = "petstore.urls"
+# Under DEBUG the root URL conf adds `make run`'s development pages (`/dev/mail/`, the
+# webhook receiver) to the platform's: devtools/urls.py. Production's is petstore/urls.py alone.
+ROOT_URLCONF = "devtools.urls" if DEBUG else "petstore.urls"
 WSGI_APPLICATION = "petstore.wsgi.application"
 ASGI_APPLICATION = "petstore.asgi.application"
 
@@ -174,7 +183,18 @@ LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "/dashboard/"
 LOGOUT_REDIRECT_URL = "login"
 
-LANGUAGE_CODE = "en-us"
+# The languages the dashboard, the sign-in pages and owner mail are written in, English
+# first (every msgid is English); each other one has a complete catalogue in LOCALE_PATHS
+# (locale/<code>/LC_MESSAGES/django.po, its compiled .mo beside it: docs/contributors/
+# translations.md). The API stays English: its codes are for programs.
+LANGUAGE_CODE = "en"
+LANGUAGES = [("en", "English"), ("de", "Deutsch")]
+LOCALE_PATHS = [BASE_DIR / "locale"]
+# The switch's choice, for a year (its cookie's name and flags: security.py); the account
+# keeps its own too (petstore/languages.py).
+LANGUAGE_COOKIE_AGE = 365 * 24 * 3600
+# Each language's way of writing a date (petstore/formats/: English keeps ISO 8601's order).
+FORMAT_MODULE_PATH = ["petstore.formats"]
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True
@@ -198,9 +218,6 @@ WHITENOISE_USE_FINDERS = DEBUG
 # --- The web processes (petstore/webserver.py: granian, read once at its start) --------
 
 web = Section("The web processes")
-# The one default port of the web processes: the OpenAPI document's server, the edge's
-# upstream and the redirects' port under DEBUG all follow it.
-DEFAULT_PORT = 8000
 PORT = web.integer(
     "PORT",
     DEFAULT_PORT,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
@@ -70,10 +70,53 @@ REDIS_TIMEOUT = env.number(
     "Seconds every Redis client (cache, broker, rate limits, API-key cache, metrics) waits to "
     "connect and for each answer; then the caller goes on as in an outage.",
 )
+
+
+def _sentinel(item: str) -> tuple[str, int]:
+    host, _, port = item.rpartition(":")
+    if not host or not port.isdigit():
+        raise ImproperlyConfigured(f"REDIS_SENTINELS must be host:port items, got {item!r}")
+    return host.strip("[]"), int(port)
+
+
+# Redis Sentinel: the URLs keep their database and password, and their host names the primary
+# as the sentinels know it (`sentinel monitor <name> ...`); every client asks the sentinels
+# where that primary is, and again after a failover (petstore/redisclients.py, the broker's
+# and beat's settings in settings.celery).
+REDIS_SENTINELS = [
+    _sentinel(item)
+    for item in env.list(
+        "REDIS_SENTINELS",
+        "",
+        "Redis Sentinel, comma-separated `host:port`: every Redis client asks these for the "
+        "primary named by the host of `REDIS_URL` and `CELERY_BROKER_URL` "
+        "(`redis://:password@mymaster/0`), and follows a failover. Empty: the URLs' servers.",
+    )
+]
+REDIS_SENTINEL_PASSWORD = env.text(
+    "REDIS_SENTINEL_PASSWORD",
+    "",
+    "The sentinels' own password (their `requirepass`), if they have one.",
+    secret=True,
+)
+if REDIS_SENTINELS and urlsplit(REDIS_URL).scheme not in ("redis", "rediss"):
+    raise ImproperlyConfigured(
+        "REDIS_SENTINELS needs REDIS_URL as redis://[:password@]<primary's name>/<db>"
+    )
+# What every client passes the sentinels (they answer quickly or are skipped for the next).
+SENTINEL_KWARGS = {
+    "socket_connect_timeout": REDIS_TIMEOUT,
+    "socket_timeout": REDIS_TIMEOUT,
+    **({"password": REDIS_SENTINEL_PASSWORD} if REDIS_SENTINEL_PASSWORD else {}),
+}
 CACHES = {
     "default": {
         "BACKEND": "django.core.cache.backends.redis.RedisCache",
         "LOCATION": REDIS_URL,
-        "OPTIONS": {"socket_connect_timeout": REDIS_TIMEOUT, "socket_timeout": REDIS_TIMEOUT},
+        "OPTIONS": {
+            "socket_connect_timeout": REDIS_TIMEOUT,
+            "socket_timeout": REDIS_TIMEOUT,
+            **({"pool_class": "petstore.redisclients.SentinelPool"} if REDIS_SENTINELS else {}),
+        },
     }
 }

@@ -9,7 +9,8 @@ from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
 
-from petstore.env import Section, email_url
+from petstore.env import Section, email_url, one_each, raw_value
+from petstore.ports import MAKE_RUN_HTTPS_PORT
 from petstore.settings.core import DEBUG, PORT, VAR_DIR
 
 env = Section("Domains")
@@ -46,7 +47,7 @@ HTTPS_PORT = env.integer(
     "HTTPS_PORT",
     443,
     "The HTTPS port the edge listens on and redirects name.",
-    shown="`443` (`make run`: `8443`)",
+    shown=f"`443` (`make run`: `{MAKE_RUN_HTTPS_PORT}`)",
     example="443",
 )
 DOMAINS_DEV_DNS_PORT = env.integer(
@@ -181,22 +182,75 @@ DOMAINS_CA = certificates.text(
 )
 if DOMAINS_CA not in {"local", "acme"}:
     raise ImproperlyConfigured(f"DOMAINS_CA must be local or acme, not {DOMAINS_CA!r}")
-DOMAINS_ACME_DIRECTORY = certificates.text(
-    "DOMAINS_ACME_DIRECTORY",
+DOMAINS_ACME_DIRECTORIES = certificates.list(
+    "DOMAINS_ACME_DIRECTORIES",
     "https://acme-v02.api.letsencrypt.org/directory",
-    "The ACME directory URL, with `DOMAINS_CA=acme`.",
+    "The ACME directory URLs, comma-separated, in the order they are asked, with "
+    "`DOMAINS_CA=acme`: the next is asked only when the one before refuses for a reason of "
+    "its own (rate limited, a server error, unreachable, slow).",
     example="https://acme-v02.api.letsencrypt.org/directory",
+)
+if not DOMAINS_ACME_DIRECTORIES:
+    raise ImproperlyConfigured("DOMAINS_ACME_DIRECTORIES must name at least one ACME directory")
+if raw_value("DOMAINS_ACME_DIRECTORY"):
+    raise ImproperlyConfigured(
+        "DOMAINS_ACME_DIRECTORY is now DOMAINS_ACME_DIRECTORIES (a list): rename the variable"
+    )
+
+
+def per_directory(name: str, values: list[str]) -> list[str]:
+    """A per-CA setting: one value for each of DOMAINS_ACME_DIRECTORIES (domains/pki/cas.py
+    reads it again so, for the directories a test sets)."""
+    return one_each(
+        name, values, count=len(DOMAINS_ACME_DIRECTORIES), of="DOMAINS_ACME_DIRECTORIES"
+    )
+
+
+DOMAINS_ACME_CAA_IDENTITIES = per_directory(
+    "DOMAINS_ACME_CAA_IDENTITIES",
+    certificates.list(
+        "DOMAINS_ACME_CAA_IDENTITIES",
+        "",
+        "The issuer domain names a CAA record must name to allow each directory's CA, "
+        "comma-separated in the order of `DOMAINS_ACME_DIRECTORIES`, a CA's several names "
+        "apart by spaces (`letsencrypt.org,sectigo.com zerossl.com`); empty: "
+        "`DOMAINS_CA_IDENTIFIER` for every one.",
+        example="letsencrypt.org",
+    ),
 )
 DOMAINS_ACME_EMAIL = certificates.text(
     "DOMAINS_ACME_EMAIL",
     "",
-    "The contact address of the platform's ACME account.",
+    "The contact address of the platform's ACME accounts.",
     example="ops@petstore.example",
 )
-DOMAINS_ACME_CA_BUNDLE = certificates.text(
+DOMAINS_ACME_CA_BUNDLE = per_directory(
     "DOMAINS_ACME_CA_BUNDLE",
-    "",
-    "A CA file to trust the ACME directory's HTTPS (a test CA); empty: the system's.",
+    certificates.list(
+        "DOMAINS_ACME_CA_BUNDLE",
+        "",
+        "CA files to trust the ACME directories' HTTPS (a test CA): one for all, or one per "
+        "directory in their order (`-`: the system's); empty: the system's.",
+    ),
+)
+DOMAINS_ACME_EAB = per_directory(
+    "DOMAINS_ACME_EAB",
+    certificates.list(
+        "DOMAINS_ACME_EAB",
+        "",
+        "External account binding for the CAs that need one (ZeroSSL, Google Trust Services): "
+        "`key id:HMAC key` (the CA's base64url key) per directory, in their order, `-` for a CA "
+        "that needs none.",
+        secret=True,
+    ),
+)
+if any(binding and ":" not in binding for binding in DOMAINS_ACME_EAB):
+    raise ImproperlyConfigured("DOMAINS_ACME_EAB must be `key id:HMAC key` (or `-`) per directory")
+DOMAINS_ACME_WAIT = certificates.number(
+    "DOMAINS_ACME_WAIT",
+    30.0,
+    "Seconds one run waits for a CA to answer, validate or sign before the next CA in "
+    "`DOMAINS_ACME_DIRECTORIES` is asked (the last is asked again by the task's retry).",
 )
 # Only the processes that open or seal keys hold it: the worker and the edge (and
 # `resealkeys`), which refuse to start without it (domains/checks.py); the web process never
@@ -259,14 +313,18 @@ _email = email_url(
     "EMAIL_URL",
     mail.text(
         "EMAIL_URL",
-        "console://" if DEBUG else "smtp://localhost:25",
+        "inbox://" if DEBUG else "smtp://localhost:25",
         "Where the owners' mail goes: `smtp://user:password@host:587/?tls=1` (STARTTLS), "
-        "`smtps://user:password@host:465`, or `console://` (printed); options `tls`, `ssl`, "
-        "`timeout`.",
-        shown="`smtp://localhost:25` (DEBUG: `console://`)",
+        "`smtps://user:password@host:465`, `console://` (printed), or under DEBUG `inbox://` "
+        "(kept in `var/mail`, read at `/dev/mail/`); options `tls`, `ssl`, `timeout`.",
+        shown="`smtp://localhost:25` (DEBUG: `inbox://`)",
         secret=True,
     ),
+    development=DEBUG,
 )
+# The development inbox's folder (`inbox://`): the web process's and the workers' mail in
+# one place, Django's file-based backend's setting.
+EMAIL_FILE_PATH = VAR_DIR / "mail"
 EMAIL_BACKEND = _email["EMAIL_BACKEND"]
 EMAIL_HOST = _email["EMAIL_HOST"]
 EMAIL_PORT = _email["EMAIL_PORT"]
@@ -322,3 +380,15 @@ WEBHOOKS_IN_FLIGHT_PER_PROJECT = webhooks.integer(
 WEBHOOKS_REDELIVER_PER_MINUTE = webhooks.integer(
     "WEBHOOKS_REDELIVER_PER_MINUTE", 10, "Redeliver presses per project per minute."
 )
+
+audit = Section("Audit log")
+AUDIT_LOG_RETENTION_DAYS = audit.integer(
+    "AUDIT_LOG_RETENTION_DAYS",
+    400,
+    "Days a project's audit entry is kept; a daily task deletes older ones, the only deletion "
+    "the database allows.",
+)
+if AUDIT_LOG_RETENTION_DAYS < 1:
+    raise ImproperlyConfigured(
+        f"AUDIT_LOG_RETENTION_DAYS={AUDIT_LOG_RETENTION_DAYS}: set it to 1 day or more"
+    )

@@ -54,8 +54,9 @@ EDGE_HTTP = env.flag(
 EDGE_PLATFORM_CERTIFICATE = env.text(
     "EDGE_PLATFORM_CERTIFICATE",
     "",
-    "The platform's own certificate chain file (`DASHBOARD_HOST`, `*.PLATFORM_DOMAIN`); "
-    "empty: the edge serves custom domains only.",
+    "The operator's own certificate chain file for the platform's names (`DASHBOARD_HOST`, "
+    "`*.PLATFORM_DOMAIN`), loaded at start; empty: with DNS-01 on (`DOMAINS_DNS01_SERVER`) the "
+    "platform issues and renews its own wildcard, else the edge serves custom domains only.",
     example="",
 )
 EDGE_PLATFORM_KEY = env.text("EDGE_PLATFORM_KEY", "", "That certificate's key file.", example="")

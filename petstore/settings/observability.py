@@ -76,7 +76,10 @@ if LOG_FORMAT not in {"plain", "json"}:
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "filters": {"request_id": {"()": "petstore.http.requestid.RequestIDFilter"}},
+    "filters": {
+        "request_id": {"()": "petstore.http.requestid.RequestIDFilter"},
+        "routine_tasks": {"()": "petstore.routinelogs.RoutineTaskLines"},
+    },
     "formatters": {
         "plain": {
             "class": "petstore.http.logjson.PlainFormatter",
@@ -95,5 +98,10 @@ LOGGING = {
         "handlers": ["console"],
         "level": env.text("LOG_LEVEL", "INFO", "The lowest level logged."),
     },
-    "loggers": {"django.db.backends": {"level": "WARNING"}},
+    "loggers": {
+        "django.db.backends": {"level": "WARNING"},
+        # Beat's routine tasks at DEBUG on the worker (petstore/routinelogs.py).
+        "celery.worker.strategy": {"filters": ["routine_tasks"]},  # "received"
+        "celery.app.trace": {"filters": ["routine_tasks"]},  # "succeeded"
+    },
 }

@@ -86,6 +86,11 @@ CSRF_COOKIE_SECURE = env.flag(
 # plain names.
 SESSION_COOKIE_NAME = "__Host-sessionid" if SESSION_COOKIE_SECURE else "sessionid"
 CSRF_COOKIE_NAME = "__Host-csrftoken" if CSRF_COOKIE_SECURE else "csrftoken"
+# The language switch's cookie (petstore/languages.py) goes where the session's goes, with
+# the same prefix, for the same reason: a tenant's host cannot choose the dashboard's language.
+LANGUAGE_COOKIE_SECURE = SESSION_COOKIE_SECURE
+LANGUAGE_COOKIE_NAME = "__Host-language" if SESSION_COOKIE_SECURE else "language"
+LANGUAGE_COOKIE_SAMESITE = "Lax"
 # Behind a TLS-terminating proxy that sets X-Forwarded-Proto. The probes stay on plain
 # HTTP for load balancers: petstore.http.health answers them before SecurityMiddleware.
 # The test suite turns the redirect off (tests/conftest.py).

@@ -13,7 +13,8 @@ under a pinned search_path, so a writer whose search_path shows another same-nam
 still raises this one. A trigger dropped by hand, disabled, or lost with a table a migration
 remakes would leave the number still: `missing_triggers` finds it.
 
-A declaration changes only with a migration that replaces the triggers (`replacing`): the
+A declaration changes only with a migration that replaces the triggers (`replacing`, then
+`superseding` from one declaration to the next): the
 migration holds its own copy of the declaration, as history, and a test holds the app's
 equal to the latest one.
 
@@ -55,7 +56,7 @@ thread), `operations.py` (the migration operations that make and replace the tri
 """
 
 from petstore.versions.declaration import Stamp, Trigger, Version, Watch, missing_triggers
-from petstore.versions.operations import migration, replacing
+from petstore.versions.operations import migration, replacing, superseding
 from petstore.versions.watcher import Watcher
 
 __all__ = [
@@ -67,4 +68,5 @@ __all__ = [
     "migration",
     "missing_triggers",
     "replacing",
+    "superseding",
 ]

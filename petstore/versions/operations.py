@@ -1,6 +1,7 @@
 """The migration operations of versions: the first table and hand-written triggers
 (`migration`, frozen in the first version migrations), and the replacement of a version's
-function and triggers by those its declaration makes (`replacing`)."""
+function and triggers by those its declaration makes (`replacing`), or by those of its next
+declaration (`superseding`)."""
 
 from __future__ import annotations
 
@@ -34,6 +35,25 @@ def replacing(
 
     def backwards(apps: Any, schema_editor: Any) -> None:
         run(schema_editor, [*version.drop_statements(_schema(schema_editor)), *old_create])
+
+    return migrations.RunPython(forwards, backwards)
+
+
+def superseding(old: Version, new: Version) -> migrations.RunPython:
+    """The operation that replaces the function and triggers of one declaration (`old`, made by
+    an earlier `replacing` or `superseding`) with those of the next (`new`, of the same table),
+    in the schema the migration runs in; backwards, the reverse. The table and its row stay."""
+
+    def swap(schema_editor: Any, gone: Version, made: Version) -> None:
+        schema = _schema(schema_editor)
+        for statement in [*gone.drop_statements(schema), *made.create_statements(schema)]:
+            schema_editor.execute(statement, params=None)
+
+    def forwards(apps: Any, schema_editor: Any) -> None:
+        swap(schema_editor, old, new)
+
+    def backwards(apps: Any, schema_editor: Any) -> None:
+        swap(schema_editor, new, old)
 
     return migrations.RunPython(forwards, backwards)
 

@@ -28,6 +28,7 @@ class Answer:
     status: int  # 0: the connection failed
     path: str
     edge: int  # which edge node it was sent to
+    error: str = ""  # what failed, when the connection did
 
     @property
     def failed(self) -> bool:
@@ -65,7 +66,7 @@ class Api:
         self, method: str, path: str, body: dict, key: str
     ) -> tuple[int, Any, http.client.HTTPMessage | None]:
         started, edge = time.monotonic(), self.edge
-        status, answer, headers = 0, None, None
+        status, answer, headers, error = 0, None, None, ""
         try:
             connection = http.client.HTTPSConnection(
                 API_HOST, self.ports[self.edge], context=self.context, timeout=30
@@ -81,10 +82,11 @@ class Api:
             finally:
                 connection.close()
             answer = json.loads(raw) if raw else None
-        except (OSError, http.client.HTTPException, json.JSONDecodeError):
+        except (OSError, http.client.HTTPException, json.JSONDecodeError) as failure:
+            error = repr(failure)
             self.edge = (self.edge + 1) % len(self.ports)
         with self.tally.lock:
-            self.tally.answers.append(Answer(started, time.monotonic(), status, path, edge))
+            self.tally.answers.append(Answer(started, time.monotonic(), status, path, edge, error))
         return status, answer, headers
 
     def send(self, method: str, path: str, body: dict, *, done: set[int]) -> tuple[int, Any, int]:

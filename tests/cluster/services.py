@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import http.client
 import os
+import re
 import shutil
 import signal
 import socket
@@ -37,9 +38,11 @@ API_HOST = "localhost"
 DATABASE = "petstore"
 
 
-def production_command(name: str) -> str:
-    """The shell command of Procfile.production's process `name`."""
-    return procfile_command(name, PRODUCTION_PROCFILE)
+def production_command(name: str, number: int | None = None) -> str:
+    """The shell command of Procfile.production's process `name`; a worker line given a
+    `number` has a node name of its own (two workers of one line on one host)."""
+    command = procfile_command(name, PRODUCTION_PROCFILE)
+    return command if number is None else re.sub(r"-n (\w+)@", rf"-n \g<1>-{number}@", command)
 
 
 class PrivatePostgres(embedded.Postgres):

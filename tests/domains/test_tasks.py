@@ -3,22 +3,27 @@ retried on temporary failures, a Verify's check ends at its deadline and is not.
 
 from __future__ import annotations
 
+import threading
 import time
+from collections.abc import Callable
 from datetime import timedelta
 
 import pytest
 import time_machine
 from celery.exceptions import Retry
+from django.db import connection
 from django.utils import timezone
 
 from domains import tasks
 from domains.choices import State
 from domains.models import Certificate, Domain, DomainEvent
-from domains.policy import sweep_lease
+from domains.policy import SWEEPS_BEFORE_AGAIN, sweep_lease
 from domains.services import certificates, scheduling
-from domains.services.custom_domains import domain_remove
+from domains.services.custom_domains import domain_remove, domain_request_check
+from domains.services.verification import domain_check_many
 from tests.fixtures import commits
 from tests.fixtures.domains import TARGET, in_step, run_at_once
+from tests.processes import wait_for
 
 
 @pytest.mark.django_db
@@ -39,6 +44,65 @@ def test_a_lost_enqueue_is_picked_up_again_when_the_lease_ends(www):
         assert scheduling.sweep().checks == [www.pk]  # ... and the message is lost
         clock.shift(sweep_lease())
         assert scheduling.sweep().checks == [www.pk]
+
+
+@pytest.mark.parametrize(("interval", "time_limit"), [(60.0, 300), (5.0, 300), (600.0, 30)])
+def test_the_lease_outlasts_the_longest_a_task_may_run(settings, interval, time_limit):
+    settings.DOMAINS_SWEEP_INTERVAL = interval
+    settings.CELERY_TASK_TIME_LIMIT = time_limit
+    assert sweep_lease() > timedelta(seconds=time_limit)
+    assert sweep_lease() >= SWEEPS_BEFORE_AGAIN * timedelta(seconds=interval)
+
+
+def _check_in_thread(check: Callable[[], object]) -> threading.Thread:
+    def run() -> None:
+        try:
+            check()
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    return thread
+
+
+def _asked(dns_server, hostname: str) -> bool:
+    return any(name == hostname for name, _ in list(dns_server.queries))
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_batch_still_running_past_its_lease_is_never_claimed_again(dns_server, www, settings):
+    """The sweep claims www; its batch waits in the queue for all but a second of the lease,
+    then runs (its name server silent) past the lease's end: a sweep meanwhile claims none."""
+    dns_server.blackhole(www.hostname)
+    settings.DOMAINS_DNS_TIMEOUT = settings.DOMAINS_DNS_LIFETIME = 3.0
+    assert www.next_check_at is not None
+    with time_machine.travel(www.next_check_at, tick=True) as clock:
+        assert scheduling.sweep().checks == [www.pk]
+        clock.shift(sweep_lease() - timedelta(seconds=1))
+        batch = _check_in_thread(lambda: domain_check_many(domain_ids=[www.pk]))
+        wait_for(lambda: _asked(dns_server, www.hostname), what="the batch to ask the DNS")
+        clock.shift(timedelta(seconds=2))  # past the sweep's lease: the batch still runs
+        assert batch.is_alive()
+        assert scheduling.sweep().checks == []
+        batch.join()
+    www.refresh_from_db()
+    assert www.check_code == "dns_timeout"  # the batch's own result, recorded once
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_verify_check_still_running_is_never_claimed_by_the_sweep(dns_server, www, settings):
+    """Verify makes the check due at once (the sweep's fallback if the queueing is lost);
+    once the check runs, the sweep leaves it to its worker."""
+    dns_server.blackhole(www.hostname)
+    settings.DOMAINS_DNS_TIMEOUT = settings.DOMAINS_DNS_LIFETIME = 3.0
+    settings.DOMAINS_VERIFY_DEADLINE = 3.0
+    domain_request_check(domain=www, actor=None, cooldown=False)
+    check = _check_in_thread(lambda: tasks.check_domain(www.pk))
+    wait_for(lambda: _asked(dns_server, www.hostname), what="the check to ask the DNS")
+    assert check.is_alive()
+    assert scheduling.sweep().checks == []
+    check.join()
 
 
 @pytest.mark.django_db

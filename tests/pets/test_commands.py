@@ -32,7 +32,7 @@ def test_loaddemo_loads_categories_with_fixed_ids_and_tells_how_to_get_a_key():
 @pytest.mark.django_db
 def test_loaddemos_curl_line_names_the_api_where_it_is(settings):
     """Production's public base (the OpenAPI document's first server), not a local port;
-    under `make run` the same setting names its port (tests/test_make_run.py)."""
+    under `make run` the same setting names its port (tests/makefile/test_make_run.py)."""
     settings.API_BASE_URL = "https://app.example/v1"
     curl = run("loaddemo")[-1]
     assert curl == "then: curl -H 'Authorization: Bearer <key>' https://app.example/v1/pets"

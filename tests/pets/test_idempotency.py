@@ -15,7 +15,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from pets.api import views
+from pets.api import createpath, views
 from pets.models import Category, Pet
 from pets.services import pet_create
 from petstore import tasks
@@ -71,14 +71,21 @@ def test_a_failed_request_stores_nothing_so_a_corrected_retry_works(api, dogs):
     assert create(api, {"name": "Rex", "categoryId": dogs.id}).status_code == 201
 
 
-def test_a_crash_stores_nothing_and_the_key_can_be_used_again(api, dogs, monkeypatch):
+@pytest.mark.parametrize("fast", [False, True], ids=["drf", "fast path"])
+def test_a_crash_stores_nothing_and_the_key_can_be_used_again(api, dogs, monkeypatch, fast):
     body = {"name": "Rex", "categoryId": dogs.id}
+    monkeypatch.setattr(settings, "API_LIST_FAST_PATH", fast)
     with monkeypatch.context() as patched:
-        patched.setattr(views, "pet_create", lambda **kw: 1 / 0)
+        # A bug in the create's service on DRF's path, in its statement on the fast path.
+        patched.setattr(*((createpath, "_insert_keyed") if fast else (views, "pet_create")), crash)
         assert_error(create(api, body), 500, "internal_error")
     assert not IdempotencyRecord.objects.exists()
     assert not Pet.objects.exists()
     assert create(api, body).status_code == 201
+
+
+def crash(*args, **kwargs):
+    raise ZeroDivisionError
 
 
 def test_keys_are_kept_24_hours_then_the_key_is_new_again(api, dogs):
@@ -161,8 +168,21 @@ def race(plaintext: str, bodies: list[dict]) -> list:
     return responses
 
 
+@pytest.fixture(params=[True, False], ids=["fast path", "drf"])
+def both_paths(request, monkeypatch):
+    """The test runs on createPet's fast path (pets.api.createpath) and on DRF's POST."""
+    monkeypatch.setattr(settings, "API_LIST_FAST_PATH", request.param)
+    return request.param
+
+
+@pytest.fixture
+def drf_path(monkeypatch):
+    """DRF's POST, whose service (`views.pet_create`) the test holds or breaks."""
+    monkeypatch.setattr(settings, "API_LIST_FAST_PATH", False)
+
+
 @pytest.mark.django_db(transaction=True)
-def test_concurrent_requests_with_one_key_create_exactly_one_pet(alice_key, dogs):
+def test_concurrent_requests_with_one_key_create_exactly_one_pet(alice_key, dogs, both_paths):
     body = {"name": "Rex", "categoryId": dogs.id}
     responses = race(alice_key.plaintext, [body] * 8)
     results = [(r.status_code, r.json()) for r in responses]
@@ -181,7 +201,9 @@ def test_concurrent_requests_with_one_key_create_exactly_one_pet(alice_key, dogs
 
 
 @pytest.mark.django_db(transaction=True)
-def test_concurrent_requests_with_one_key_and_different_bodies_create_one_pet(alice_key, dogs):
+def test_concurrent_requests_with_one_key_and_different_bodies_create_one_pet(
+    alice_key, dogs, both_paths
+):
     bodies = [{"name": f"Pet {i}", "categoryId": dogs.id} for i in range(6)]
     results = [r.status_code for r in race(alice_key.plaintext, bodies)]
 
@@ -197,7 +219,7 @@ def client_of(issued) -> APIClient:
 
 
 @pytest.fixture
-def held_first_create(monkeypatch):
+def held_first_create(monkeypatch, drf_path):
     """pets.api.views.pet_create, the first call of which waits, inside its request's
     transaction, until the test sets `release`; `entered` is set when it starts waiting."""
     entered, release = threading.Event(), threading.Event()
@@ -241,7 +263,7 @@ def test_a_retry_while_the_first_runs_creates_nothing_more(alice_key, dogs, held
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_retry_while_the_first_has_not_committed_its_record_is_a_409(alice_key, dogs):
+def test_a_retry_while_the_first_has_not_committed_its_record_is_a_409(alice_key, dogs, both_paths):
     body = {"name": "Rex", "categoryId": dogs.id}
     written, release = threading.Event(), threading.Event()
 
@@ -274,26 +296,26 @@ def test_a_retry_while_the_first_has_not_committed_its_record_is_a_409(alice_key
     assert create(client_of(alice_key), body)["Idempotent-Replayed"] == "true"
 
 
+def statements_of(client, body, **headers) -> list[tuple[str, bool]]:
+    """Each statement of one POST, and whether it ran inside a transaction."""
+    seen: list[tuple[str, bool]] = []
+
+    def spy(execute, sql, params, many, context):
+        seen.append((sql, connection.in_atomic_block))
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(spy):
+        assert post_json(client, "/v1/pets", body, **headers).status_code == 201
+    return seen
+
+
 @pytest.mark.django_db(transaction=True)
-def test_a_key_costs_one_statement_more_in_the_same_transaction(alice_key, dogs):
+def test_a_key_costs_one_statement_more_in_the_same_transaction(alice_key, dogs, drf_path):
     body = {"name": "Rex", "categoryId": dogs.id}
     client = client_of(alice_key)
-
-    def statements(**headers) -> list[tuple[str, bool]]:
-        """Each statement of one POST, and whether it ran inside a transaction."""
-        seen: list[tuple[str, bool]] = []
-
-        def spy(execute, sql, params, many, context):
-            seen.append((sql, connection.in_atomic_block))
-            return execute(sql, params, many, context)
-
-        with connection.execute_wrapper(spy):
-            assert post_json(client, "/v1/pets", body, **headers).status_code == 201
-        return seen
-
     create(client, body, key="warm-up")  # the API key's lookup is cached from here on
-    plain = statements()
-    keyed = statements(HTTP_IDEMPOTENCY_KEY="order-42")
+    plain = statements_of(client, body)
+    keyed = statements_of(client, body, HTTP_IDEMPOTENCY_KEY="order-42")
 
     assert len(keyed) == len(plain) + 1
     assert keyed[:-1] == plain
@@ -304,7 +326,30 @@ def test_a_key_costs_one_statement_more_in_the_same_transaction(alice_key, dogs)
 
 
 @pytest.mark.django_db(transaction=True)
-def test_the_short_wait_is_for_the_record_only_not_the_commit(alice_key, dogs):
+def test_on_the_fast_path_a_create_keyed_or_not_is_one_statement_of_its_own(alice_key, dogs):
+    """No BEGIN, no COMMIT, no SELECT of the category: one statement, its own transaction,
+    which writes the pet (and the key's record) or nothing."""
+    body = {"name": "Rex", "categoryId": dogs.id}
+    client = client_of(alice_key)
+    create(client, body, key="warm-up")
+    plain = statements_of(client, body)
+    keyed = statements_of(client, body, HTTP_IDEMPOTENCY_KEY="order-42")
+
+    assert [(sql.split()[:3], atomic) for sql, atomic in plain] == [
+        (["INSERT", "INTO", Pet._meta.db_table], False)
+    ]
+    ((sql, atomic),) = keyed
+    assert sql.startswith("WITH new AS (") and not atomic
+    assert f"INSERT INTO {IdempotencyRecord._meta.db_table} " in sql
+    record = IdempotencyRecord.objects.get(key="order-42")
+    pet = Pet.objects.latest("id")
+    assert record.response_body == {"id": pet.id, "name": "Rex", "categoryId": dogs.id,
+                                     "status": "available"}  # fmt: skip
+    assert record.response_headers == {"Location": f"http://testserver/v1/pets/{pet.id}"}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_short_wait_is_for_the_record_only_not_the_commit(alice_key, dogs, both_paths):
     """The commit's deferred foreign key checks wait for a lock as long as they must: here
     the pet's category, locked by another transaction until the commit has waited on it
     for longer than IN_USE_WAIT."""

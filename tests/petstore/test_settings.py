@@ -148,6 +148,54 @@ def test_a_trusted_proxy_that_is_no_address_or_network_stops_the_process(value):
     assert repr(value) in result.stderr
 
 
+@pytest.mark.parametrize(
+    ("env", "said"),
+    [
+        (
+            {"DOMAINS_ACME_DIRECTORY": "https://acme.example/dir"},
+            "DOMAINS_ACME_DIRECTORY is now DOMAINS_ACME_DIRECTORIES (a list): rename the variable",
+        ),
+        (
+            {
+                "DOMAINS_ACME_DIRECTORIES": "https://a.example/dir,https://b.example/dir",
+                "DOMAINS_ACME_CAA_IDENTITIES": "a.example,b.example,c.example",
+            },
+            "DOMAINS_ACME_CAA_IDENTITIES must have one value, or one per item of "
+            "DOMAINS_ACME_DIRECTORIES (2), not 3",
+        ),
+        (
+            {"DOMAINS_ACME_EAB": "kid-without-key"},
+            "DOMAINS_ACME_EAB must be `key id:HMAC key` (or `-`) per directory",
+        ),
+    ],
+)
+def test_a_ca_list_that_does_not_line_up_stops_the_process_naming_what_to_change(env, said):
+    result = _manage("check", DEBUG="1", **env)
+    assert result.returncode != 0
+    assert said in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("env", "said"),
+    [
+        (
+            {"DOMAINS_DNS01_SERVER": "192.0.2.53", "DOMAINS_DNS01_ZONE": "platform.example"},
+            "DOMAINS_DNS01_SERVER is set: set DOMAINS_DNS01_TSIG_KEY_NAME, "
+            "DOMAINS_DNS01_TSIG_SECRET too",
+        ),
+        (
+            {"DOMAINS_DNS01_TSIG_SECRET": "not base64 at all!"},
+            "DOMAINS_DNS01_TSIG_SECRET must be the TSIG key's secret in base64",
+        ),
+    ],
+)
+def test_a_dns01_provider_set_up_halfway_stops_the_process_naming_what_to_change(env, said):
+    result = _manage("check", DEBUG="1", **env)
+    assert result.returncode != 0
+    assert said in result.stderr
+    assert "not base64 at all!" not in result.stderr
+
+
 def _deploy_check(**env: str) -> subprocess.CompletedProcess:
     return _manage(
         "check",

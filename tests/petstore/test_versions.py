@@ -24,7 +24,7 @@ from petstore.versions import Version, Watch, Watcher
 pytestmark = pytest.mark.django_db(transaction=True)
 
 DECLARED = [
-    (edge_version.EDGE, "domains.migrations.0011_edge_version_generated", "EDGE"),
+    (edge_version.EDGE, "domains.migrations.0030_edge_version_platform_certificate", "EDGE"),
 ]
 THING = Version(
     table="versions_thing_version",

@@ -63,7 +63,8 @@ def test_keys_never_reach_the_logs_on_use_or_refusal(every_log_line, alice_key, 
     secret = _secret(alice_key.plaintext)
     good, wrong = APIClient(), APIClient()
     good.credentials(**bearer(alice_key.plaintext))
-    wrong.credentials(**bearer(alice_key.plaintext[:-1] + "Z"))
+    other = "Y" if alice_key.plaintext.endswith("Z") else "Z"  # never the key's own last one
+    wrong.credentials(**bearer(alice_key.plaintext[:-1] + other))
     assert good.get("/v1/pets").status_code == 200
     assert good.get("/v1/pets/999999").status_code == 404
     assert good.post("/v1/pets", {"name": ""}, format="json").status_code == 400

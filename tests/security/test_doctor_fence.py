@@ -5,13 +5,19 @@ forms that wrap them) or the platform's own gets no packet, UDP or TCP, and the 
 says it was not asked, without its address or whether anything answers there. A name
 server whose name the public DNS cannot resolve is not even looked up. Loopback stands for
 a public server only where OUTBOUND_ALLOWED_NETWORKS says so (the `zone` fixture, as
-DEBUG's default); here it is narrowed to the zone's two answering servers."""
+DEBUG's default); here it is narrowed to the zone's two answering servers.
+
+No packet is checked at the socket: every address a socket of this process sends a
+datagram to or connects to while a check runs is recorded by Python's own audit events
+(`socket.sendto`, `socket.connect`), which the socket module raises whatever library holds
+the socket, so a range no test can listen on (10/8, the metadata address) is checked too."""
 
 from __future__ import annotations
 
 import ipaddress
 import json
 import socket
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -24,6 +30,7 @@ from domains.choices import CheckCode
 from domains.dns import diagnosis as diagnosis_of
 from domains.dns import doctor, lookups
 from domains.policy import DOCTOR_NAMESERVERS
+from petstore.sentences import Sentence
 from tests.fixtures.domains import TARGET, check
 from tests.fixtures.nameservers import ADDRESSES, NS1, ZONE
 
@@ -37,6 +44,41 @@ REFUSED = [
 ]  # fmt: skip
 # The loopback address that stands for a tenant's private server: refused, and listened on.
 HIDDEN = "127.0.0.9"
+# Where the sockets of this process send and connect, while a test's `sent` is open (one
+# list then, none otherwise). Python's audit hooks cannot be removed: one is added, once.
+_recording: list[list[tuple[str, int]]] = []
+_SOCKET_EVENTS = frozenset({"socket.sendto", "socket.sendmsg", "socket.connect"})
+
+
+def _record(event: str, args: tuple[Any, ...]) -> None:
+    if _recording and event in _SOCKET_EVENTS and isinstance(args[1], tuple):
+        _recording[0].append((str(args[1][0]), int(args[1][1])))
+
+
+sys.addaudithook(_record)
+
+
+@pytest.fixture
+def sent() -> Iterator[list[tuple[str, int]]]:
+    """Each (address, port) a socket of this process sends to or connects to meanwhile:
+    the platform's resolvers and services as well as a zone's servers (`to_servers`)."""
+    recorded: list[tuple[str, int]] = []
+    _recording.append(recorded)
+    yield recorded
+    _recording.remove(recorded)
+
+
+def to_servers(
+    sent: list[tuple[str, int]], settings
+) -> set[ipaddress.IPv4Address | ipaddress.IPv6Address]:
+    """The addresses sent to on the port a zone's servers are asked on, but the resolvers'."""
+    resolvers = {tuple(entry.rsplit(":", 1)) for entry in settings.DOMAINS_DNS_NAMESERVERS}
+    port = settings.DOMAINS_DNS_AUTHORITATIVE_PORT
+    return {
+        ipaddress.ip_address(address)
+        for address, to in sent
+        if to == port and (address, str(to)) not in resolvers
+    }
 
 
 @dataclass
@@ -97,12 +139,16 @@ def rows(domain) -> dict[str, tuple[str, str]]:
     return {s["name"]: (s["address"], s["answer"]) for s in servers}
 
 
-def test_a_server_at_a_refused_loopback_address_gets_no_packet(narrowed, listener, www):
+def test_a_server_at_a_refused_loopback_address_gets_no_packet(
+    narrowed, listener, www, sent, settings
+):
     delegate(narrowed, {f"ns9.{ZONE}": [HIDDEN]})
     narrowed.resolver.add(WWW, "CNAME", TARGET + ".")
     narrowed.serve(WWW, "CNAME", TARGET + ".", on=(NS1,))
     domain = check(www)
     assert listener.received() == []
+    # The record sees the doctor's sockets: the one allowed server, and nothing else.
+    assert to_servers(sent, settings) == {ipaddress.ip_address(ADDRESSES[NS1])}
     assert narrowed.server(NS1).queries  # the allowed server was asked, in the same check
     assert rows(domain) == {
         NS1: (ADDRESSES[NS1], f"CNAME {TARGET}."),
@@ -117,24 +163,28 @@ IN_TURN = DOCTOR_NAMESERVERS - 1
 
 
 @pytest.mark.parametrize("first", range(0, len(REFUSED), IN_TURN))
-def test_servers_in_every_refused_range_are_not_asked_nor_shown(zone, settings, www, first):
+def test_servers_in_every_refused_range_are_not_asked_nor_shown(zone, settings, www, sent, first):
     settings.OUTBOUND_ALLOWED_NETWORKS = []  # production's
     turn = list(enumerate(REFUSED))[first : first + IN_TURN]
     servers = {f"ns-{n}.{ZONE}": [address] for n, address in turn}
     delegate(zone, servers)
     domain = check(www)
+    # The resolver was asked, through sockets the record sees; the servers were not.
+    assert (zone.resolver.host, zone.resolver.port) in sent
+    assert to_servers(sent, settings) == set()
     assert rows(domain) == dict.fromkeys([*servers, NS1], ("", doctor.NOT_PUBLIC_ADDRESS))
     text = json.dumps(domain.check_diagnosis)
     assert not [address for address in REFUSED if f'"{address}"' in text]
     assert not zone.server(NS1).queries
 
 
-def test_the_seam_itself_sends_nothing_to_a_refused_address(settings, listener):
+def test_the_seam_itself_sends_nothing_to_a_refused_address(settings, listener, sent):
     settings.OUTBOUND_ALLOWED_NETWORKS = []
     asked = [(WWW, "A", address) for address in [*REFUSED, HIDDEN]]
     answers = lookups.lookup_many(asked)
     assert {answer.status for answer in answers.values()} == {lookups.FENCED}
     assert listener.received() == []
+    assert to_servers(sent, settings) == set()
 
 
 def test_a_name_server_outside_the_public_dns_is_not_looked_up(narrowed, www):
@@ -197,7 +247,7 @@ def test_a_name_server_at_the_platforms_own_address_is_neither_asked_nor_shown(s
     while not isinstance(step, list):  # each step as lookups.lookup_groups takes it
         step = step.then({question: answered(question) for question in step.questions})
     assert step == []  # nothing to ask directly
-    result = diagnosis_of.CheckResult(CheckCode.NO_RECORD, "No CNAME yet.")
+    result = diagnosis_of.CheckResult(CheckCode.NO_RECORD, Sentence("No CNAME yet."))
     shown = doctor.diagnose(
         WWW, is_apex=False, result=result, get=seen.get, lookup=lambda n, t: answered((n, t)),
         token=None, now=timezone.now(),

@@ -13,112 +13,26 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.test import Client
-from django.urls import URLPattern, reverse
+from django.urls import reverse
 
 from domains import urls as dashboard_urls
-from domains.choices import EventType, State
+from domains.choices import State
 from domains.models import (
     Delivery,
     Deploy,
     Domain,
     DomainEvent,
-    OwnerEmailChange,
-    OwnerEvent,
     Project,
     Redirect,
     WebhookEndpoint,
-    link_digest,
-    new_link_secret,
 )
 from domains.services.custom_domains import domain_add
 from domains.services.redirects import redirect_save
 from tests.fixtures.domains import go_live
 from tests.fixtures.people import PASSWORD
+from tests.security.dashboard import LINKS, OWN, PUBLIC, dashboard_urls_for, post_data
 
 pytestmark = pytest.mark.django_db
-
-# URLs anybody may open: "" only sends visitors on to the dashboard (which signs them in).
-PUBLIC = {""}
-# Pages of the signed-in user's own (their notification choices, adding an endpoint to one
-# of their projects, their address): nobody else's to reach. Another's confirmation link
-# is refused with the reason (400), and changes nothing.
-OWN = {"notification_settings", "webhook_add", "account", "account_confirm"}
-
-
-@pytest.fixture
-def alices(shop, alice):
-    www = domain_add(project=shop, hostname="www.example.com", actor=alice)
-    apex = domain_add(project=shop, hostname="example.com", actor=alice)
-    entry = redirect_save(project=shop, from_domain=apex, to_domain=go_live(www), actor=alice)
-    # Rows as the webhook service and its dispatcher leave them (their URL checks are
-    # tested in tests/domains/webhooks; here only who may reach them counts).
-    endpoint = WebhookEndpoint.objects.create(
-        project=shop, url="https://hooks.example.com/in", events=[EventType.CLAIM_LOST],
-        secret="whsec_dGVzdA==",
-    )  # fmt: skip
-    event = OwnerEvent.objects.create(
-        project=shop, domain=www, hostname=www.hostname, type=EventType.CLAIM_LOST
-    )
-    delivery = Delivery.objects.create(channel="webhook", target_id=endpoint.pk, event=event)
-    # The link alice's request for a new address mails her.
-    secret = new_link_secret()
-    OwnerEmailChange.objects.create(
-        user=alice, digest=link_digest(secret), email="alice@new.example", was=alice.email
-    )
-    return {
-        "project": shop, "www": www, "apex": apex, "entry": entry,
-        "endpoint": endpoint, "delivery": delivery,
-        "token": secret,
-    }  # fmt: skip
-
-
-def _arguments(alices, name: str) -> dict:
-    """A value for every argument of the URL named `name`, pointing at alice's objects."""
-    pk = alices["endpoint"] if name.startswith("webhook_") else alices["entry"]
-    return {
-        "slug": "shop",
-        "hostname": "www.example.com",
-        "pk": pk.pk,
-        "delivery_pk": alices["delivery"].pk,
-        "token": alices["token"],
-    }
-
-
-def _post_data(alices) -> dict[str, dict]:
-    """A body each action would accept from alice herself, by URL name."""
-    www, apex = alices["www"], alices["apex"]
-    return {
-        "domain_add": {"hostname": "new.example.com"},
-        "domain_verify": {},
-        "domain_remove": {"remove": "1"},
-        "primary_set": {"domain": www.pk},
-        "redirect_add": {"from_domain": www.pk, "to_domain": apex.pk, "status": 301},
-        "redirect_edit": {"from_domain": apex.pk, "to_domain": www.pk, "status": 302},
-        "redirect_delete": {},
-        "webhook_add": {
-            "project": alices["project"].pk,
-            "url": "https://hooks.receiver.test/new",
-            "events": [EventType.CLAIM_LOST],
-        },
-        "account": {"email": "alice@new.example", "current_password": PASSWORD},
-        "account_confirm": {},
-    }
-
-
-def dashboard_urls_for(alices) -> list[tuple[str, str]]:
-    """(name, path) of every pattern in domains.urls, built for alice's objects."""
-    found = []
-    for pattern in dashboard_urls.urlpatterns:
-        assert isinstance(pattern, URLPattern), "nested includes: extend this enumeration"
-        arguments = _arguments(alices, pattern.name or "")
-        names = list(pattern.pattern.converters)
-        missing = [n for n in names if n not in arguments]
-        assert not missing, f"{pattern.pattern}: give tests/security a value for {missing}"
-        kwargs = {n: arguments[n] for n in names}
-        name = pattern.name or str(pattern.pattern)
-        path = reverse(f"dashboard:{pattern.name}", kwargs=kwargs) if pattern.name else "/"
-        found.append((name, path))
-    return found
 
 
 def _snapshot() -> list:
@@ -138,14 +52,16 @@ def _snapshot() -> list:
 
 def test_the_enumeration_sees_every_dashboard_action(alices):
     names = {name for name, _ in dashboard_urls_for(alices)}
-    assert set(_post_data(alices)) <= names
+    assert set(post_data(alices)) <= names
     assert len(names) == len(dashboard_urls.urlpatterns)
 
 
 def test_anonymous_visitors_are_sent_to_sign_in_and_change_nothing(alices):
     before, client = _snapshot(), Client()
-    data = _post_data(alices)
+    data = post_data(alices)
     for name, path in dashboard_urls_for(alices):
+        if name in LINKS:
+            continue  # the invitation's page: its holder's, signed in or not
         for method in ("get", "post"):
             response = getattr(client, method)(path, data.get(name, {}))
             assert response.status_code == 302, (method, path)
@@ -159,10 +75,12 @@ def test_anonymous_visitors_are_sent_to_sign_in_and_change_nothing(alices):
 def test_another_owner_is_refused_everywhere_and_changes_nothing(alices, bob, bobs):
     before, client = _snapshot(), Client()
     client.force_login(bob)
-    data = _post_data(alices)
+    data = post_data(alices)
     for name, path in dashboard_urls_for(alices):
         if name in PUBLIC:
             continue
+        if name in LINKS:
+            continue  # whoever holds an invitation's link is told what it offers
         for method in ("get", "post"):
             response = getattr(client, method)(path, data.get(name, {}))
             assert b"example.com" not in response.content and b"Shop" not in response.content
@@ -178,7 +96,7 @@ def test_a_forged_csrf_token_is_refused_on_every_action(alices, alice):
     client.force_login(alice)
     client.get(reverse("dashboard:project_domains", kwargs={"slug": "shop"}))  # sets the cookie
     assert settings.CSRF_COOKIE_NAME in client.cookies
-    before, data = _snapshot(), _post_data(alices)
+    before, data = _snapshot(), post_data(alices)
     tried = 0
     for name, path in dashboard_urls_for(alices):
         if name not in data:

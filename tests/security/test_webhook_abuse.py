@@ -38,13 +38,23 @@ SILENT = "silent.example.test"
 EVENTS = [EventType.DOMAIN_FAILING.value]
 
 
+# The DNS's own lifetime in these tests: far past the create deadline, so a request that
+# waited for it instead of the deadline is told apart from one that did not by a margin no
+# busy machine closes (a bound on the work waited for, not a measurement of speed).
+SILENT_LIFETIME = 30.0
+
+
 @pytest.fixture
 def silent(dns_server, settings):
-    """A webhook URL whose name server never answers, with production's DNS lifetime."""
+    """A webhook URL whose name server never answers, for as long as the DNS would wait."""
     settings.WEBHOOKS_ALLOW_LOOPBACK = False
-    settings.DOMAINS_DNS_TIMEOUT = settings.DOMAINS_DNS_LIFETIME = 5.0
+    settings.DOMAINS_DNS_TIMEOUT = settings.DOMAINS_DNS_LIFETIME = SILENT_LIFETIME
     dns_server.blackhole(SILENT)
     return f"https://{SILENT}/hooks"
+
+
+def waited_for_the_deadline_only(started: float) -> bool:
+    return time.monotonic() - started < SILENT_LIFETIME / 2
 
 
 @pytest.fixture
@@ -63,7 +73,7 @@ def test_an_api_create_toward_a_silent_name_server_answers_within_the_create_dea
     api.get(HOOKS)  # the first request's imports are not the DNS's
     started = time.monotonic()
     answer = post(api, HOOKS, {"url": silent, "events": EVENTS})
-    assert time.monotonic() - started < settings.WEBHOOKS_CREATE_DNS_DEADLINE + 0.5
+    assert waited_for_the_deadline_only(started)
     body = assert_error(answer, 400, "webhook_unresolvable")
     assert "did not answer in time" in body["message"]
     assert not WebhookEndpoint.objects.exists()
@@ -75,7 +85,7 @@ def test_a_dashboard_create_toward_a_silent_name_server_answers_within_the_creat
     alice_client.get("/dashboard/settings/notifications/")
     started = time.monotonic()
     answer = alice_client.post(FORM, {"project": shop.pk, "url": silent, "events": EVENTS})
-    assert time.monotonic() - started < settings.WEBHOOKS_CREATE_DNS_DEADLINE + 0.5
+    assert waited_for_the_deadline_only(started)
     assert answer.status_code == 400
     assert "did not answer in time" in answer.content.decode()
 
@@ -157,14 +167,14 @@ def public_hook(shop, www, dns_server, settings):
 def test_an_attempt_whose_name_server_goes_silent_ends_within_webhooks_timeout(
     public_hook, dns_server, settings
 ):
-    settings.DOMAINS_DNS_TIMEOUT = settings.DOMAINS_DNS_LIFETIME = 5.0
+    settings.DOMAINS_DNS_TIMEOUT = settings.DOMAINS_DNS_LIFETIME = SILENT_LIFETIME
     settings.WEBHOOKS_TIMEOUT = 1.0
     dns_server.remove("hooks.example.com")
     dns_server.blackhole("hooks.example.com")
     [delivery_id] = WEBHOOKS.due(now=timezone.now() + timedelta(seconds=2))
     started = time.monotonic()
     logged = WEBHOOKS.deliver(delivery_id=delivery_id, now=timezone.now() + timedelta(seconds=2))
-    assert time.monotonic() - started < 1.5
+    assert waited_for_the_deadline_only(started)  # WEBHOOKS_TIMEOUT, not the DNS's lifetime
     assert logged is not None and logged.state == DeliveryState.PENDING
     assert (
         logged.attempts == 1
@@ -194,13 +204,14 @@ def test_an_attempt_over_the_projects_cap_is_rescheduled_shortly_not_failed(
     shop, www, silent_receiver, settings
 ):
     settings.WEBHOOKS_IN_FLIGHT_PER_PROJECT = 1
+    settings.WEBHOOKS_TIMEOUT = SILENT_LIFETIME
     delivery_id = _due_delivery(shop, silent_receiver, www)
     now = timezone.now() + timedelta(seconds=1)
     with limits.in_flight(host="elsewhere.example.test", project_id=shop.pk) as held:
         assert held
         started = time.monotonic()
         assert WEBHOOKS.deliver(delivery_id=delivery_id, now=now) is None
-        assert time.monotonic() - started < 0.5  # no wait on the silent receiver
+        assert waited_for_the_deadline_only(started)  # no wait on the silent receiver
     logged = Delivery.objects.get(pk=delivery_id)
     assert (logged.state, logged.attempts) == (DeliveryState.PENDING, 0)
     assert now < logged.next_attempt_at <= now + limits.BUSY_RETRY

@@ -51,7 +51,8 @@ class Command(BaseCommand):
         shop = self._project("demo-shop", "Demo shop", Plan.PRO, user)
         if shop.latest_deploy is None:
             deploy_record(project=shop, html=DEMO_HTML)
-        self._project("demo-sketch", "Demo sketch (Free)", Plan.FREE, user)
+        # Its plan is the badge beside its name on every page: not in the name again.
+        self._project("demo-sketch", "Demo sketch", Plan.FREE, user)
         zone_file = self._zone()
 
         self.stdout.write(self.style.SUCCESS("Domains dashboard demo ready."))
@@ -59,7 +60,9 @@ class Command(BaseCommand):
         self.stdout.write(f"  Sign in at http://localhost:{port}/accounts/login/")
         self.stdout.write(f"  username: {USERNAME}")
         self.stdout.write(f"  password: {password}")
-        self.stdout.write(f"  owner mail to: {user.email} (printed in the worker's output)")
+        self.stdout.write(
+            f"  owner mail to: {user.email} (read at http://localhost:{port}/dev/mail/)"
+        )
         self.stdout.write(f"  Dev DNS zone file: {zone_file} (see docs/dashboard.md)")
         self._https_hint()
 

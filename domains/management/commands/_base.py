@@ -8,8 +8,9 @@ from argparse import ArgumentParser
 from django.core.exceptions import ValidationError
 from django.core.management.base import CommandError
 
+from domains.choices import Role
 from domains.dns.hostnames import normalize_hostname
-from domains.models import Domain
+from domains.models import Domain, Project
 
 
 def refusal(exc: ValidationError) -> CommandError:
@@ -26,7 +27,8 @@ def add_claim_arguments(parser: ArgumentParser) -> None:
 def get_claims(hostname: str, project: str | None = None) -> list[Domain]:
     """Every claim on the name (or the one of `project`); refuses when there is none."""
     try:
-        ascii_name = normalize_hostname(hostname)
+        # A wildcard domain is named as it was added.
+        ascii_name = normalize_hostname(hostname, wildcard=True)
     except ValidationError as exc:
         raise refusal(exc) from None
     claims = Domain.objects.select_related("project").filter(hostname=ascii_name)
@@ -50,3 +52,16 @@ def get_domain(hostname: str, project: str | None = None) -> Domain:
             f"{hostname} is claimed by several projects ({slugs}); pick one with --project SLUG."
         )
     return claims[0]
+
+
+def get_project(slug: str) -> Project:
+    project = Project.objects.filter(slug=slug).first()
+    if project is None:
+        raise CommandError(f"No project {slug!r}; `manage.py createproject` makes one.")
+    return project
+
+
+def get_role(role: str) -> str:
+    if role not in Role.values:
+        raise CommandError(f"Unknown role {role!r}; choose one of {', '.join(Role.values)}.")
+    return role

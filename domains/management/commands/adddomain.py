@@ -1,15 +1,16 @@
 from __future__ import annotations
 
 from django.core.exceptions import ValidationError
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from domains.management.commands._base import refusal
 from domains.models import Project
 from domains.selectors import is_contested
 from domains.services.custom_domains import domain_add
+from petstore.management.staff import StaffCommand
 
 
-class Command(BaseCommand):
+class Command(StaffCommand):
     help = "Attach a custom domain to a project and print the DNS record to create."
 
     def add_arguments(self, parser):

@@ -2,17 +2,17 @@ from __future__ import annotations
 
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
-from django.core.management.base import BaseCommand
 from django.db import transaction
 
 from domains.choices import Plan
 from domains.management.commands._base import refusal
 from domains.services.projects import deploy_record, project_create
+from petstore.management.staff import StaffCommand
 
 DEFAULT_PAGE = "<!doctype html><title>{slug}</title><h1>{slug}</h1><p>Published on Petstore.</p>"
 
 
-class Command(BaseCommand):
+class Command(StaffCommand):
     help = "Create a project (and its owner if needed); --deployed records a successful deploy."
 
     def add_arguments(self, parser):

@@ -46,6 +46,8 @@ def claim_status(domain: Domain) -> dict[str, Any]:
             "renew_after": _iso(certificate.renew_after) if certificate else None,
             "san": certificate.san if certificate else None,
             "issuer": certificate.issuer if certificate else None,
+            # The ACME CA that issued it, its directory (null: the local CA).
+            "ca": (certificate.ca_directory or None) if certificate else None,
         },
         "dns_records": domain.dns_records(contested=is_contested(domain)),
     }

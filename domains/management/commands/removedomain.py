@@ -1,12 +1,11 @@
 from __future__ import annotations
 
-from django.core.management.base import BaseCommand
-
 from domains.management.commands._base import add_claim_arguments, get_domain
 from domains.services.custom_domains import domain_remove
+from petstore.management.staff import StaffCommand
 
 
-class Command(BaseCommand):
+class Command(StaffCommand):
     help = "Remove a custom domain: it stops serving at once."
 
     def add_arguments(self, parser):

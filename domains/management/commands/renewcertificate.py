@@ -1,15 +1,16 @@
 from __future__ import annotations
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 from django.utils import timezone
 
 from domains import pki
 from domains.choices import State
 from domains.management.commands._base import add_claim_arguments, get_domain
 from domains.services.certificates import TemporaryDNSError, certificate_renew
+from petstore.management.staff import StaffCommand
 
 
-class Command(BaseCommand):
+class Command(StaffCommand):
     help = (
         "Renew an active domain's certificate now, in the foreground, whatever its renewal "
         "date (e.g. after a key may have leaked); the edge serves the new one at once."

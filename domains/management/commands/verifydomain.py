@@ -1,15 +1,16 @@
 from __future__ import annotations
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from domains import tasks
 from domains.choices import CheckCode
 from domains.management.commands._base import add_claim_arguments, get_domain
 from domains.services.custom_domains import domain_request_check
 from domains.services.verification import domain_check
+from petstore.management.staff import StaffCommand
 
 
-class Command(BaseCommand):
+class Command(StaffCommand):
     help = (
         "Verify now, in the foreground, and print the result; like the dashboard's Verify it "
         "restarts the verification window, and a success queues the certificate."

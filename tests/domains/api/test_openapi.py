@@ -23,7 +23,15 @@ OPERATION_IDS = {
     ("/projects/{slug}/webhooks/{id}", "get"): "getWebhook",
     ("/projects/{slug}/webhooks/{id}", "delete"): "deleteWebhook",
     ("/projects/{slug}/webhooks/{id}/deliveries", "get"): "listWebhookDeliveries",
+    ("/projects/{slug}/audit-log", "get"): "listAuditLog",
+    ("/projects/{slug}/members", "get"): "listMembers",
+    ("/projects/{slug}/members", "post"): "inviteMember",
+    ("/projects/{slug}/members/{id}", "get"): "getMember",
+    ("/projects/{slug}/members/{id}", "patch"): "changeMemberRole",
+    ("/projects/{slug}/members/{id}", "delete"): "removeMember",
 }
+# Each operation's tag, by the first segment after the project.
+TAGS = {"webhooks": "Webhooks", "members": "Members"}
 
 
 @pytest.fixture
@@ -45,7 +53,7 @@ def test_the_domains_operations_are_documented_under_their_own_tag(doc):
     assert {key: op["operationId"] for key, op in found.items()} == OPERATION_IDS
     assert {(path, method.upper()) for path, method in found} == set(OPERATIONS)
     assert all(
-        op["tags"] == (["Webhooks"] if "/webhooks" in path else ["Domains"])
+        op["tags"] == [TAGS.get(path.split("/")[3] if path.count("/") > 2 else "", "Domains")]
         for (path, _), op in found.items()
     )
     assert all(op["security"] == [{"bearerAuth": []}] for op in found.values())

@@ -36,6 +36,12 @@ OPERATIONS = [
     ("/projects/{slug}/webhooks/{id}", "GET"),
     ("/projects/{slug}/webhooks/{id}", "DELETE"),
     ("/projects/{slug}/webhooks/{id}/deliveries", "GET"),
+    ("/projects/{slug}/audit-log", "GET"),
+    ("/projects/{slug}/members", "GET"),
+    ("/projects/{slug}/members", "POST"),
+    ("/projects/{slug}/members/{id}", "GET"),
+    ("/projects/{slug}/members/{id}", "PATCH"),
+    ("/projects/{slug}/members/{id}", "DELETE"),
 ]
 POSTS = [(path, method) for path, method in OPERATIONS if method == "POST"]
 

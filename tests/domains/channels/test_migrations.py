@@ -1,7 +1,8 @@
 """The old outbox becomes deliveries, none lost: webhook deliveries keep their id, state,
 attempts and last answer; email progress in the `email_*` columns becomes an email
 delivery per event, in its state (migration 0013). Then the old table and columns leave
-the models while the database keeps them for release 1.0.0's processes (migration 0019)."""
+the models while the database keeps them for release 1.0.0's processes (migration 0019).
+Since 0023 an email delivery names the owner's membership, no longer the project."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import pytest
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
-from domains.models import Delivery, OwnerEvent, Project, WebhookEndpoint
+from domains.models import Delivery, Membership, OwnerEvent, Project, WebhookEndpoint
 
 pytestmark = pytest.mark.django_db(transaction=True)
 T0 = datetime(2026, 11, 2, 12, 0, tzinfo=UTC)
@@ -47,7 +48,11 @@ def test_unsent_mail_and_every_webhook_delivery_become_deliveries():
     migrate()
 
     mail = Delivery.objects.get(channel="email", event_id=waiting.pk)
-    assert (mail.state, mail.attempts, mail.target_id) == ("pending", 2, project.pk)
+    # Mail goes to a member since migration 0023: the project's owner's membership, which
+    # 0021 made its first member, an owner.
+    owner = Membership.objects.get(project_id=project.pk, user_id=user.pk)
+    assert owner.role == "owner"
+    assert (mail.state, mail.attempts, mail.target_id) == ("pending", 2, owner.pk)
     assert mail.next_attempt_at == T0 + timedelta(minutes=5)
     sent = Delivery.objects.get(channel="email", event_id=mailed.pk)
     assert (sent.state, sent.finished_at) == ("delivered", T0 + timedelta(minutes=2))
@@ -90,7 +95,8 @@ def test_the_old_outbox_leaves_the_models_and_stays_readable_for_the_release_bef
     migrate()
 
     mail = Delivery.objects.get(channel="email", event_id=late.pk)
-    assert (mail.state, mail.target_id) == ("pending", project.pk)
+    owner = Membership.objects.get(project_id=project.pk, user_id=user.pk)
+    assert (mail.state, mail.target_id) == ("pending", owner.pk)
     assert not Delivery.objects.filter(channel="email", event_id=told.pk).exists()
     webhook = Delivery.objects.get(channel="webhook", event_id=late.pk)
     assert (webhook.state, webhook.attempts, webhook.finished_at) == ("failed", 5, T0)

@@ -12,6 +12,7 @@ from domains.models import Domain
 from domains.services.custom_domains import domain_add
 from domains.services.verification import domain_check
 from domains.tasks import enqueue
+from tests.fixtures.accessibility import assert_accessible
 from tests.fixtures.browser import sign_in
 from tests.fixtures.domains import TARGET, check
 from tests.fixtures.people import PASSWORD
@@ -28,8 +29,10 @@ def test_sign_in_page_leads_to_the_owners_projects(shop, live_dashboard, page, s
 
     sign_in(page, live_dashboard, "alice", PASSWORD)
     assert page.get_by_role("heading", name="Your projects").is_visible()
+    assert_accessible(page)
     page.get_by_role("link", name="Shop", exact=True).click()
     assert page.get_by_role("heading", name="Domains", exact=True).is_visible()
+    assert_accessible(page)
 
 
 def test_owner_takes_a_subdomain_from_add_domain_to_a_certificate_and_removes_one(
@@ -82,13 +85,13 @@ def test_owner_takes_a_subdomain_from_add_domain_to_a_certificate_and_removes_on
     expect(visitor.get_by_role("heading", name="Alice's shop")).to_be_visible()
 
     # A second domain, verified the same way, redirected to the first.
-    page.get_by_role("link", name="Shop").click()
+    page.get_by_role("link", name="Shop", exact=True).click()
     page.get_by_label("Domain or subdomain").fill("old.example.test")
     page.get_by_role("button", name="Add domain").click()
     dns_server.add("old.example.test", "CNAME", value + ".")
     page.get_by_role("button", name="Verify", exact=True).click()
     expect(page.locator("h1 + .badge")).to_have_text("Active", timeout=30_000)
-    page.get_by_role("link", name="Shop").click()
+    page.get_by_role("link", name="Shop", exact=True).click()
     form = page.locator("form", has=page.get_by_role("button", name="Add redirect"))
     form.locator("select[name=from_domain]").select_option(label="old.example.test")
     form.locator("select[name=to_domain]").select_option(label="shop.example.test")
@@ -105,9 +108,13 @@ def test_owner_takes_a_subdomain_from_add_domain_to_a_certificate_and_removes_on
 
     # The redirect is deleted again; then Remove from the menu next to the domain: a
     # warning and the offer of a redirect instead, then traffic stops at once.
-    page.locator("table.redirects").get_by_role("button", name="Delete").click()
+    page.locator("table.redirects").get_by_role("link", name="Delete").click()
+    expect(page.get_by_text("Delete the redirect from old.example.test")).to_be_visible()
+    page.get_by_role("button", name="Delete").click()
     expect(page.get_by_text("The redirect was deleted.")).to_be_visible()
+    assert_accessible(page)
     page.locator('tr[data-hostname="old.example.test"] summary').click()
+    assert_accessible(page)  # with the row's menu open
     page.get_by_role("link", name="Remove").click()
     expect(page.get_by_text("Traffic to old.example.test stops at once.")).to_be_visible()
     expect(page.get_by_label("Redirect to")).to_have_value(
@@ -117,6 +124,7 @@ def test_owner_takes_a_subdomain_from_add_domain_to_a_certificate_and_removes_on
     screenshot(page, "06-remove-confirm")
     page.get_by_role("button", name="Remove", exact=True).click()
     expect(page.get_by_text("old.example.test was removed")).to_be_visible()
+    assert_accessible(page)
 
     response = visitor.goto(f"http://old.example.test:{port}/")
     assert response.status == 404
@@ -178,6 +186,7 @@ def test_two_owners_claim_one_name_and_the_txt_proof_decides(
     dns_server.add("_petstore-verification.www.example.test", "TXT", f'"{token}"')
     page.get_by_role("button", name="Verify", exact=True).click()
     expect(page.locator("h1 + .badge")).to_have_text("Active", timeout=30_000)
+    assert_accessible(page)
 
     bobs_view = page.context.browser.new_context().new_page()
     sign_in(bobs_view, live_dashboard, "bob", PASSWORD)

@@ -45,13 +45,15 @@ def test_demo_is_idempotent_and_prints_a_working_sign_in(db, demo_settings):
     assert _password(second) == password
     owner = get_user_model().objects.get(username="demo")
     assert owner.check_password(password)
-    # Owner mail has somewhere to go out of the box (make run's worker prints it).
+    # Owner mail has somewhere to go out of the box (make run's mail inbox keeps it).
     assert owner.email == "demo@example.test"
-    assert "  owner mail to: demo@example.test (printed in the worker's output)" in first
+    assert "  owner mail to: demo@example.test (read at http://localhost:" in first
+    assert "/dev/mail/)" in first
 
     shop = Project.objects.get(slug="demo-shop", owner=owner)
     sketch = Project.objects.get(slug="demo-sketch", owner=owner)
     assert (shop.plan, sketch.plan) == ("pro", "free")
+    assert (shop.name, sketch.name) == ("Demo shop", "Demo sketch")  # the plan is a badge
     assert Deploy.objects.filter(project=shop, succeeded=True).count() == 1
     assert sketch.latest_deploy is None
     assert Project.objects.count() == 2

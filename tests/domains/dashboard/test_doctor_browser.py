@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.fixtures.accessibility import assert_accessible
 from tests.fixtures.browser import sign_in
 from tests.fixtures.domains import TARGET
 from tests.fixtures.nameservers import NS1, NS2, OLD, WWW, disagreeing
@@ -42,6 +43,8 @@ def test_verify_shows_what_each_name_server_says(
     expect(rows.nth(1)).to_contain_text(NS2)
     expect(rows.nth(1)).to_contain_text(f"CNAME {OLD}")
     expect(rows.nth(1).locator(".result-fail")).to_have_text("✗")
+    # Never "all is well" above a ✗ (the summary is derived from the rows).
+    expect(panel.locator(".callout-ok")).to_have_count(0)
     screenshot(page, "domain-doctor", of="#doctor")
 
     # The owner's provider catches up on ns2, the resolvers' copy runs out: Verify again.
@@ -54,3 +57,4 @@ def test_verify_shows_what_each_name_server_says(
     )
     expect(panel.locator(".result-ok")).to_have_count(2)
     expect(panel.locator(".result-fail")).to_have_count(0)
+    assert_accessible(page)

@@ -172,6 +172,29 @@ def test_remove_offers_a_redirect_when_the_project_has_another_domain(alice_clie
     assert Domain.objects.filter(pk=old.pk).exists()
 
 
+def test_remove_offers_a_redirect_to_the_only_other_domain_though_it_redirects_here(
+    alice_client, shop, alice
+):
+    """www is the primary and the apex redirects to it: Redirect instead sends www's visitors
+    to the apex, whose redirect back gives way, and the apex becomes the primary."""
+    www = go_live(domain_add(project=shop, hostname="www.example.com", actor=alice))
+    apex = go_live(domain_add(project=shop, hostname="example.com", actor=alice))
+    redirect_save(project=shop, from_domain=apex, to_domain=www, actor=alice)
+    shop.primary_domain = www
+    shop.save(update_fields=["primary_domain"])
+    page = alice_client.get(SHOP + "www.example.com/remove/").content.decode()
+    assert "Redirect instead" in page
+
+    response = alice_client.post(
+        SHOP + "www.example.com/remove/", {"redirect_to": apex.pk, "redirect_instead": "1"}
+    )
+    assert response.status_code == 302
+    assert list(Redirect.objects.values_list("from_domain", "to_domain")) == [(www.pk, apex.pk)]
+    shop.refresh_from_db()
+    assert shop.primary_domain == apex
+    assert Domain.objects.filter(pk=www.pk).exists()
+
+
 def test_remove_stops_the_domain_and_records_who_did_it(alice_client, shop, alice):
     domain_add(project=shop, hostname="www.example.com", actor=alice)
     response = alice_client.post(SHOP + "www.example.com/remove/", {"remove": "1"})

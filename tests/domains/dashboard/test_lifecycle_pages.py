@@ -56,7 +56,7 @@ def test_during_a_check_the_status_says_so(alice_client, www):
 
 def test_after_verify_the_page_says_checking_now_once(alice_client, www):
     page = alice_client.post(D + "verify/", follow=True).content.decode()
-    main = page[page.index("<main>") : page.index("</main>")]
+    main = page[page.index("<main") : page.index("</main>")]
     assert "Check queued" in main  # the flash confirms the click
     assert len(re.findall(r"\bnow\b", main, flags=re.IGNORECASE)) == 1, main
     assert main.count("when it comes") == 1
@@ -73,7 +73,7 @@ def test_remove_lists_what_it_will_change_and_activity_records_it(alice_client, 
     effects = page[page.index('id="remove-effects"') :]
     assert "clears the primary domain" in effects
     assert "old.example.test → www.example.test" in effects
-    assert "Redirect instead" not in page  # the primary cannot redirect away
+    assert "Redirect instead" not in page  # old.example.test is not live: nothing to send to
     alice_client.post(D + "remove/", {"remove": "1"})
     actions = set(shop.events.values_list("action", flat=True))
     assert {"removed", "redirect_deleted", "primary_cleared"} <= actions
@@ -185,3 +185,12 @@ def test_while_a_check_runs_the_last_failure_is_said_as_the_previous_result(
     assert "www.example.test has A 192.0.2.10 instead of the CNAME" in previous
     check(www)  # the check ends: its result is the page's again
     assert 'id="check-failure"' in alice_client.get(D).content.decode()
+
+
+def test_an_active_domains_page_links_to_its_https_address(alice_client, www, settings):
+    settings.HTTPS_PORT = 8443
+    assert 'id="https-url"' not in alice_client.get(D).content.decode()  # pending: no HTTPS yet
+    go_live(www)
+    page = alice_client.get(D).content.decode()
+    url = "https://www.example.test:8443/"
+    assert f'<a href="{url}" id="https-url">{url}</a>' in page

@@ -79,8 +79,14 @@ def test_redirect_to_another_domain_starts_from_that_domain(alice_client, www, a
     assert form.initial == {"from_domain": apex}
 
 
-def test_delete_redirect(alice_client, www, apex, alice, shop):
+def test_delete_redirect_asks_first(alice_client, www, apex, alice, shop):
     entry = redirect_save(project=shop, from_domain=apex, to_domain=go_live(www), actor=alice)
+    listing = alice_client.get(P + "domains/").content.decode()
+    assert f'href="{P}redirects/{entry.pk}/delete/"' in listing  # a link, not a one-click POST
+    asked = alice_client.get(P + f"redirects/{entry.pk}/delete/")
+    assert asked.status_code == 200
+    assert f"the redirect from {apex.hostname} to {www.hostname}" in asked.content.decode()
+    assert Redirect.objects.exists()
     assert alice_client.post(P + f"redirects/{entry.pk}/delete/").status_code == 302
     assert not Redirect.objects.exists()
     assert "Deleted a redirect" in alice_client.get(P + "domains/").content.decode()

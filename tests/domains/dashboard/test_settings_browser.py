@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.fixtures.accessibility import assert_accessible
 from tests.fixtures.browser import sign_in
 from tests.fixtures.people import PASSWORD
 
@@ -23,6 +24,7 @@ CHECKBOXES_AND_LABELS = """() => [...document.querySelectorAll("input[type=check
 def test_each_notification_checkbox_sits_on_its_labels_line(page, live_dashboard, shop):
     sign_in(page, live_dashboard, "alice", PASSWORD)
     page.goto(live_dashboard.url + "/dashboard/settings/notifications/")
+    assert_accessible(page)
     placed = page.evaluate(CHECKBOXES_AND_LABELS)
     # The mail choices and the new webhook endpoint's events: every event type, twice.
     assert len(placed) >= 2 * 9

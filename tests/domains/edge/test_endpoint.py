@@ -8,7 +8,6 @@ is readable by the edge's user only.
 
 from __future__ import annotations
 
-import math
 import socket
 import stat
 import urllib.error
@@ -23,7 +22,6 @@ from django.test.utils import CaptureQueriesContext
 
 from domains.choices import State
 from domains.edge import caddy
-from domains.edge.cache import CertificateCache
 from domains.edge.endpoint import Endpoint
 from domains.edge.fallback import is_fallback
 from domains.edge.paths import CERTIFICATE_PATH, FALLBACK_PATH, PERMISSION_PATH, SECRET_FILE
@@ -31,27 +29,12 @@ from domains.models import Certificate, Domain
 from domains.pki import sealing
 from domains.services import certificates
 from domains.services.custom_domains import domain_add
+from tests.domains.edge.conftest import SECRET
 from tests.fixtures.domains import go_live
 
 # The endpoint closes its database connection around each request, as a process of its own
 # does: the tests' rows must be committed.
-pytestmark = pytest.mark.django_db(transaction=True)
-
-SECRET = "this-tests-edge-secret"
-
-
-@pytest.fixture(autouse=True)
-def edge_secret(settings, tmp_path):
-    """What `manage.py edge` writes at its start, for the endpoint called in this process."""
-    settings.EDGE_DIR = tmp_path
-    (tmp_path / SECRET_FILE).write_text(SECRET)
-
-
-@pytest.fixture
-def endpoint() -> Endpoint:
-    """The endpoint as served, over a cache of this test's own whose version is read only
-    by its first request and by `cache.refresh()`, the served endpoint's thread's beat."""
-    return Endpoint(CertificateCache(fresh_for=math.inf), polling=False)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("edge_secret")]
 
 
 def call(

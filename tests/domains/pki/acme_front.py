@@ -9,7 +9,11 @@ the way it can
 - take its time to sign: `finalize_delay` seconds before a finalize request goes on
   (`finalizing` is set when one arrives), as a busy CA does;
 - stop answering its renewal information (`renewal_info_cut`): the connection is closed
-  without a response, as a CA that went away.
+  without a response, as a CA that went away;
+- refuse new orders as a CA past one of its limits does (`rate_limited`: RFC 8555
+  `rateLimited`, HTTP 429, with that many seconds as its Retry-After; Pebble never is);
+- fail new orders with a server error (`server_error`: that status, with RFC 8555's
+  `serverInternal` for a 500, or a bare HTML page, as a proxy before a CA that is down).
 """
 
 from __future__ import annotations
@@ -25,6 +29,8 @@ from pathlib import Path
 import requests
 
 RENEWAL_INFO = "/renewal-info"
+# Pebble's newOrder, as its directory names it.
+NEW_ORDER = "/order-plz"
 # Not passed back: requests has undone the transfer and content encodings already.
 DROPPED = {"connection", "transfer-encoding", "content-encoding", "content-length", "keep-alive"}
 
@@ -37,6 +43,9 @@ class AcmeFront:
         self.renewal_asked: list[str] = []
         self.renewal_info_cut = False
         self.finalize_delay = 0.0
+        self.rate_limited: int | None = None
+        self.new_orders_refused = 0
+        self.server_error: int | None = None
         self.finalizing = threading.Event()
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self.server.daemon_threads = True
@@ -68,6 +77,29 @@ class AcmeFront:
             window = {"start": start.isoformat(), "end": end.isoformat()}
             document = json.dumps({"suggestedWindow": window}).encode()
             return 200, {"Content-Type": "application/json", "Retry-After": "21600"}, document
+        if path == NEW_ORDER and self.rate_limited is not None:
+            self.new_orders_refused += 1
+            problem = {
+                "type": "urn:ietf:params:acme:error:rateLimited",
+                "detail": "too many new orders recently",
+                "status": 429,
+            }
+            headers = {
+                "Content-Type": "application/problem+json",
+                "Retry-After": str(self.rate_limited),
+            }
+            return 429, headers, json.dumps(problem).encode()
+        if path == NEW_ORDER and self.server_error == 500:
+            problem = {
+                "type": "urn:ietf:params:acme:error:serverInternal",
+                "detail": "the database is unavailable",
+                "status": 500,
+            }
+            headers = {"Content-Type": "application/problem+json"}
+            return 500, headers, json.dumps(problem).encode()
+        if path == NEW_ORDER and self.server_error is not None:
+            page = b"<html><body>Bad gateway</body></html>"
+            return self.server_error, {"Content-Type": "text/html"}, page
         if path.startswith("/finalize-order/"):
             self.finalizing.set()
             time.sleep(self.finalize_delay)

@@ -33,7 +33,7 @@ def acme_front(pebble, settings, _pebble_tls):
     ca_file, cert_file, key_file = _pebble_tls
     front = AcmeFront(pebble.directory.removesuffix("/dir"), ca_file, cert_file, key_file)
     front.start()
-    settings.DOMAINS_ACME_DIRECTORY = front.directory
+    settings.DOMAINS_ACME_DIRECTORIES = [front.directory]
     try:
         yield front
     finally:

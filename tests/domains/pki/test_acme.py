@@ -13,6 +13,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives.serialization import load_pem_private_key
 from django.core.management import call_command
 from django.db import transaction
+from django.test import Client
 from django.utils import timezone
 
 from domains import pki
@@ -22,6 +23,7 @@ from domains.pki import sealing
 from domains.policy import RENEWAL_SPREAD
 from domains.services import certificates
 from tests.fixtures.domains import in_step
+from tests.petstore.languages.english import visible_text
 
 pytestmark = pytest.mark.acme
 
@@ -59,7 +61,9 @@ def test_a_verified_domain_gets_a_certificate_from_the_acme_ca(verified, pebble)
     # domainstatus names the issuer.
     out = StringIO()
     call_command("domainstatus", "www.example.test", stdout=out)
-    assert json.loads(out.getvalue())["certificate"]["issuer"] == certificate.issuer
+    shown = json.loads(out.getvalue())["certificate"]
+    assert shown["issuer"] == certificate.issuer
+    assert shown["ca"] == certificate.ca_directory == pebble.directory
 
 
 def test_the_challenge_is_answered_on_the_domain_whatever_the_port(verified, client):
@@ -136,7 +140,9 @@ def test_caa_naming_another_ca_blocks_the_order_with_its_reason(verified, dns_se
     assert not AcmeOrder.objects.exists()  # no order was placed
 
 
-def test_an_invalid_authorization_is_the_domains_problem_in_the_cas_words(verified, dns_server):
+def test_an_invalid_authorization_is_the_domains_problem_in_the_cas_words(
+    verified, dns_server, alice
+):
     # The owner removed the name: Pebble cannot resolve it to fetch the challenge. (Where it
     # resolves to us and we do not answer, the fault is ours: test_acme_faults.py.)
     dns_server.remove("www.example.test")
@@ -150,3 +156,11 @@ def test_an_invalid_authorization_is_the_domains_problem_in_the_cas_words(verifi
     assert verified.cert_message.startswith("The CA refused the order: ")
     assert "could not resolve" in verified.cert_message  # Pebble's own detail, quoted
     assert not AcmeOrder.objects.exists()  # the next attempt places a new order
+    # On a German page: the platform's words in German, Pebble's quoted as it gave them.
+    german = Client(HTTP_ACCEPT_LANGUAGE="de")
+    german.force_login(alice)
+    text = visible_text(
+        german.get(f"/dashboard/projects/shop/domains/{verified.hostname}/").content.decode()
+    )
+    pebble_said = verified.cert_message.removeprefix("The CA refused the order: ")
+    assert f"Die Zertifizierungsstelle hat den Auftrag abgelehnt: {pebble_said}" in text

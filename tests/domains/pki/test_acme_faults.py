@@ -12,6 +12,7 @@ import pytest
 import requests
 from acme import messages
 from django.db import connection
+from django.test import Client
 
 from devtools.sockets import free_port
 from domains import pki
@@ -23,6 +24,7 @@ from domains.services import certificates
 from domains.services.custom_domains import domain_add
 from domains.services.verification import domain_check_many
 from tests.fixtures.domains import TARGET
+from tests.petstore.languages.english import visible_text
 
 pytestmark = pytest.mark.acme
 
@@ -117,7 +119,7 @@ def acme_http_port(edge) -> int:
 
 @pytest.mark.parametrize("fault", ["refused", "502"])
 def test_a_domain_whose_first_validation_failed_because_the_edge_was_down_goes_active(
-    verified, edge, pebble, fault
+    verified, edge, pebble, fault, alice
 ):
     """The edge not there (connection refused), or there with its web processes gone (502):
     the CA refuses that order, and the platform tries again by itself, as the task's retry
@@ -138,6 +140,12 @@ def test_a_domain_whose_first_validation_failed_because_the_edge_was_down_goes_a
     assert line.message.startswith("The certificate authority could not reach this domain")
     assert ("connection refused" if fault == "refused" else "502") in line.message
     assert line.message == str(first.value)
+    german = Client(HTTP_ACCEPT_LANGUAGE="de")
+    german.force_login(alice)
+    text = visible_text(
+        german.get(f"/dashboard/projects/shop/domains/{verified.hostname}/").content.decode()
+    )
+    assert "Die Zertifizierungsstelle konnte die Challenge dieser Domain über die Plattform" in text
     # The task retries it with the backoff, jittered, and no sooner.
     assert issubclass(pki.NotReached, RetryLater)
 

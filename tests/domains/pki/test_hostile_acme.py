@@ -8,6 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 from cryptography import x509
+from django.test import Client
 
 from domains import pki
 from domains.choices import CertCode, CertState, State
@@ -17,6 +18,7 @@ from domains.services.custom_domains import domain_add
 from domains.services.verification import domain_check
 from tests.domains.pki.fake_acme import OTHER_NAME, RATE_LIMIT_RETRY_AFTER, FakeAcme, Recorder
 from tests.fixtures.domains import TARGET
+from tests.petstore.languages.english import english_left, english_runs, visible_text
 from tests.petstore.metrics.scrape import TOKEN, Scrape
 
 pytestmark = pytest.mark.django_db
@@ -39,8 +41,8 @@ def fake_acme(settings, key_endpoint) -> Iterator[FakeAcme]:
     server = FakeAcme(redirect_to=f"{key_endpoint.base}/certificate?server_name={HOST}")
     server.start()
     settings.DOMAINS_CA = "acme"
-    settings.DOMAINS_ACME_DIRECTORY = server.directory
-    settings.DOMAINS_ACME_CA_BUNDLE = ""
+    settings.DOMAINS_ACME_DIRECTORIES = [server.directory]
+    settings.DOMAINS_ACME_CA_BUNDLE = []
     yield server
     server.stop()
 
@@ -101,6 +103,22 @@ def test_a_certificate_for_another_name_is_refused(issuing, fake_acme):
     assert refused_with(issuing) == (
         f"The CA returned a certificate for {OTHER_NAME}, not {HOST}; refused."
     )
+
+
+def test_the_refusal_reads_german_on_the_domain_page(issuing, fake_acme, alice):
+    fake_acme.misbehaviour = "other-name"
+    assert certificates.certificate_issue(domain_id=issuing.pk) is None
+    refused_with(issuing)
+
+    german = Client(HTTP_ACCEPT_LANGUAGE="de")
+    german.force_login(alice)
+    page = german.get(f"/dashboard/projects/shop/domains/{HOST}/").content.decode()
+    text = visible_text(page)
+    assert (
+        f"Die Zertifizierungsstelle lieferte ein Zertifikat für {OTHER_NAME}, nicht für {HOST}; "
+        "abgelehnt."
+    ) in text
+    assert not english_left(text, english_runs("de")), english_left(text, english_runs("de"))
 
 
 def test_a_certificate_for_another_key_is_refused(issuing, fake_acme):

@@ -24,7 +24,7 @@ from django.utils import timezone
 
 from domains import pki
 from domains.models import Certificate, PlatformKey
-from domains.pki import acme, sealing
+from domains.pki import acmeclient, sealing
 from domains.services import certificates
 from tests.fixtures.domains import CA_ID, go_live
 from tests.processes import ROOT, service_env, web_server_process
@@ -226,7 +226,7 @@ def test_a_key_that_cannot_open_the_local_ca_stops_check(settings, sealed_with_a
 def test_rotation_reads_with_the_old_key_seals_with_the_new_and_resealkeys_drops_the_old(
     settings, sealed_with_a
 ):
-    acme.account_key()  # the ACME account's key, sealed under A beside the local CA's
+    acmeclient.account_key()  # the ACME account's key, sealed under A beside the local CA's
     settings.DOMAINS_KEY_ENCRYPTION_KEY = KEY_B
     settings.DOMAINS_KEY_ENCRYPTION_KEY_PREVIOUS = [KEY_A]
 
@@ -252,7 +252,7 @@ def test_rotation_reads_with_the_old_key_seals_with_the_new_and_resealkeys_drops
     assert load_pem_private_key(sealing.unseal(stored.key_pem).encode(), None)
     for platform_key in PlatformKey.objects.all():  # the local CA's, the ACME account's
         assert sealing.unseal(platform_key.key_pem).startswith(sealing.PEM_START)
-    assert acme.account_key()
+    assert acmeclient.account_key()
     # The CA's key, resealed, still signs.
     assert certificates.certificate_renew(domain_id=stored.domain_id, issued_before=timezone.now())
 
@@ -271,7 +271,7 @@ def test_resealkeys_refuses_in_one_line_when_no_key_opens_a_stored_one(settings,
 
 def test_the_local_ca_is_the_default_and_names_its_caa_identity(settings):
     assert settings.DOMAINS_CA == "local"
-    assert pki.authority().caa_identity() == CA_ID
+    assert pki.authority().caa_identities() == (CA_ID,)
 
 
 @pytest.mark.django_db

@@ -16,7 +16,7 @@ from cryptography.hazmat.primitives.serialization import Encoding
 from domains import pki
 from domains.choices import PlatformKeyUse, State
 from domains.models import AcmeOrder, Certificate, Domain, PlatformKey
-from domains.pki import acme, sealing
+from domains.pki import acmeclient, sealing
 from domains.pki.local import new_ca
 from tests.processes import ROOT, service_env
 
@@ -87,7 +87,7 @@ def test_the_platforms_keys_are_created_once_and_the_folder_is_never_read(settin
     settings.DOMAINS_CA_DIR = folder
 
     signer, certificate = pki.load_or_create_ca()
-    opened = acme.account_key()
+    opened = acmeclient.account_key()
 
     assert certificate.public_bytes(Encoding.PEM).decode() != ca_cert
     stored = PlatformKey.objects.get(use=PlatformKeyUse.LOCAL_CA)
@@ -97,7 +97,7 @@ def test_the_platforms_keys_are_created_once_and_the_folder_is_never_read(settin
         path.unlink()
     settings.DOMAINS_CA_DIR = tmp_path / "elsewhere"
     assert pki.load_or_create_ca()[1].serial_number == certificate.serial_number
-    assert acme.account_key().public_key() == opened.public_key()
+    assert acmeclient.account_key().public_key() == opened.public_key()
     assert signer.public_key() == pki.load_or_create_ca()[0].public_key()
     assert PlatformKey.objects.count() == 2
     # The CA's certificate is copied out for clients to trust, from the row.

@@ -43,7 +43,11 @@ def test_host_names_are_stored_ascii_and_shown_unicode(shop, alice, typed, store
         ("", "required"),
         ("https://www.example.test/", "invalid_hostname"),
         ("www.example.test:8080", "invalid_hostname"),
-        ("*.example.test", "wildcard"),
+        ("a.*.example.test", "wildcard"),
+        ("*.*.example.test", "wildcard"),
+        ("*example.test", "wildcard"),
+        ("*.co.uk", "public_suffix"),
+        ("*.petstore.localhost", "platform_domain"),
         ("192.0.2.1", "ip_literal"),
         ("[2001:db8::1]", "ip_literal"),
         ("localhost", "invalid_hostname"),
@@ -157,11 +161,13 @@ def test_removed_domain_can_be_added_again_by_someone_else(shop, bobs, alice, bo
     assert removed.domain is None and removed.hostname == "www.example.test"
 
 
-def test_for_owner_selects_only_the_owners_rows(shop, bobs, alice, bob):
+def test_for_member_selects_only_the_members_rows_with_their_role(shop, bobs, alice, bob):
     domain_add(project=shop, hostname="a.example.test", actor=alice)
     domain_add(project=bobs, hostname="b.example.test", actor=bob)
-    assert [d.hostname for d in Domain.objects.for_owner(alice)] == ["a.example.test"]
-    assert [p.slug for p in type(shop).objects.for_owner(bob)] == ["bobs"]
+    assert [d.hostname for d in Domain.objects.for_member(alice)] == ["a.example.test"]
+    projects = type(shop).objects
+    assert [(p.slug, p.role) for p in projects.for_member(bob)] == [("bobs", "owner")]
+    assert not projects.for_member(bob, roles=["viewer"]).exists()
     assert Domain.objects.filter(state=State.PENDING).count() == 2
 
 

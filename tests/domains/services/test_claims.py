@@ -64,7 +64,7 @@ def test_a_removed_domain_whose_cname_stayed_cannot_be_taken_without_the_txt_pro
 
 def test_the_deletion_of_an_account_leaves_the_name_contested(cname, shop, bobs, alice, bob):
     check(domain_add(project=shop, hostname=VICTIM, actor=alice))
-    get_user_model().objects.filter(pk=alice.pk).delete()  # cascades to the project
+    get_user_model().objects.filter(pk=alice.pk).delete()  # its only owner: the project goes
     assert not Domain.objects.filter(project__slug="shop").exists()
     assert ProvenHostname.objects.filter(hostname=VICTIM).exists()
 

@@ -287,7 +287,10 @@ def test_a_domain_whose_recording_raises_is_left_out_alone(dns_server, shop, bob
     assert "row refused" in failure.last_error
 
 
-def test_a_real_workers_sweep_records_the_other_99(celery_worker, dns_server, shop, bobs, bob):
+def test_a_real_workers_sweep_records_the_other_99(
+    patient_dns, celery_worker, dns_server, shop, bobs, bob
+):
+    # patient_dns first: the worker takes the DNS lifetime from the settings it starts with.
     ids, victim, poisoned = _batch_of_100(shop, bobs, bob, dns_server)
     started = timezone.now()
 

@@ -73,6 +73,12 @@ def test_a_private_address_is_a_400_with_its_code(api, shop, dns_server, setting
     assert not WebhookEndpoint.objects.exists()
 
 
+def test_the_same_url_twice_is_a_409_duplicate(api, made, webhook_receiver):
+    answer = post(api, HOOKS, {"url": webhook_receiver.url, "events": ["domain.active"]})
+    assert_error(answer, 409, "duplicate")
+    assert WebhookEndpoint.objects.count() == 1
+
+
 def test_an_unknown_event_is_a_400(api, shop, webhook_receiver):
     answer = post(api, HOOKS, {"url": webhook_receiver.url, "events": ["domain.exploded"]})
     assert answer.status_code == 400
@@ -101,6 +107,23 @@ def test_the_delivery_log_pages_with_status_and_first_bytes(api, made, shop, www
     [attempt] = entry["attempt_log"]
     assert (attempt["ok"], attempt["status_code"], attempt["response"]) == (False, 500, "nope")
     assert attempt["attempted_at"] == entry["attempted_at"]
+
+
+def test_every_time_of_the_delivery_log_is_written_alike_in_utc(
+    api, made, shop, www, webhook_receiver
+):
+    record_owner_event(project=shop, domain=www, type=EventType.DOMAIN_FAILING)
+    for delivery_id in WEBHOOKS.due():
+        tasks.deliver("webhook", delivery_id)
+    [entry] = api.get(f"{HOOKS}/{made.json()['id']}/deliveries").json()
+    assert entry["state"] == "delivered"
+    times = {
+        key: value
+        for key, value in [*entry.items(), *entry["attempt_log"][0].items()]
+        if key.endswith("_at") and value is not None
+    }
+    assert {"created_at", "attempted_at", "delivered_at"} <= set(times)
+    assert all(value.endswith("Z") for value in times.values()), times
 
 
 def test_delete_removes_the_endpoint(api, made):

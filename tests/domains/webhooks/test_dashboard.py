@@ -3,6 +3,8 @@ messages, the delivery log with Redeliver, rotate, delete; another user's endpoi
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.test import Client
 from standardwebhooks import Webhook
@@ -37,10 +39,17 @@ def test_adding_an_endpoint_shows_its_secret_once(alice_client, shop, webhook_re
     answer = alice_client.post(
         HOOKS + "add/",
         {"project": shop.pk, "url": webhook_receiver.url, "events": ["domain.failing"]},
+        follow=True,
     )
-    assert answer.status_code == 200
     endpoint = WebhookEndpoint.objects.get()
+    [(secret_page, status)] = answer.redirect_chain
+    assert (secret_page, status) == (f"{HOOKS}{endpoint.pk}/secret/", 302)
     assert endpoint.secret in answer.content.decode()
+    assert f'data-copy="{endpoint.secret}"' in answer.content.decode()  # a Copy button
+    # A reload shows the page again, without the secret, and adds nothing.
+    again = alice_client.get(secret_page).content.decode()
+    assert endpoint.secret not in again and "shown once" in again
+    assert WebhookEndpoint.objects.count() == 1
     listing = alice_client.get(PAGE).content.decode()
     assert webhook_receiver.url in listing
     assert endpoint.secret not in listing
@@ -100,6 +109,23 @@ def test_the_delivery_log_shows_status_duration_and_first_bytes_and_redelivers(
     assert "bad gateway &lt;b&gt;here&lt;/b&gt;" in page  # the first answer is still there
 
 
+def test_the_endpoint_forms_projects_are_named_as_the_headings_name_them(alice_client, shop):
+    shop.name = "Alice's shop"
+    shop.save(update_fields=["name"])
+    page = alice_client.get(PAGE).content.decode()
+    assert re.search(rf'<option value="{shop.pk}"[^>]*>Alice&#x27;s shop</option>', page)
+    assert "<h3>Alice&#x27;s shop</h3>" in page
+
+
+def test_a_delivered_delivery_reads_delivered(alice_client, shop, www, webhook_receiver):
+    made = endpoint_create(project=shop, url=webhook_receiver.url, events=["domain.failing"])
+    record_owner_event(project=shop, domain=www, type=EventType.DOMAIN_FAILING)
+    beat()
+    page = alice_client.get(f"{HOOKS}{made.endpoint.pk}/").content.decode()
+    assert '<span class="small">Delivered</span>' in page
+    assert "2xx" not in page and "mailed" not in page
+
+
 def test_redeliver_needs_the_csrf_token(alice, shop, www, webhook_receiver):
     made = endpoint_create(project=shop, url=webhook_receiver.url, events=["domain.failing"])
     record_owner_event(project=shop, domain=www, type=EventType.DOMAIN_FAILING)
@@ -115,7 +141,7 @@ def test_rotate_shows_a_new_secret_that_signs_from_then_on(
     alice_client, shop, www, webhook_receiver
 ):
     made = endpoint_create(project=shop, url=webhook_receiver.url, events=["domain.failing"])
-    answer = alice_client.post(f"{HOOKS}{made.endpoint.pk}/rotate/")
+    answer = alice_client.post(f"{HOOKS}{made.endpoint.pk}/rotate/", follow=True)
     made.endpoint.refresh_from_db()
     new = made.endpoint.secret
     assert new != made.secret and new in answer.content.decode()
@@ -125,10 +151,24 @@ def test_rotate_shows_a_new_secret_that_signs_from_then_on(
     assert Webhook(new).verify(received.body, received.headers)["type"] == "domain.failing"
 
 
-def test_delete_removes_the_endpoint(alice_client, shop, webhook_receiver):
+def test_delete_asks_first_then_removes_the_endpoint(alice_client, shop, webhook_receiver):
     made = endpoint_create(project=shop, url=webhook_receiver.url, events=["domain.failing"])
+    asked = alice_client.get(f"{HOOKS}{made.endpoint.pk}/delete/")
+    assert asked.status_code == 200 and "Delete the webhook endpoint" in asked.content.decode()
+    assert WebhookEndpoint.objects.exists()
     assert alice_client.post(f"{HOOKS}{made.endpoint.pk}/delete/").status_code == 302
     assert not WebhookEndpoint.objects.exists()
+
+
+def test_the_same_url_twice_is_refused_on_the_form(alice_client, shop, webhook_receiver):
+    endpoint_create(project=shop, url=webhook_receiver.url, events=["domain.failing"])
+    answer = alice_client.post(
+        HOOKS + "add/",
+        {"project": shop.pk, "url": webhook_receiver.url, "events": ["domain.active"]},
+    )
+    assert answer.status_code == 400
+    assert "already receives this project" in answer.content.decode()
+    assert WebhookEndpoint.objects.count() == 1
 
 
 def test_another_user_gets_404_on_every_webhook_page(bob_client, bob, shop, www, webhook_receiver):

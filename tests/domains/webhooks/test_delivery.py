@@ -12,11 +12,14 @@ from standardwebhooks import Webhook
 
 from domains import tasks
 from domains.channels import CHANNELS
-from domains.choices import DeliveryState, EventType
+from domains.choices import DeliveryState, EventType, Role
 from domains.models import Delivery
 from domains.policy import WEBHOOK_RETRY_BACKOFF
 from domains.services.events import record_owner_event
+from domains.services.members import member_add
 from domains.services.webhooks import delivery_redeliver, endpoint_create
+from petstore.metrics import store
+from tests.fixtures.people import make_user
 
 WEBHOOKS = CHANNELS["webhook"]
 
@@ -43,6 +46,17 @@ def endpoint(shop, webhook_receiver):
     return endpoint_create(
         project=shop, url=webhook_receiver.url, events=[EventType.DOMAIN_FAILING]
     )
+
+
+def attempts_counted() -> dict[str, float]:
+    """petstore_webhook_delivery_attempts_total by outcome, as this process counted them."""
+    return {
+        outcome: store.REGISTRY.get_sample_value(
+            "petstore_webhook_delivery_attempts_total", {"outcome": outcome}
+        )
+        or 0.0
+        for outcome in ("delivered", "failed")
+    }
 
 
 def beat(time_machine, at: datetime) -> None:
@@ -86,7 +100,9 @@ def test_a_wrong_secret_fails_the_verifier(active, endpoint, webhook_receiver, s
     record_owner_event(project=shop, domain=active, type=EventType.DOMAIN_FAILING)
     beat(time_machine, T0 + timedelta(seconds=1))
     [received] = webhook_receiver.requests
-    other = endpoint_create(project=shop, url=webhook_receiver.url, events=["domain.active"])
+    other = endpoint_create(
+        project=shop, url=webhook_receiver.url + "?other", events=["domain.active"]
+    )
     with pytest.raises(Exception, match="signature"):
         Webhook(other.secret).verify(received.body, received.headers)
 
@@ -141,9 +157,12 @@ def test_redeliver_sends_again_now(active, endpoint, webhook_receiver, shop, tim
     assert (logged.state, logged.attempts) == (DeliveryState.DELIVERED, 2)
 
 
-def test_three_days_of_failures_disable_the_endpoint_and_mail_the_owner(
+def test_three_days_of_failures_disable_the_endpoint_and_mail_the_owners_and_admins(
     active, endpoint, webhook_receiver, shop, time_machine, smtp_server
 ):
+    for name, role in (("dave", Role.ADMIN), ("erin", Role.DEVELOPER)):
+        user = make_user(name, email=f"{name}@example.test")
+        member_add(project=shop, user=user, role=role, actor=None)
     webhook_receiver.status = 503
     at = T0
     # An event a day keeps the endpoint failing for three days.
@@ -154,8 +173,12 @@ def test_three_days_of_failures_disable_the_endpoint_and_mail_the_owner(
         beat(time_machine, at)
     endpoint.endpoint.refresh_from_db()
     assert endpoint.endpoint.disabled_at == at
-    [mail] = smtp_server.messages
-    assert mail["To"] == "alice@example.test"
+    # One mail to each owner and admin (a developer is not told), none naming another.
+    assert sorted(m["To"] for m in smtp_server.messages) == [
+        "alice@example.test",
+        "dave@example.test",
+    ]
+    mail = smtp_server.messages[0]
     assert "Webhook endpoint disabled" in mail["Subject"]
     assert webhook_receiver.url in smtp_server.text(mail)
     # Disabled: nothing more is sent, and the mail is not sent twice.
@@ -163,10 +186,11 @@ def test_three_days_of_failures_disable_the_endpoint_and_mail_the_owner(
     record_owner_event(project=shop, domain=active, type=EventType.DOMAIN_FAILING)
     beat(time_machine, at + timedelta(days=1))
     assert len(webhook_receiver.requests) == sent
-    assert len(smtp_server.messages) == 1
+    assert len(smtp_server.messages) == 2
 
 
 def test_a_success_resets_the_failing_clock(active, endpoint, webhook_receiver, shop, time_machine):
+    before = attempts_counted()
     webhook_receiver.status = 500
     record_owner_event(project=shop, domain=active, type=EventType.DOMAIN_FAILING)
     beat(time_machine, T0 + timedelta(seconds=1))
@@ -176,4 +200,10 @@ def test_a_success_resets_the_failing_clock(active, endpoint, webhook_receiver, 
     beat(time_machine, T0 + timedelta(minutes=1))
     endpoint.endpoint.refresh_from_db()
     assert endpoint.endpoint.failing_since is None
+    # Each attempt counted by its outcome: what PetstoreWebhookDeliveriesFailing watches.
+    after = attempts_counted()
+    assert {outcome: after[outcome] - before[outcome] for outcome in after} == {
+        "delivered": 1,
+        "failed": 1,
+    }
     assert json.loads(webhook_receiver.requests[-1].body)["type"] == "domain.failing"

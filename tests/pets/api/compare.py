@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 from datetime import UTC, datetime
+from typing import Any
 
 import time_machine
 from rest_framework.response import Response
@@ -66,7 +67,7 @@ def link_of(answer) -> str | None:
     return link[1 : link.index(">")] if link else None
 
 
-def wsgi_get(query: str, headers: dict[str, str]) -> tuple[str, list[tuple[str, str]], bytes]:
+def wsgi_get(query: str, headers: dict[str, Any]) -> tuple[str, list[tuple[str, str]], bytes]:
     """GET /v1/pets?query through petstore.wsgi's application, as a WSGI server calls it:
     the status line, every header in order, the body. The application is made anew, as
     petstore.wsgi makes it, so that both handlers load their middleware under this test's

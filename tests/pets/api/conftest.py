@@ -5,6 +5,8 @@ many requests."""
 from __future__ import annotations
 
 import pytest
+from django.core import signals
+from django.db import close_old_connections
 
 from pets.models import PetStatus
 
@@ -24,3 +26,14 @@ def pets(make_pet, cats):
 @pytest.fixture
 def no_rate_limits(settings):
     settings.API_RATE_LIMIT = settings.API_ADDRESS_RATE_LIMIT = ""
+
+
+@pytest.fixture
+def test_transaction_kept():
+    """As Django's test client does: a request's start and end leave the connection, which
+    holds the test's transaction, open (for requests through the WSGI application)."""
+    signals.request_started.disconnect(close_old_connections)
+    signals.request_finished.disconnect(close_old_connections)
+    yield
+    signals.request_started.connect(close_old_connections)
+    signals.request_finished.connect(close_old_connections)

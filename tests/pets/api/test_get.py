@@ -6,8 +6,10 @@ from datetime import UTC, datetime
 
 import pytest
 import time_machine
+from rest_framework.test import APIClient
 
-from tests.pets.helpers import assert_error
+from petstore.apikeys.services import api_key_issue
+from tests.pets.helpers import assert_error, bearer
 
 SUNSET = "Thu, 05 Dec 2030 00:00:00 GMT"
 DEPRECATION = "@1793491200"  # 2026-11-01T00:00:00Z
@@ -73,10 +75,17 @@ def test_other_methods_are_405_with_the_deprecation_headers(api, make_pet):
     assert_deprecation_headers(response)
 
 
-def test_it_still_answers_the_second_before_sunset(api, make_pet):
+def api_now(user) -> APIClient:
+    """A client with a key made at the (travelled) present: every key ends within a year."""
+    client = APIClient()
+    client.credentials(**bearer(api_key_issue(user=user).plaintext))
+    return client
+
+
+def test_it_still_answers_the_second_before_sunset(alice, make_pet):
     rex = make_pet()
     with time_machine.travel(datetime(2030, 12, 4, 23, 59, 59, tzinfo=UTC), tick=False):
-        assert api.get(f"/v1/pets/{rex.id}").status_code == 200
+        assert api_now(alice).get(f"/v1/pets/{rex.id}").status_code == 200
 
 
 @pytest.mark.parametrize(
@@ -84,16 +93,16 @@ def test_it_still_answers_the_second_before_sunset(api, make_pet):
     [datetime(2030, 12, 5, tzinfo=UTC), datetime(2031, 6, 1, 12, tzinfo=UTC)],
     ids=["sunset", "after"],
 )
-def test_from_the_sunset_date_it_answers_410_gone(api, make_pet, moment):
+def test_from_the_sunset_date_it_answers_410_gone(alice, make_pet, moment):
     rex = make_pet()
     with time_machine.travel(moment, tick=False):
-        response = api.get(f"/v1/pets/{rex.id}")
+        response = api_now(alice).get(f"/v1/pets/{rex.id}")
     body = assert_error(response, 410, "gone")
     assert "GET /v1/pets" in body["message"]
     assert_deprecation_headers(response)
 
 
-def test_after_sunset_the_list_still_works(api, make_pet):
+def test_after_sunset_the_list_still_works(alice, make_pet):
     make_pet()
     with time_machine.travel(datetime(2031, 1, 1, tzinfo=UTC), tick=False):
-        assert api.get("/v1/pets").status_code == 200
+        assert api_now(alice).get("/v1/pets").status_code == 200

@@ -14,10 +14,8 @@ from datetime import UTC, datetime
 
 import pytest
 import time_machine
-from django.core import signals
 from django.core.cache import cache
 from django.core.handlers.wsgi import WSGIHandler
-from django.db import close_old_connections
 from django.urls import reverse
 from rest_framework.test import APIClient
 
@@ -37,7 +35,7 @@ from tests.pets.api.compare import (
 )
 from tests.pets.helpers import bearer, clear_rate_limits
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("test_transaction_kept")]
 
 
 def test_every_page_of_every_filter_is_answered_alike_by_the_hot_path(
@@ -232,17 +230,6 @@ def test_other_methods_are_drfs_whatever_the_switch(settings, alice_key):
 # --- Through the WSGI application: the lean handler (petstore.http.lean) -----------------
 
 
-@pytest.fixture(autouse=True)
-def test_transaction_kept():
-    """As Django's test client does: a request's start and end leave the connection, which
-    holds the test's transaction, open."""
-    signals.request_started.disconnect(close_old_connections)
-    signals.request_finished.disconnect(close_old_connections)
-    yield
-    signals.request_started.connect(close_old_connections)
-    signals.request_finished.connect(close_old_connections)
-
-
 @pytest.mark.parametrize(
     ("query", "headers", "status"),
     [
@@ -333,7 +320,9 @@ def test_the_short_chain_loads_middleware_less_the_skipped_and_leaves_the_settin
     assert list(settings.MIDDLEWARE) == before
 
 
-def test_the_lean_handler_serves_only_the_list_and_only_gets(settings, alice_key, monkeypatch):
+def test_the_lean_handler_serves_only_the_lists_url_and_its_registered_methods(
+    settings, alice_key, monkeypatch
+):
     settings.API_LIST_FAST_PATH = True
     served: list[str] = []
     monkeypatch.setattr(lean.LeanWSGIHandler, "serve", lambda *args: served.append("lean"))

@@ -9,7 +9,7 @@ import time_machine
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from petstore.apikeys.keyformat import hash_key
+from petstore.apikeys.keyformat import checksum, hash_key
 from petstore.apikeys.models import ApiKey
 from petstore.apikeys.services import api_key_issue, api_key_revoke
 from tests.pets.helpers import assert_error, bearer
@@ -83,9 +83,9 @@ def test_the_scheme_is_case_insensitive(alice_key):
 
 
 def test_a_known_prefix_with_a_wrong_secret_is_a_401(alice_key):
-    forged = alice_key.plaintext[:-4] + (
-        "AAAA" if not alice_key.plaintext.endswith("AAAA") else "BBBB"
-    )
+    prefix = alice_key.api_key.prefix
+    secret = "A" * 43 if not alice_key.plaintext.startswith(f"pst_{prefix}_AAAA") else "B" * 43
+    forged = f"pst_{prefix}_{secret}{checksum(f'{prefix}_{secret}')}"  # well formed
     client = APIClient()
     client.credentials(**bearer(forged))
     assert_401(client.get("/v1/pets"), invalid_token=True)
@@ -126,7 +126,7 @@ def test_only_a_hash_and_a_short_prefix_are_stored(alice_key):
 def test_keys_are_unique_and_carry_256_random_bits(alice):
     keys = {api_key_issue(user=alice).plaintext for _ in range(20)}
     assert len(keys) == 20
-    assert all(len(k.split("_", 2)[2]) >= 43 for k in keys)  # 32 bytes, base64url
+    assert all(len(k.split("_", 2)[2]) == 43 + 6 for k in keys)  # 256 bits in base62, checksum
 
 
 def test_last_use_is_recorded_at_most_once_a_minute(api, alice_key):
@@ -153,3 +153,20 @@ def test_a_failed_attempt_does_not_count_as_use(alice_key):
     client.get("/v1/pets")
     alice_key.api_key.refresh_from_db()
     assert alice_key.api_key.last_used_at is None
+
+
+def test_last_use_records_the_client_address_with_the_time(alice_key):
+    key = alice_key.api_key
+    start = timezone.now()
+    with time_machine.travel(start, tick=False):
+        APIClient(REMOTE_ADDR="203.0.113.7").get("/v1/pets", **bearer(alice_key.plaintext))
+        key.refresh_from_db()
+        assert (key.last_used_at, key.last_used_ip) == (start, "203.0.113.7")
+    with time_machine.travel(start + timedelta(seconds=30), tick=False):
+        APIClient(REMOTE_ADDR="198.51.100.9").get("/v1/pets", **bearer(alice_key.plaintext))
+        key.refresh_from_db()
+        assert key.last_used_ip == "203.0.113.7"  # written with the time, once a minute
+    with time_machine.travel(start + timedelta(minutes=2), tick=False):
+        APIClient(REMOTE_ADDR="2001:db8::1").get("/v1/pets", **bearer(alice_key.plaintext))
+        key.refresh_from_db()
+        assert (key.last_used_at, key.last_used_ip) == (start + timedelta(minutes=2), "2001:db8::1")

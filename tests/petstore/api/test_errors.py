@@ -9,7 +9,7 @@ import pytest
 from django.conf import settings
 from django.test import RequestFactory
 
-from pets.api import views
+from pets.api import createpath, views
 from pets.models import Pet
 from petstore.api import errors
 from petstore.api.exceptions import ErrorCode
@@ -29,6 +29,9 @@ DOCUMENTED_CODES = {
     "unsupported_media_type",
     "idempotency_key_reused",
     "rate_limited",
+    "key_expired",
+    "forbidden",
+    "insufficient_scope",
     "internal_error",
     "service_unavailable",
 }
@@ -101,11 +104,16 @@ def test_a_validation_error_names_the_fields(api):
     assert all(isinstance(m, str) for msgs in body["fields"].values() for m in msgs)
 
 
-def test_a_crash_in_an_operation_is_a_500_error_body_and_logged(api, dogs, monkeypatch, caplog):
-    def boom(**kwargs):
+@pytest.mark.parametrize("fast", [False, True], ids=["drf", "fast path"])
+def test_a_crash_in_an_operation_is_a_500_error_body_and_logged(
+    api, dogs, monkeypatch, caplog, settings, fast
+):
+    def boom(*args, **kwargs):
         raise RuntimeError("simulated bug")
 
-    monkeypatch.setattr(views, "pet_create", boom)
+    # The bug in the create's service on DRF's path, in its statement on the fast path.
+    settings.API_LIST_FAST_PATH = fast
+    monkeypatch.setattr(*((createpath, "_insert") if fast else (views, "pet_create")), boom)
     response = post_json(api, "/v1/pets", {"name": "Rex", "categoryId": dogs.id})
     body = assert_error(response, 500, "internal_error")
     assert "simulated bug" not in json.dumps(body)  # no internals leak

@@ -10,6 +10,8 @@ from django.contrib.messages import get_messages
 from django.contrib.sessions.models import Session
 from rest_framework.test import APIClient
 
+from domains.choices import Role
+from domains.models import Membership, ProjectKey
 from petstore.apikeys.models import ApiKey
 from tests.pets.helpers import assert_error, bearer
 
@@ -21,7 +23,7 @@ def admin_client(client, carol):
 
 
 ISSUE_TOKEN = re.compile(r'name="issue_token" value="([^"]+)"')
-KEY = re.compile(r"pst_[0-9a-f]{8}_[A-Za-z0-9_-]{43}")
+KEY = re.compile(r"pst_[0-9a-f]{8}_[0-9A-Za-z]{49}")
 
 
 def add_form(admin_client, **fields):
@@ -29,7 +31,8 @@ def add_form(admin_client, **fields):
     page = admin_client.get("/admin/apikeys/apikey/add/")
     token = ISSUE_TOKEN.search(page.text)
     assert token, "the add form carries a one-time token"
-    return {**fields, "issue_token": token.group(1)}
+    scopes = ["pets:read", "pets:write"]
+    return {"scopes": scopes, "days": 90, **fields, "issue_token": token.group(1)}
 
 
 def test_an_api_key_added_in_the_admin_is_shown_on_the_page_that_answers_the_form(
@@ -123,3 +126,52 @@ def test_staff_without_the_add_permission_get_neither_form_nor_key(client, alice
     refused = client.post("/admin/apikeys/apikey/add/", {"user": alice.id, "issue_token": "x"})
     assert refused.status_code == 403
     assert not ApiKey.objects.exists()
+
+
+def test_the_add_form_takes_scopes_and_an_expiry(admin_client, alice):
+    form = add_form(admin_client, user=alice.id, name="ci", scopes=["pets:read"], days=7)
+    response = admin_client.post("/admin/apikeys/apikey/add/", form)
+    assert response.status_code == 200 and KEY.search(response.text)
+    assert "pets:read" in response.text  # the scopes and the end, on the page with the key
+    key = ApiKey.objects.get()
+    assert key.scopes == ["pets:read"]
+    assert 6 < (key.expires_at - key.created_at).total_seconds() / 86400 <= 7
+
+
+@pytest.mark.parametrize("days", [0, 367])
+def test_an_expiry_beyond_366_days_is_refused_on_the_form(admin_client, alice, days):
+    form = add_form(admin_client, user=alice.id, name="ci", days=days)
+    refused = admin_client.post("/admin/apikeys/apikey/add/", form)
+    assert refused.status_code == 200 and not KEY.search(refused.text)
+    assert not ApiKey.objects.exists()
+
+
+def test_the_list_shows_scopes_expiry_last_use_and_project(admin_client, alice_key, shop):
+    ApiKey.objects.filter(pk=alice_key.api_key.pk).update(last_used_ip="203.0.113.7")
+    page = admin_client.get("/admin/apikeys/apikey/").text
+    assert "domains:write" in page and "203.0.113.7" in page
+    assert "all of the user" in page  # no project: all of the user's
+    detail = admin_client.get(f"/admin/apikeys/apikey/{alice_key.api_key.pk}/change/").text
+    assert "expires" in detail.lower() and "203.0.113.7" in detail
+
+
+def test_a_key_limited_to_a_project_never_exceeds_the_users_role_there(
+    admin_client, alice, bob, bobs, shop
+):
+    Membership.objects.create(project=bobs, user=alice, role=Role.VIEWER)
+    form = add_form(admin_client, user=alice.id, project=bobs.pk, scopes=["domains:write"])
+    refused = admin_client.post("/admin/apikeys/apikey/add/", form)
+    assert refused.status_code == 200 and not KEY.search(refused.text)
+    assert "does not allow domains:write" in refused.text
+    stranger = add_form(admin_client, user=bob.id, project=shop.pk, scopes=["pets:read"])
+    refused = admin_client.post("/admin/apikeys/apikey/add/", stranger)
+    assert "bob is no member of shop" in refused.text
+    assert not ApiKey.objects.exists()
+
+    made = admin_client.post(
+        "/admin/apikeys/apikey/add/",
+        add_form(admin_client, user=alice.id, name="ci", project=bobs.pk, scopes=["domains:read"]),
+    )
+    assert made.status_code == 200 and KEY.search(made.text)
+    assert ProjectKey.objects.get().project == bobs
+    assert "bobs" in admin_client.get("/admin/apikeys/apikey/").text

@@ -1,8 +1,11 @@
 """The API key migrations on a real database: ApiKey taken over from the pets app keeps its
-keys and permissions, and the idempotency records' claim columns leave the model while the
-release before still reads them."""
+keys and permissions, the idempotency records' claim columns leave the model while the
+release before still reads them, and a key made before scopes keeps every scope until an
+end the migration gives it."""
 
 from __future__ import annotations
+
+from datetime import timedelta
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -12,7 +15,8 @@ from django.db.migrations.executor import MigrationExecutor
 from django.utils import timezone
 
 from petstore.api import idempotency
-from petstore.apikeys.models import ApiKey, IdempotencyRecord
+from petstore.apikeys.models import DEFAULT_KEY_DAYS, ApiKey, IdempotencyRecord
+from petstore.apikeys.scopes import ALL_SCOPES
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -85,3 +89,22 @@ def test_the_claim_columns_leave_the_model_and_stay_readable_for_the_release_bef
             "SELECT key, claim_token, locked_at FROM pets_idempotencyrecord ORDER BY key"
         )
         assert cursor.fetchall() == [("answered", "", None), ("new", "", None), ("orm", "", None)]
+
+
+def test_a_key_made_before_scopes_gets_every_scope_and_ends_the_default_days_after():
+    """apikeys.0007: a key of release 1.1.0 goes on working as it did (every scope) until
+    DEFAULT_KEY_DAYS after the upgrade, when it ends like any key (its owners told a week
+    before: tests/domains/services/test_keys.py)."""
+    old = migrate(("apikeys", "0006_idempotencyrecord_claim_contract"))
+    user = old.get_model("auth", "User").objects.create(username="before")
+    old.get_model("apikeys", "ApiKey").objects.create(
+        user=user, name="ci", prefix="before01", key_hash="1" * 64
+    )
+    started = timezone.now()
+
+    migrate()
+
+    key = ApiKey.objects.get(prefix="before01")
+    assert set(key.scopes) == ALL_SCOPES
+    days = timedelta(days=DEFAULT_KEY_DAYS)
+    assert started + days <= key.expires_at <= timezone.now() + days

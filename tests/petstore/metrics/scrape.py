@@ -22,6 +22,10 @@ FAMILIES = {
     "petstore_http_requests",
     "petstore_http_request_duration_seconds",
     "petstore_sweep_last_success_timestamp_seconds",
+    "petstore_webhook_delivery_attempts",
+    "petstore_email_deliveries",
+    "petstore_build_info",
+    "petstore_backup_last_success_timestamp_seconds",
 }
 
 

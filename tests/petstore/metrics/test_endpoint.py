@@ -4,6 +4,7 @@ uses), every family there after real activity, the gauges equal to the database.
 from __future__ import annotations
 
 import time
+import tomllib
 from datetime import timedelta
 
 import pytest
@@ -21,7 +22,9 @@ from domains.services.verification import domain_check
 from petstore.celery import app as celery_app
 from petstore.taskfailures import task_failure_record
 from tests.fixtures.domains import TARGET, go_live, in_step
+from tests.fixtures.platformcertificate import store_platform_certificate
 from tests.petstore.metrics.scrape import FAMILIES, TOKEN, Scrape
+from tests.processes import ROOT
 
 SCRAPER_HOST = "10.1.2.3:8000"  # Prometheus asks each process by its address
 
@@ -111,7 +114,7 @@ def test_a_ca_that_cannot_be_reached_and_a_renewal_not_done_are_counted(
     before = scrape(client)
     # An ACME directory nobody listens on: the issue waits (Pending), counted as unreachable.
     settings.DOMAINS_CA = "acme"
-    settings.DOMAINS_ACME_DIRECTORY = "http://127.0.0.1:9/directory"
+    settings.DOMAINS_ACME_DIRECTORIES = ["http://127.0.0.1:9/directory"]
     dns_server.add("www.example.test", "CNAME", TARGET + ".")
     issuing = domain_add(project=shop, hostname="www.example.test", actor=alice)
     Domain.objects.filter(pk=issuing.pk).update(**in_step(State.ISSUING))
@@ -182,6 +185,20 @@ def test_the_series_an_alert_watches_are_there_before_the_first_count(client, to
     assert {"type": "rateLimited"} in [
         sample.labels for sample in seen.families["petstore_acme_errors"].samples
     ]
+    for family in ("petstore_webhook_delivery_attempts", "petstore_email_deliveries"):
+        outcomes = {sample.labels["outcome"] for sample in seen.families[family].samples}
+        assert outcomes == set(metrics.DELIVERY_OUTCOMES) == {"delivered", "failed"}
+
+
+@pytest.mark.django_db
+def test_the_build_info_names_the_release_in_pyproject(client, token):
+    """1, labelled with the version pyproject.toml declares (the release CHANGELOG.md
+    names), in every web process's answer."""
+    declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+    [sample] = scrape(client).families["petstore_build_info"].samples
+    assert sample.labels == {"version": declared}
+    assert sample.value == 1
+    assert f"## [{declared}]" in (ROOT / "CHANGELOG.md").read_text()
 
 
 # Transactional: the count of a renewal waits for its commit.
@@ -241,6 +258,20 @@ def test_the_gauges_are_the_databases_counts(client, token, shop, alice):
     assert seen.value("petstore_certificates_expiring", within_days="7") == 1
     assert seen.value("petstore_certificates_expiring", within_days="14") == 2
     assert seen.value("petstore_certificates_expiring", within_days="21") == 2
+
+
+@pytest.mark.django_db
+def test_the_platforms_own_certificate_counts_among_the_expiring_unless_the_operators(
+    client, token, settings
+):
+    store_platform_certificate(days=10)
+    seen = scrape(client)
+    assert seen.value("petstore_certificates_expiring", within_days="7") == 0
+    assert seen.value("petstore_certificates_expiring", within_days="14") == 1
+    assert seen.value("petstore_certificates_expiring", within_days="21") == 1
+    # The operator's own files: nothing renews the row, the edge's probe watches theirs.
+    settings.EDGE_PLATFORM_CERTIFICATE = "/etc/petstore/platform.pem"
+    assert scrape(client).value("petstore_certificates_expiring", within_days="21") == 0
 
 
 @pytest.mark.django_db

@@ -1,0 +1,1 @@
+from tests.security.dashboard import alices  # noqa: F401 - a fixture of these tests
