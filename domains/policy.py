@@ -101,9 +101,9 @@ def temporary_failure_limit() -> timedelta:
 
 # The sweep runs every DOMAINS_SWEEP_INTERVAL seconds with nobody waiting. Its claim on a
 # due check lasts at least this many sweeps before the check is due again (a lost batch is
-# simply swept again), and certificate work is taken for lost only after as many, so the
-# sweep does not queue again, each minute, work still under way (an ACME order being
-# validated, a task waiting out its retry).
+# simply swept again), and certificate work is taken for lost only after the same lease, so
+# the sweep does not queue again, each minute, work still under way (an ACME order being
+# validated, a batch working through its domains, a task waiting out its retry).
 SWEEPS_BEFORE_AGAIN = 5
 
 
@@ -120,9 +120,12 @@ def sweep_lease() -> timedelta:
 def cert_lost_at_sweep() -> timedelta:
     """Certificate work still not done this long after its issue delay
     (DOMAINS_CERT_ISSUE_DELAY) is taken for lost by the sweep, and claimed and queued again:
-    SWEEPS_BEFORE_AGAIN sweeps (issuing twice is safe: the row is locked and its state read
-    again, so two runs make one certificate)."""
-    return SWEEPS_BEFORE_AGAIN * timedelta(seconds=settings.DOMAINS_SWEEP_INTERVAL)
+    the lease of a check (`sweep_lease`), counted from when the last run on the domain
+    started (domains/services/certificates.py takes the claim again at each start). A run
+    still under way is so never joined by a second one, which would place a second ACME
+    order (issuing twice is safe, the row is locked and its state read again, but an order
+    placed in vain counts against the CA's limits)."""
+    return sweep_lease()
 
 
 # A check that passes while the domain is issuing (the owner chose Re-verify and waits)

@@ -89,7 +89,13 @@ def certificate_claim_if_late(
 
 
 def certificate_issue(*, domain_id: int) -> Certificate | None:
-    """Issue the certificate of a domain in the issuing state; safe to run twice."""
+    """Issue the certificate of a domain in the issuing state; safe to run twice. Each run
+    takes the sweep's claim again when it starts (`cert_requested_at`, policy
+    `cert_lost_at_sweep`), so work under way, however long its batch waited, is not taken
+    for lost."""
+    Domain.objects.filter(pk=domain_id, state=State.ISSUING).update(
+        cert_requested_at=timezone.now()
+    )
     domain = Domain.objects.filter(pk=domain_id).select_related("project").first()
     if domain is None or domain.state != State.ISSUING:
         return domain.certificate if domain else None

@@ -21,9 +21,9 @@ with the serial `domainstatus` prints, and none needed the test to press Re-veri
 validation the CA could not make while a fault was on is retried by the platform); Pebble
 placed one order per domain; every 201 is exactly one row, each retry of a key got the same
 id and every replay a 201 saying `Idempotent-Replayed: true`; no answer was a 5xx or a
-failed connection except while PostgreSQL was down, or to the edge node while it was dead;
-no process exited but those the test killed. The figures are printed (`pytest -s`) and
-recorded in docs/decisions/reliability.md ("The cluster test").
+failed connection except while PostgreSQL was down, to the edge node while it was dead, or
+in the web process the instant it was killed; no process exited but those the test killed.
+The figures are printed (`pytest -s`) and in docs/decisions/reliability.md.
 """
 
 from __future__ import annotations
@@ -68,11 +68,10 @@ pytestmark = [pytest.mark.acme]
 
 DOMAINS = 50
 CLIENTS = 8
-# Beat's sweep every 5 s: lost certificate work is queued again after 5 sweeps (25 s),
-# not 5 minutes, so a killed worker's orders finish within the test.
+# Beat's sweep every 5 s, tasks limited to 90 s: a check or certificate work lost with its
+# message (a killed worker's, Redis restarted empty) is queued again when its claim's lease
+# ends (sweep_lease), 95 s here, not 6 minutes; an issuance waits at most 2 x 30 s.
 SWEEP_INTERVAL = 5
-# A check lost with its message is due again when its claim's lease ends (sweep_lease: the
-# task limit and one sweep), 95 s here, not 305 s; an issuance waits at most 2 x 30 s.
 TASK_TIME_LIMIT = 90
 
 
@@ -273,7 +272,9 @@ def test_the_platform_twice_over_through_faults(
 
     # 3. A web process and an edge node SIGKILLed under load, each started again later.
     time.sleep(2)
+    web_killing = time.monotonic()
     platform.webs[0].kill()
+    web_killed = time.monotonic()
     figures["web_killed_at"] = elapsed_since(load_began)
     time.sleep(3)
     start(platform, platform.webs[0])
@@ -366,14 +367,15 @@ def test_the_platform_twice_over_through_faults(
     assert all(len(ids) == 1 for ids in tally.ids_per_key.values())
     assert not tally.problems, tally.problems[:20]
 
-    # No 5xx and no failed connection but while PostgreSQL was down (and until both web
-    # processes were ready again), or to the edge node while it was dead.
+    # No 5xx and no failed connection but in the windows the docstring names (a response
+    # the killed web process had begun is cut; the edge sends any later one to the other).
     statuses = collections.Counter(answer.status for answer in tally.answers)
 
     def excused(a: Answer) -> bool:
         postgres_down = a.answered >= window_start and a.started <= window_end
         edge_dead = a.edge == 0 and a.answered >= edge_down and a.started <= edge_up
-        return postgres_down or edge_dead
+        web_cut = a.status == 0 and a.answered >= web_killing and a.started <= web_killed
+        return postgres_down or edge_dead or web_cut
 
     outside = [a for a in tally.answers if a.failed and not excused(a)]
     in_window = [a for a in tally.answers if a.failed and a not in outside]

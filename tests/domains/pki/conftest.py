@@ -4,12 +4,23 @@ live server that answers its HTTP-01 challenges."""
 from __future__ import annotations
 
 import pytest
+from django.core.cache import cache
 
 from domains.choices import State
 from domains.services.custom_domains import domain_add
+from domains.services.fallback import RESTING_KEY
 from domains.services.verification import domain_check
 from tests.domains.pki.acme_front import AcmeFront
 from tests.fixtures.domains import TARGET
+
+
+@pytest.fixture(autouse=True)
+def retry_after_forgotten(settings):
+    """A CA's Retry-After outlives the test in Redis, and a later test's CA (a front, a fake)
+    may listen on the same port, and so have the same directory."""
+    yield
+    for directory in settings.DOMAINS_ACME_DIRECTORIES:
+        cache.delete(RESTING_KEY.format(directory))
 
 
 @pytest.fixture
