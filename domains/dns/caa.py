@@ -1,12 +1,15 @@
 """May the platform's CA issue for a custom domain? The CAA records of the name and its
 parents (RFC 8659), as a CheckResult (domains/dns/diagnosis.py) whose `code` is a
-domains.choices.CheckCode."""
+domains.choices.CheckCode. A wildcard's are those of the name it stands under, where its
+`issuewild` records, if the set has any, decide instead of `issue` (RFC 8659 §4.3), as CAs
+read them."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
 from django.utils.translation import gettext_noop
+from dns.rdtypes.ANY.CAA import CAA
 
 from domains.choices import CheckCode
 from domains.dns import hostnames, lookups
@@ -36,6 +39,19 @@ def _climb(hostname: str) -> list[str]:
     return names[: min(below, MAX_CAA_NAMES_BELOW_REGISTRABLE)] + names[below:]
 
 
+def _tag(rdata: CAA) -> str:
+    return str(rdata.tag.decode("ascii", "replace").lower())
+
+
+def _rule(rdatas: Sequence[CAA], *, wildcard: bool) -> tuple[str, list[CAA]]:
+    """The property that decides for the name, and its records: `issuewild` for a wildcard
+    whose set has any, else `issue`."""
+    wild = [rdata for rdata in rdatas if _tag(rdata) == "issuewild"] if wildcard else []
+    if wild:
+        return "issuewild", wild
+    return "issue", [rdata for rdata in rdatas if _tag(rdata) == "issue"]
+
+
 def caa(hostname: str, identities: Sequence[str]) -> tuple[CheckResult, frozenset[str]]:
     """May the CAs whose CAA identities are `identities` (the issuing authorities', e.g.
     letsencrypt.org; the one an owner is told to allow first) issue for `hostname`? The
@@ -44,7 +60,8 @@ def caa(hostname: str, identities: Sequence[str]) -> tuple[CheckResult, frozense
     ca = hostnames.comparable(identities[0])
     everyone = frozenset(identities)
     expected = f'CAA 0 issue "{ca}" (or no CAA records)'
-    climb = _climb(hostname)
+    wildcard = hostnames.is_wildcard(hostnames.comparable(hostname))
+    climb = _climb(hostnames.wildcard_base(hostnames.comparable(hostname)))
     # Asked at once: the climb as a whole ends within one DNS lifetime.
     answers = lookups.lookup_many((name, "CAA") for name in climb)
     for name in climb:
@@ -58,8 +75,7 @@ def caa(hostname: str, identities: Sequence[str]) -> tuple[CheckResult, frozense
             continue
         found = "; ".join(f"{name} CAA {text}" for text in lookup.final)
         for rdata in lookup.rdatas:
-            tag = rdata.tag.decode("ascii", "replace").lower()
-            if rdata.flags & 128 and tag not in _KNOWN_CAA_TAGS:
+            if rdata.flags & 128 and _tag(rdata) not in _KNOWN_CAA_TAGS:
                 said = Sentence(
                     gettext_noop(
                         "The CAA record on %(name)s (%(record)s) has an unknown critical "
@@ -68,11 +84,7 @@ def caa(hostname: str, identities: Sequence[str]) -> tuple[CheckResult, frozense
                     {"name": name, "record": rdata.to_text(), "ca": ca},
                 )
                 return CheckResult(CheckCode.CAA_BLOCKED, said, expected, found), frozenset()
-        issuers = [
-            rdata
-            for rdata in lookup.rdatas
-            if rdata.tag.decode("ascii", "replace").lower() == "issue"
-        ]
+        rule, issuers = _rule(lookup.rdatas, wildcard=wildcard)
         if not issuers:
             said = Sentence(
                 gettext_noop("The CAA records on %(name)s set no issue rule."), {"name": name}
@@ -95,12 +107,12 @@ def caa(hostname: str, identities: Sequence[str]) -> tuple[CheckResult, frozense
             Sentence(
                 gettext_noop(
                     "The CAA record %(blocking)s does not allow the platform's certificate "
-                    'authority %(ca)s. Add the record %(name)s. CAA 0 issue "%(ca)s" (or '
+                    'authority %(ca)s. Add the record %(name)s. CAA 0 %(rule)s "%(ca)s" (or '
                     "remove the CAA records)."
                 ),
-                {"blocking": blocking, "ca": ca, "name": name},
+                {"blocking": blocking, "ca": ca, "name": name, "rule": rule},
             ),
-            expected,
+            f'CAA 0 {rule} "{ca}" (or no CAA records)',
             found,
         ), frozenset()
     said = Sentence(gettext_noop("No CAA records: any certificate authority may issue."))

@@ -127,3 +127,33 @@ def test_only_the_names_between_are_capped(dns_server):
     asked = {name.rstrip(".") for name, rdtype in dns_server.queries if rdtype == "CAA"}
     nearest = {".".join(deeper.split(".")[i:]) for i in range(10)}
     assert asked == nearest | {"example.test", "test"}
+
+
+def test_a_wildcard_reads_the_caa_of_the_name_it_stands_under(dns_server):
+    dns_server.add("shop.example.test", "CAA", '0 issue "letsencrypt.org"')
+    result = caa.caa("*.shop.example.test", [CA_ID])[0]
+    assert result.code == "caa_blocked"
+    assert 'shop.example.test CAA 0 issue "letsencrypt.org"' in result.message
+
+
+def test_a_wildcards_issuewild_decides_in_place_of_issue(dns_server):
+    """RFC 8659 §4.3: a CA may issue for names (issue) and not for a wildcard (issuewild)."""
+    dns_server.add(
+        "shop.example.test", "CAA", f'0 issue "{CA_ID}"', '0 issuewild "letsencrypt.org"'
+    )
+    assert caa.caa("shop.example.test", [CA_ID])[0].code == "ok"
+    result = caa.caa("*.shop.example.test", [CA_ID])[0]
+    assert result.code == "caa_blocked"
+    assert result.expected == f'CAA 0 issuewild "{CA_ID}" (or no CAA records)'
+    assert f'CAA 0 issuewild "{CA_ID}"' in result.message
+
+
+def test_a_wildcard_without_issuewild_follows_issue_and_issuewild_may_allow_only_it(
+    dns_server,
+):
+    dns_server.add("shop.example.test", "CAA", f'0 issue "{CA_ID}"')
+    assert caa.caa("*.shop.example.test", [CA_ID])[0].code == "ok"
+    dns_server.remove("shop.example.test")
+    dns_server.add("shop.example.test", "CAA", '0 issue ";"', f'0 issuewild "{CA_ID}"')
+    assert caa.caa("*.shop.example.test", [CA_ID])[0].code == "ok"
+    assert caa.caa("www.shop.example.test", [CA_ID])[0].code == "caa_blocked"
