@@ -166,15 +166,13 @@ def server_error(error: errors.ClientError) -> bool:
 
 @contextmanager
 def connected(domain: Domain, ca: AcmeCA) -> Iterator[client.ClientV2]:
-    """A client with the platform's account at `ca`, working on `domain`'s order. The CA's own
-    failures are `Unavailable`, each with its reason (domains.choices.CaSkipReason): a rate
-    limit (429), with the CA's Retry-After; a server error (RFC 8555 `serverInternal`, or a
-    5xx without a problem document); a CA that cannot be reached, or that does not answer
-    within DOMAINS_ACME_WAIT. A refusal (the CA's, a redirect, a certificate that is not the
-    one ordered) forgets the order."""
+    """A client with the platform's account at `ca`, working on `domain`'s order, the CA's own
+    failures `Unavailable` (`ca_failures`). A refusal (the CA's, a redirect, a certificate
+    that is not the one ordered) forgets the order."""
     limits = RateLimits()
     try:
-        yield connect(ca, limits)
+        with ca_failures(limits):
+            yield connect(ca, limits)
     except Refused:
         metrics.acme_error("refused")
         forget(domain)
@@ -183,6 +181,17 @@ def connected(domain: Domain, ca: AcmeCA) -> Iterator[client.ClientV2]:
         metrics.acme_error("not_reached")
         forget(domain)  # invalid at the CA: the next attempt places a new order
         raise
+
+
+@contextmanager
+def ca_failures(limits: RateLimits) -> Iterator[None]:
+    """The CA's own failures as `Unavailable`, each with its reason
+    (domains.choices.CaSkipReason), and counted: a rate limit (429), with the CA's
+    Retry-After (`limits` keeps it); a server error (RFC 8555 `serverInternal`, or a 5xx
+    without a problem document); a CA that cannot be reached, or that does not answer within
+    DOMAINS_ACME_WAIT."""
+    try:
+        yield
     except messages.Error as error:
         metrics.acme_error(error.code or "unknown")
         if error.code == "rateLimited":

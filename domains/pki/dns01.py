@@ -26,7 +26,14 @@ from django.utils.translation import gettext_noop
 from domains.choices import CaSkipReason
 from domains.dns.challenges import Provider, ProviderError, record_name, wait_served
 from domains.pki import sealing
-from domains.pki.acmeclient import DEFAULT_RETRY_AFTER, RateLimits, connect, problem, wait
+from domains.pki.acmeclient import (
+    DEFAULT_RETRY_AFTER,
+    RateLimits,
+    ca_failures,
+    connect,
+    problem,
+    wait,
+)
 from domains.pki.authority import Issued, Refused, Unavailable, issued_from_pem
 from domains.pki.cas import AcmeCA
 from petstore.sentences import Sentence
@@ -46,11 +53,25 @@ def issue(
     zone: its own `_acme-challenge` name (the platform's names), or the platform's name an
     owner's `_acme-challenge` CNAME delegates it to (a wildcard domain), which the CA follows.
     `ProviderError` when the provider refuses or the zone's servers do not serve the records in
-    time; `Refused` when the CA finds them wrong; `Unavailable` when the CA is not done within
-    DOMAINS_ACME_WAIT."""
+    time; `Refused` when the CA finds them wrong; `Unavailable` for the CA's own failures (a
+    rate limit, a server error, unreachable: acmeclient.ca_failures) and when it is not done
+    within DOMAINS_ACME_WAIT."""
+    limits = RateLimits()
+    with ca_failures(limits):
+        return _issue(names, ca=ca, provider=provider, at=at, limits=limits)
+
+
+def _issue(
+    names: Sequence[str],
+    *,
+    ca: AcmeCA,
+    provider: Provider,
+    at: Callable[[str], str],
+    limits: RateLimits,
+) -> Issued:
     key_pem = sealing.pem(sealing.new_key())
     csr_pem = crypto_util.make_csr(key_pem.encode(), list(names))
-    acme = connect(ca, RateLimits())
+    acme = connect(ca, limits)
     order = acme.new_order(csr_pem)
     presented: dict[str, list[str]] = defaultdict(list)
     answers = []

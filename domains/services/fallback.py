@@ -83,11 +83,11 @@ def first_to_issue(domain: Domain, authorities: list[pki.Authority], way: Patien
     asked = sorted(authorities, key=lambda ca: ca.name != at) if at else authorities
     for position, authority in enumerate(asked):
         try:
-            _not_resting(authority)
+            not_resting(authority.name)
             authority.prepare(domain)
             issued = authority.issue(domain)
         except pki.Unavailable as unavailable:
-            _rest(authority, unavailable)
+            rest(authority.name, unavailable)
             following = asked[position + 1 :]
             if not following or way.waits_for(domain, unavailable):
                 raise
@@ -99,10 +99,11 @@ def first_to_issue(domain: Domain, authorities: list[pki.Authority], way: Patien
     raise LookupError(f"no certificate authority to ask for {domain.hostname}")
 
 
-def _not_resting(authority: pki.Authority) -> None:
-    """Raises `Unavailable` (rate limited) while `authority` asked us to wait."""
+def not_resting(ca: str) -> None:
+    """Raises `Unavailable` (rate limited) while the CA named `ca` (its directory) asked us
+    to wait."""
     try:
-        until = cache.get(RESTING_KEY.format(authority.name)) if authority.name else None
+        until = cache.get(RESTING_KEY.format(ca)) if ca else None
     except redis.RedisError:
         return  # not known: asked, and it says so again if it must
     left = (until or 0.0) - time.time()
@@ -114,14 +115,15 @@ def _not_resting(authority: pki.Authority) -> None:
         )
 
 
-def _rest(authority: pki.Authority, unavailable: pki.Unavailable) -> None:
-    if unavailable.reason != CaSkipReason.RATE_LIMITED or not authority.name:
+def rest(ca: str, unavailable: pki.Unavailable) -> None:
+    """Keeps the Retry-After of the CA named `ca` when it limited our rate."""
+    if unavailable.reason != CaSkipReason.RATE_LIMITED or not ca:
         return
     seconds = unavailable.retry_after
     try:
-        cache.set(RESTING_KEY.format(authority.name), time.time() + seconds, math.ceil(seconds))
+        cache.set(RESTING_KEY.format(ca), time.time() + seconds, math.ceil(seconds))
     except redis.RedisError as error:
-        log.warning("Could not keep %s's Retry-After (%s)", authority.name, error)
+        log.warning("Could not keep %s's Retry-After (%s)", ca, error)
 
 
 def _skipped(

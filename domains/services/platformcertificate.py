@@ -6,7 +6,9 @@ It is a PlatformKey row (PLATFORM_CERTIFICATE): its key sealed like every privat
 chain beside it, so every edge on any host reads the same one. It is renewed two thirds into
 its validity (no jitter: one certificate, asked about by one hourly task), from the CAs of
 DOMAINS_ACME_DIRECTORIES in order, moving on when one fails for a reason of its own
-(`pki.Unavailable`). Nothing is done when the operator serves their own
+(`pki.Unavailable`) as a domain's order does (domains/services/fallback.py): a CA resting
+after a rate limit is not asked, each skip and the issue are counted, and the operator reads
+the CA's words in the log. Nothing is done when the operator serves their own
 (EDGE_PLATFORM_CERTIFICATE, which stays the override) or DNS-01 is off (DOMAINS_DNS01_SERVER).
 """
 
@@ -17,13 +19,16 @@ from datetime import datetime
 
 from cryptography import x509
 from django.conf import settings
+from django.db import transaction
 from django.utils import timezone
 
+from domains import metrics
 from domains.choices import PlatformKeyUse
 from domains.dns.rfc2136 import Rfc2136
 from domains.models import PlatformKey
 from domains.pki import cas, dns01, sealing
 from domains.pki.authority import Issued, Unavailable
+from domains.services import fallback
 
 log = logging.getLogger(__name__)
 
@@ -52,17 +57,23 @@ def platform_certificate_renew(*, now: datetime | None = None) -> Issued | None:
     if current is not None and not renewal_due(current, now or timezone.now()):
         return None
     provider = Rfc2136.from_settings()
-    *earlier, last = cas.configured()
-    for ca in earlier:
+    authorities = cas.configured()
+    for position, ca in enumerate(authorities):
         try:
+            fallback.not_resting(ca.directory)
             issued = dns01.issue(platform_certificate_names(), ca=ca, provider=provider)
-            break
         except Unavailable as failure:
+            fallback.rest(ca.directory, failure)
+            if position == len(authorities) - 1:
+                raise
+            metrics.acme_skipped(ca.directory, failure.reason)
             log.warning("%s did not issue the platform's certificate: %s", ca.label, failure)
-    else:
-        issued = dns01.issue(platform_certificate_names(), ca=last, provider=provider)
-    PlatformKey.objects.update_or_create(
-        use=PlatformKeyUse.PLATFORM_CERTIFICATE,
-        defaults={"key_pem": sealing.seal(issued.key_pem), "certificate_pem": issued.pem},
-    )
-    return issued
+            continue
+        with transaction.atomic():
+            PlatformKey.objects.update_or_create(
+                use=PlatformKeyUse.PLATFORM_CERTIFICATE,
+                defaults={"key_pem": sealing.seal(issued.key_pem), "certificate_pem": issued.pem},
+            )
+            metrics.acme_issued(ca.directory, fallback=position > 0)
+        return issued
+    raise LookupError("no certificate authority configured for the platform's certificate")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 from cryptography import x509
+from django.core.cache import cache
 
 from devtools.sockets import free_port
 from domains.choices import State
@@ -15,7 +16,10 @@ from domains.pki import dns01, sealing
 from domains.pki.cas import AcmeCA
 from domains.services import certificates
 from domains.services.custom_domains import domain_add
+from domains.services.fallback import RESTING_KEY
 from domains.services.platformcertificate import platform_certificate, platform_certificate_renew
+from petstore.metrics import store
+from tests.domains.pki.acme_front import AcmeFront
 from tests.fixtures.domains import go_live
 from tests.fixtures.knot import ZONE, following_cnames
 from tests.fixtures.pebble import running_pebble
@@ -180,3 +184,44 @@ def test_the_operators_own_certificate_leaves_the_platforms_alone(knot, settings
     settings.EDGE_PLATFORM_CERTIFICATE = "/etc/petstore/platform.pem"
     assert platform_certificate_renew() is None
     assert platform_certificate() is None
+
+
+def test_the_platform_certificate_comes_from_the_next_ca_while_the_first_limits_our_rate(
+    knot, pebble_on_knot, settings, _pebble_tls, django_capture_on_commit_callbacks
+):
+    """As a domain's order does (tests/domains/pki/test_acme_fallback.py): skipped, counted,
+    and the first CA not asked again before its Retry-After."""
+    ca_file, cert_file, key_file = _pebble_tls
+    upstream = pebble_on_knot.directory.removesuffix("/dir")
+    front = AcmeFront(upstream, ca_file, cert_file, key_file).start()
+    try:
+        front.rate_limited = 3600
+        settings.PLATFORM_DOMAIN = ZONE
+        settings.DOMAINS_ACME_DIRECTORIES = [front.directory, pebble_on_knot.directory]
+        settings.DOMAINS_ACME_CA_BUNDLE = [str(pebble_on_knot.ca_bundle)]
+        skipped = ("petstore_acme_skips_total", {"ca": front.directory, "reason": "rate_limited"})
+        issued_by_next = (
+            "petstore_acme_certificates_issued_total",
+            {"ca": pebble_on_knot.directory, "fallback": "true"},
+        )
+        before = [
+            store.REGISTRY.get_sample_value(*each) or 0.0 for each in (skipped, issued_by_next)
+        ]
+
+        with django_capture_on_commit_callbacks(execute=True):  # counted once stored
+            first = platform_certificate_renew()
+
+        assert first is not None
+        assert front.new_orders_refused == 1
+        after = [
+            store.REGISTRY.get_sample_value(*each) or 0.0 for each in (skipped, issued_by_next)
+        ]
+        assert after == [before[0] + 1, before[1] + 1]
+        leaf = x509.load_pem_x509_certificates(first.pem.encode())[0]
+        validity = leaf.not_valid_after_utc - leaf.not_valid_before_utc
+        assert platform_certificate_renew(now=leaf.not_valid_before_utc + validity * 2 / 3)
+        # Resting: the renewal went to the next CA without asking the first.
+        assert front.new_orders_refused == 1
+    finally:
+        front.stop()
+        cache.delete(RESTING_KEY.format(front.directory))
