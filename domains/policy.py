@@ -101,9 +101,9 @@ def temporary_failure_limit() -> timedelta:
 
 # The sweep runs every DOMAINS_SWEEP_INTERVAL seconds with nobody waiting. Its claim on a
 # due check lasts at least this many sweeps before the check is due again (a lost batch is
-# simply swept again), and certificate work is taken for lost only after the same lease, so
-# the sweep does not queue again, each minute, work still under way (an ACME order being
-# validated, a batch working through its domains, a task waiting out its retry).
+# simply swept again), and certificate work is taken for lost only after as many, so the
+# sweep does not queue again, each minute, work still under way (an ACME order being
+# validated, a task waiting out its retry).
 SWEEPS_BEFORE_AGAIN = 5
 
 
@@ -117,15 +117,29 @@ def sweep_lease() -> timedelta:
     return max(SWEEPS_BEFORE_AGAIN * sweep, longest_task + sweep)
 
 
+def longest_issuance() -> timedelta:
+    """About the longest one domain's certificate run takes: its CAA climb (one DNS
+    lifetime) and, at each ACME CA in order, the wait for its validation and for its
+    signature (DOMAINS_ACME_WAIT each), after a wildcard's DNS-01 records are served
+    (DOMAINS_DNS01_WAIT)."""
+    per_ca = 2 * settings.DOMAINS_ACME_WAIT
+    if settings.DOMAINS_DNS01_SERVER:
+        per_ca += settings.DOMAINS_DNS01_WAIT
+    cas = len(settings.DOMAINS_ACME_DIRECTORIES) if settings.DOMAINS_CA == "acme" else 0
+    return timedelta(seconds=settings.DOMAINS_DNS_LIFETIME + cas * per_ca)
+
+
 def cert_lost_at_sweep() -> timedelta:
     """Certificate work still not done this long after its issue delay
     (DOMAINS_CERT_ISSUE_DELAY) is taken for lost by the sweep, and claimed and queued again:
-    the lease of a check (`sweep_lease`), counted from when the last run on the domain
-    started (domains/services/certificates.py takes the claim again at each start). A run
-    still under way is so never joined by a second one, which would place a second ACME
-    order (issuing twice is safe, the row is locked and its state read again, but an order
-    placed in vain counts against the CA's limits)."""
-    return sweep_lease()
+    SWEEPS_BEFORE_AGAIN sweeps, and never less than the longest a run may take and a sweep
+    more, counted from when the last run on the domain started (each run takes the claim
+    again when it starts, domains/services/certificates.py). Work under way, however long its
+    batch waited, is so not joined by a second run, which would place a second ACME order
+    (issuing twice is safe: the row is locked and its state read again, so two runs make one
+    certificate; but an order placed in vain counts against the CA's limits)."""
+    sweep = timedelta(seconds=settings.DOMAINS_SWEEP_INTERVAL)
+    return max(SWEEPS_BEFORE_AGAIN * sweep, longest_issuance() + sweep)
 
 
 # A check that passes while the domain is issuing (the owner chose Re-verify and waits)

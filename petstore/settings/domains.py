@@ -162,8 +162,8 @@ DOMAINS_READD_COOLDOWN = env.integer(
     "Seconds before a project may add again a name it removed; 0: off.",
     shown="`3600` (DEBUG: `0`)",
 )
-# Its lease on a claimed check, which is also the time after which certificate work counts
-# as lost, is counted in sweeps (domains/policy.py: SWEEPS_BEFORE_AGAIN, sweep_lease).
+# Its lease on a claimed check, and the time after which certificate work counts as lost,
+# are counted in sweeps (domains/policy.py: SWEEPS_BEFORE_AGAIN).
 DOMAINS_SWEEP_INTERVAL = env.number(
     "DOMAINS_SWEEP_INTERVAL",
     60.0,

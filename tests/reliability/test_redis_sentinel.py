@@ -1,6 +1,6 @@
 """Redis Sentinel (REDIS_SENTINELS): every Redis client finds the primary through the
-sentinels, and a failover under load runs every task sent outside it once, none twice, and
-fails requests only while it lasts.
+sentinels, and a failover under load runs every task sent outside it once, none twice but one
+the worker took while it was under way, and fails requests only while it lasts.
 
 A deployment of the test's own (tests/reliability/sentinel.py): a primary, a replica, three
 sentinels. A worker, the web server and a process sending tasks run on production's settings
@@ -15,6 +15,7 @@ import subprocess
 import sys
 import threading
 import time
+from datetime import datetime
 
 import pytest
 import redis
@@ -173,13 +174,33 @@ def test_a_failover_under_load_runs_each_task_once_and_fails_requests_only_durin
             found = re.findall(rf"Task {re.escape(TASK)}\[(sentinel-\d+)\] succeeded", worker.log())
             return {task_id: found.count(task_id) for task_id in set(found)}
 
+        def first_taken() -> dict[str, float]:
+            """When the worker first took each task (its log's local time)."""
+            taken: dict[str, float] = {}
+            pattern = rf"^(\S+ \S+) \w+ \S+ \[-\] Task {re.escape(TASK)}\[(sentinel-\d+)\] received"
+            for at, task_id in re.findall(pattern, worker.log(), re.M):
+                when = datetime.strptime(at, "%Y-%m-%d %H:%M:%S,%f").timestamp()
+                taken.setdefault(task_id, when)
+            return taken
+
         wait_for(
             lambda: outside <= set(executed()),
             timeout=120,
             what="the worker to run every task sent before and after the failover",
         )
-        time.sleep(2)  # a task run twice would be logged by now; none may be
-        assert set(executed().values()) == {1}
+        time.sleep(2)  # a task run twice would be logged by now
+        # A task taken from the old primary while the failover was under way may still be
+        # queued on the replica it promotes (replication is asynchronous), and is taken
+        # again there (taken up to a second before it too, as for the requests below: the
+        # replica's lag); the tasks are idempotent. Any other task runs once.
+        runs, taken = executed(), first_taken()
+        assert set(runs) <= set(taken)
+        twice = {task_id for task_id, count in runs.items() if count > 1}
+        assert {
+            task_id: taken.get(task_id)
+            for task_id in twice
+            if not began - 1 <= taken.get(task_id, 0) <= settled
+        } == {}
         assert set(executed()) <= set(sent)
 
     assert sentinel.primary_port(sentinel.sentinels[0]) == sentinel.replica

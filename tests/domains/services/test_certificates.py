@@ -180,7 +180,7 @@ def test_the_ca_is_created_once_even_when_many_ask_at_the_same_time(settings, tm
 
 def test_sweep_requeues_a_certificate_whose_task_was_lost(verified, settings):
     settings.DOMAINS_CERT_ISSUE_DELAY = 5
-    later = datetime.now(UTC) + timedelta(minutes=7)
+    later = datetime.now(UTC) + timedelta(minutes=6)
     with time_machine.travel(later, tick=False):
         queued = scheduling.sweep()
     assert verified.pk in queued.issue_now
@@ -198,12 +198,11 @@ def test_reverify_while_the_certificate_is_late_queues_issuance_again(
     assert certificates.certificate_issue(domain_id=verified.pk) is not None
 
 
-def test_certificate_work_is_late_after_a_minute_for_a_check_and_a_lease_for_the_sweep():
+def test_certificate_work_is_late_after_a_minute_for_a_check_and_five_for_the_sweep():
     """Two rules (docs/decisions/domains.md): the owner's Re-verify asks again sooner than
-    the unattended sweep takes a request for lost, which waits as long as a task may run
-    and a sweep more (CELERY_TASK_TIME_LIMIT, 300 s)."""
+    the unattended sweep takes a request for lost."""
     late = (CERT_LATE_AT_CHECK, cert_lost_at_sweep())
-    assert late == (timedelta(minutes=1), timedelta(minutes=6))
+    assert late == (timedelta(minutes=1), timedelta(minutes=5))
 
 
 def test_a_run_that_starts_takes_the_sweeps_claim_again(verified, dns_server):
@@ -233,7 +232,7 @@ def test_a_passing_check_claims_late_work_from_the_issue_delay_plus_a_minute(ver
         assert domain_check(domain_id=verified.pk).next_steps.issue_now == [verified.pk]
 
 
-def test_the_sweep_claims_lost_work_from_the_issue_delay_plus_a_lease(verified, settings):
+def test_the_sweep_claims_lost_work_from_the_issue_delay_plus_five_minutes(verified, settings):
     overdue = timedelta(seconds=settings.DOMAINS_CERT_ISSUE_DELAY) + cert_lost_at_sweep()
     with time_machine.travel(
         verified.cert_requested_at + overdue - timedelta(seconds=1), tick=False
