@@ -117,6 +117,10 @@ class FindingCode(models.TextChoices):
     CACHED_ELSEWHERE = "cached_elsewhere", _("Resolvers still have the old answer")
     EXTRA_ADDRESS = "extra_address", _("An address beside the right ones")
     NAMESERVERS_UNASKED = "nameservers_unasked", _("Some of the zone's name servers were not asked")
+    CHALLENGE_NOT_DELEGATED = (
+        "challenge_not_delegated",
+        _("A name server lacks the wildcard's _acme-challenge CNAME"),
+    )
 
 
 class NameCode(models.TextChoices):

@@ -15,7 +15,7 @@ its result, and the rest of the batch is decided as usual.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import replace
 from functools import partial
 
@@ -58,24 +58,25 @@ def verify_many(
     *,
     ask_txt: Collection[str] = (),
     deadline: float | None = None,
-    diagnose: Mapping[str, doctor.Ask] | None = None,
+    diagnose: Sequence[doctor.Ask | None] | None = None,
     delegated: Sequence[str | None] | None = None,
 ) -> list[CheckResult | Exception]:
     """`verify()` for each (hostname, is_apex), all DNS questions asked concurrently and
     answered within `deadline` seconds (default DOMAINS_DNS_LIFETIME); the ownership TXT
     record is asked for the host names in `ask_txt`, and the zone's own name servers for
-    those in `diagnose` (domains/dns/doctor.py; the result's `diagnosis`). A domain whose
-    decision raised has the exception as its result (the caller logs it with the domain's
-    id). `delegated`: for each domain in turn, a wildcard's `_acme-challenge` CNAME target
-    (Domain.acme_challenge_target; None for any other), asked for too: it passes only with
-    that CNAME in place. Given per claim, not per name: two projects' claims of one wildcard
-    in one batch are each held to their own target."""
+    each domain whose `diagnose` entry is an Ask (domains/dns/doctor.py; the result's
+    `diagnosis`). A domain whose decision raised has the exception as its result (the caller
+    logs it with the domain's id). `delegated`: for each domain in turn, a wildcard's
+    `_acme-challenge` CNAME target (Domain.acme_challenge_target; None for any other), asked
+    for too: it passes only with that CNAME in place, and the doctor holds each server to it.
+    `diagnose` and `delegated` are given per claim, not per name: two projects' claims of one
+    wildcard in one batch are each held to their own target and their own TXT proof."""
     domains = list(domains)
-    diagnose = diagnose or {}
+    asks = list(diagnose) if diagnose is not None else [None] * len(domains)
     targets = list(delegated) if delegated is not None else [None] * len(domains)
     started = time.monotonic()
     groups = []
-    for (host, apex), target in zip(domains, targets, strict=True):
+    for (host, apex), target, ask in zip(domains, targets, asks, strict=True):
         asked = questions(host, is_apex=apex, ask_txt=host in ask_txt)
         if apex:
             groups.append(lookups.Group(asked))
@@ -84,8 +85,9 @@ def verify_many(
             groups.append(lookups.Group(first, partial(_cname_if_unclear, host)))
         if target is not None:
             groups.append(lookups.Group([(hostnames.acme_challenge_name(host), "CNAME")]))
-        if host in diagnose and diagnose[host].always:
-            groups.append(doctor.chain(host, is_apex=apex, txt=diagnose[host].token is not None))
+        if ask is not None and ask.always:
+            txt, delegation = ask.token is not None, target is not None
+            groups.append(doctor.chain(host, is_apex=apex, txt=txt, delegated=delegation))
     answers = lookups.lookup_groups(groups, lifetime=deadline)
 
     def lookup(name: str, rdtype: str) -> lookups.Lookup:
@@ -104,13 +106,13 @@ def verify_many(
             results.append(result)
         except Exception as exc:  # noqa: BLE001 - this domain's result, not the batch's
             results.append(exc)
-    if diagnose:
+    if any(ask is not None for ask in asks):
         lifetime = settings.DOMAINS_DNS_LIFETIME if deadline is None else deadline
         left = lifetime - (time.monotonic() - started)
-        found = doctor.diagnose_all(domains, results, diagnose, answers, lookup, left=left)
+        found = doctor.diagnose_all(domains, results, asks, targets, answers, lookup, left=left)
         results = [
-            replace(r, diagnosis=found[h]) if h in found and isinstance(r, CheckResult) else r
-            for (h, _), r in zip(domains, results, strict=True)
+            replace(r, diagnosis=d) if d is not None and isinstance(r, CheckResult) else r
+            for r, d in zip(results, found, strict=True)
         ]
     return results
 

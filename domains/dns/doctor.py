@@ -5,10 +5,12 @@ A check asks the platform's resolvers, which answer what one of the zone's serve
 maybe a while ago. The doctor finds the zone's authoritative name servers (the NS records
 of the closest enclosing zone, their addresses from A and AAAA) and asks each address
 directly (lookups' direct questions) for what the platform needs of the name: the A
-answer of a subdomain, which shows its CNAME; the apex's A and AAAA; and the TXT proof
-when one is asked for. `chain()` is those questions as one lookups.Group, asked with the
-check's own, in parallel, within the check's lifetime; `diagnose()` reads the answers
-into the stored diagnosis.
+answer of a subdomain, which shows its CNAME; the apex's A and AAAA; the TXT proof when
+one is asked for; and a wildcard's `_acme-challenge` CNAME, held to the claim's own target
+(`delegated`, per claim: two projects' claims of one wildcard each to their own). `chain()`
+is those questions as one lookups.Group, asked with the check's own, in parallel, within the
+check's lifetime; `diagnose()` reads the answers into the stored diagnosis (each server's
+row: asked.py's `heard`).
 
 The zone's NS records and its servers' addresses are the tenant's to write, so the doctor
 asks no more of them than domains.policy allows (DOCTOR_NAMESERVERS names,
@@ -31,7 +33,7 @@ from __future__ import annotations
 
 import itertools
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -42,19 +44,16 @@ from django.utils import timezone
 from domains import outbound
 from domains.dns import findings, hostnames, lookups
 from domains.dns.asked import (
-    NO_ADDRESS,
-    NO_ANSWER,
-    NO_RECORD,
     NOT_PUBLIC_ADDRESS,
     NOT_PUBLIC_NAME,
     OVERSIZED,
-    UNRESOLVED,
+    Delegation,
+    Get,
     LeftOut,
     Needs,
     Result,
-    Server,
-    address_records,
-    no_answer,
+    heard,
+    wanted,
 )
 from domains.policy import (
     DOCTOR_ADDRESSES_PER_NAMESERVER,
@@ -64,9 +63,6 @@ from domains.policy import (
 )
 
 log = logging.getLogger(__name__)
-Get = Callable[[lookups.Question], lookups.Lookup | None]
-# A server whose answer to one of its questions is one of these does not answer.
-SILENT = frozenset({lookups.TIMEOUT, lookups.SERVFAIL})
 
 
 def zone_candidates(hostname: str) -> list[str]:
@@ -80,15 +76,6 @@ def zone_candidates(hostname: str) -> list[str]:
     if registrable not in names:
         return [name]
     return names[: min(names.index(registrable), NAMES_BELOW_REGISTRABLE)] + [registrable]
-
-
-def wanted(hostname: str, *, is_apex: bool, txt: bool) -> list[tuple[str, str]]:
-    """What each server is asked: a subdomain's A (its answer shows the CNAME, or the
-    records in its place), the apex's A and AAAA, the TXT proof when one is asked for."""
-    asked = [(hostname, "A"), (hostname, "AAAA")] if is_apex else [(hostname, "A")]
-    if txt:
-        asked.append((hostnames.ownership_txt_name(hostname), "TXT"))
-    return asked
 
 
 def _zone(hostname: str, get: Get) -> tuple[str, list[str], bool]:
@@ -172,9 +159,10 @@ def _gathered(names: list[str]) -> list[lookups.Question]:
     return [(n, t) for n in [*public, *outbound.platform_names()] for t in ("A", "AAAA")]
 
 
-def chain(hostname: str, *, is_apex: bool, txt: bool) -> lookups.Group:
+def chain(hostname: str, *, is_apex: bool, txt: bool, delegated: bool = False) -> lookups.Group:
     """The doctor's questions as one group: the zone's NS, then their addresses, then each
-    address directly; every step within what is left of the group's lifetime."""
+    address directly (`wanted`: with the TXT proof, and a wildcard's `_acme-challenge` CNAME
+    when `delegated`); every step within what is left of the group's lifetime."""
     asked: dict[lookups.Question, lookups.Lookup] = {}
 
     def addresses(answers: dict[lookups.Question, lookups.Lookup]) -> lookups.Group:
@@ -188,7 +176,7 @@ def chain(hostname: str, *, is_apex: bool, txt: bool) -> lookups.Group:
             (name, rdtype, address)
             for _, address, _ in _servers(_asked_names(hostname, asked.get), asked.get).asked
             if address
-            for name, rdtype in wanted(hostname, is_apex=is_apex, txt=txt)
+            for name, rdtype in wanted(hostname, is_apex=is_apex, txt=txt, delegated=delegated)
         ]
         # Once each (two servers' names may share an address): `beside` reads them by question.
         unique = list(dict.fromkeys(questions))
@@ -241,86 +229,43 @@ LEAST_TIME = 0.05
 def diagnose_all(
     domains: list[tuple[str, bool]],
     results: Sequence[Result | Exception],
-    asks: Mapping[str, Ask],
+    asks: Sequence[Ask | None],
+    delegated: Sequence[str | None],
     answers: dict[lookups.Question, lookups.Lookup],
     lookup: Callable[[str, str], lookups.Lookup],
     *,
     left: float,
-) -> dict[str, dict[str, Any]]:
-    """The diagnosis of each domain of a checked batch that `asks` names: the ones asked
-    with the check (`Ask.always`), and the live ones whose check failed, whose servers are
-    asked now, in `left` seconds at most. A domain whose check raised gets none."""
+) -> list[dict[str, Any] | None]:
+    """The diagnosis of each claim of a checked batch, in its order (`asks` and `delegated`,
+    a wildcard's target, are per claim too: two claims of one name each get their own), or
+    None: asked with the check (`Ask.always`), or for a live one whose check failed, whose
+    servers are asked now, in `left` seconds at most. A claim without an Ask, or whose check
+    raised, gets none."""
+    claims = zip(domains, results, asks, delegated, strict=True)
+    diagnosed = [
+        (n, host, apex, result, ask, target)
+        for n, ((host, apex), result, ask, target) in enumerate(claims)
+        if ask is not None and not isinstance(result, Exception) and (ask.always or not result.ok)
+    ]
     failing = [
-        (host, apex)
-        for (host, apex), result in zip(domains, results, strict=True)
-        if host in asks
-        and not asks[host].always
-        and not isinstance(result, Exception)
-        and not result.ok
+        chain(host, is_apex=apex, txt=ask.token is not None, delegated=target is not None)
+        for _, host, apex, _, ask, target in diagnosed
+        if not ask.always
     ]
     if failing and left > LEAST_TIME:
-        groups = [chain(h, is_apex=a, txt=asks[h].token is not None) for h, a in failing]
         # The zones and servers the check's own round asked are not asked again.
-        answers = lookups.lookup_groups(groups, lifetime=left, known=answers)
+        answers = lookups.lookup_groups(failing, lifetime=left, known=answers)
     now = timezone.now()
-    found = {}
-    for (host, apex), result in zip(domains, results, strict=True):
-        ask = asks.get(host)
-        if ask is None or isinstance(result, Exception) or not (ask.always or not result.ok):
-            continue
+    found: list[dict[str, Any] | None] = [None] * len(results)
+    for n, host, apex, result, ask, target in diagnosed:
         try:
-            found[host] = diagnose(
+            found[n] = diagnose(
                 host, is_apex=apex, result=result, get=answers.get, lookup=lookup,
-                token=ask.token, now=now,
+                token=ask.token, now=now, delegated=target,
             )  # fmt: skip
         except Exception:  # noqa: BLE001 - this domain's diagnosis, never its check or the batch's
             log.exception("diagnosing %s failed; its check is recorded without one", host)
     return found
-
-
-def _server(name: str, address: str, why: str, needs: Needs, hostname: str, get: Get) -> Server:
-    if why:
-        return Server(name, "", why, None, False, refused=True)
-    if not address:
-        found = [get((name, rdtype)) for rdtype in ("A", "AAAA")]
-        if any(answer is None or answer.temporary for answer in found):
-            # Its address is unknown for now, not missing: nothing to say about the server.
-            return Server(name, "", UNRESOLVED, None, False, unasked=True)
-        return Server(name, "", NO_ADDRESS, None, False, True)
-    asked = wanted(hostname, is_apex=needs.is_apex, txt=needs.token is not None)
-    answers = [get((qname, rdtype, address)) for qname, rdtype in asked]
-    if any(answer is None or not answer.asked for answer in answers):
-        return Server(name, address, lookups.NOT_ASKED, None, False, unasked=True)
-    got = [answer for answer in answers if answer is not None]
-    failed = [answer for answer in got if answer.status in SILENT]
-    if failed:
-        why = failed[0].error if failed[0].status == lookups.SERVFAIL else ""
-        return Server(name, address, no_answer(why) if why else NO_ANSWER, None, False, True)
-    pointing = [answer for answer in got if answer.rdtype in ("A", "AAAA")]
-    kept_beside = get((hostname, "CNAME", address))  # asked when the A answer hid one (beside)
-    shown = [*pointing, kept_beside] if kept_beside is not None else pointing
-    cname = next((value for answer in shown for value in answer.cname), "")
-    addresses = {value for answer in pointing for value in answer.values}
-    records = [f"CNAME {cname}.", *address_records(addresses)] if cname else []
-    records = records or address_records(addresses)
-    if needs.is_apex:
-        agrees = not cname and addresses == needs.addresses and bool(addresses)
-        extra = (
-            tuple(address_records(addresses - needs.addresses))
-            if addresses & needs.addresses
-            else ()
-        )
-    else:
-        agrees = cname == needs.target and not addresses
-        extra = tuple(address_records(addresses)) if cname == needs.target else ()
-    if needs.token is not None:
-        txt = got[-1]
-        texts = [b"".join(rdata.strings).decode("utf-8", "replace") for rdata in txt.rdatas]
-        records += [f'TXT "{text}"' for text in texts]
-        agrees = agrees and needs.token in texts
-    ttls = [a.ttl for a in got if a.ttl is not None and (a.values or a.cname or a.rdatas)]
-    answer = ", ".join(records) if records else NO_RECORD
-    return Server(name, address, answer, min(ttls, default=None), agrees, extra=extra)
 
 
 def diagnose(
@@ -332,17 +277,21 @@ def diagnose(
     lookup: Callable[[str, str], lookups.Lookup],
     token: str | None,
     now: datetime,
+    delegated: str | None = None,
 ) -> dict[str, Any]:
-    """The stored diagnosis of one check: each server's answer, and the findings."""
+    """The stored diagnosis of one check: each server's answer, and the findings;
+    `delegated`, a wildcard's claim's target its `_acme-challenge` CNAME must name."""
     target = hostnames.comparable(settings.PLATFORM_CNAME_TARGET)
     addresses: frozenset[str] = frozenset()
     if is_apex:
         addresses = frozenset(v for t in ("A", "AAAA") for v in lookup(target, t).final)
-    needs = Needs(target, addresses, is_apex, token)
+    challenge = hostnames.acme_challenge_name(hostname)
+    delegation = Delegation(challenge, delegated) if delegated is not None else None
+    needs = Needs(target, addresses, is_apex, token, delegation)
     zone, names, oversized = _zone(hostname, get)
     found = _servers(names[:DOCTOR_NAMESERVERS], get)
     servers = [
-        _server(name, address, why, needs, hostname, get) for name, address, why in found.asked
+        heard(name, address, why, needs, hostname, get) for name, address, why in found.asked
     ]
     left = LeftOut(
         nameservers=len(names),

@@ -65,6 +65,12 @@ def findings(
         # Nothing above explains a ✗: say what every server gives instead, so no summary
         # reads "all is well" above a row that is not.
         found.append(said.wrong(zone, wrong, needs))
+    # A wildcard's `_acme-challenge` CNAME is a record of its own: a server may give the
+    # name's record and lack it, so it is said apart from the findings above (after them:
+    # it never stands for "nothing above explains a ✗" about the name's own record).
+    undelegated = [server for server in answered if not server.delegated]
+    if undelegated and needs.delegation is not None:
+        found.append(said.undelegated(zone, undelegated, needs.delegation))
     return found
 
 

@@ -20,7 +20,7 @@ from petstore.sentences import Sentence, Value, joined
 
 if TYPE_CHECKING:
     from domains.dns import lookups
-    from domains.dns.asked import LeftOut, Needs, Result, Server
+    from domains.dns.asked import Delegation, LeftOut, Needs, Result, Server
 
 # Names a finding lists at most, the rest counted: a zone may list any number.
 NAMED_AT_MOST = 5
@@ -196,6 +196,37 @@ def extra_addresses(hostname: str, records: list[str]) -> dict[str, Any]:
         {"hostname": hostname, "records": _listed(records), "who": Sentence(who)},
     )
     return _finding(FindingCode.EXTRA_ADDRESS, said, [], records)
+
+
+def undelegated(zone: str, servers: list[Server], delegation: Delegation) -> dict[str, Any]:
+    names = _names(servers)
+    answers = sorted({server.delegation for server in servers})
+    said = Sentence(
+        _one_or_many(
+            names,
+            gettext_noop(
+                "%(names)s, a name server of %(zone)s, does not give %(needs)s (it gives "
+                "%(answers)s). The platform proves the wildcard to the certificate authority "
+                "through that record, and resolvers ask any of the zone's name servers, so the "
+                "certificate and the check fail whenever they ask it. Add or correct the "
+                "record at your DNS provider so it reaches every name server."
+            ),
+            gettext_noop(
+                "%(names)s, name servers of %(zone)s, do not give %(needs)s (they give "
+                "%(answers)s). The platform proves the wildcard to the certificate authority "
+                "through that record, and resolvers ask any of the zone's name servers, so the "
+                "certificate and the check fail whenever they ask one of them. Add or correct "
+                "the record at your DNS provider so it reaches every name server."
+            ),
+        ),
+        {
+            "names": _listed(names),
+            "zone": zone,
+            "needs": delegation.described,
+            "answers": _quoted(answers),
+        },
+    )
+    return _finding(FindingCode.CHALLENGE_NOT_DELEGATED, said, names, answers)
 
 
 def unasked(zone: str, left_out: LeftOut, late: list[Server]) -> dict[str, Any]:

@@ -98,14 +98,15 @@ def domain_check_many(*, domain_ids: Iterable[int], deadline: float | None = Non
     )
     ask_txt = {host for host, _ in contested}
     # The zone's own name servers: with the check of a domain not live yet, after a live
-    # domain's failing one (domains/dns/doctor.py).
-    diagnose = {
-        host: doctor.Ask(
+    # domain's failing one (domains/dns/doctor.py). Per claim, as `delegated` is: two
+    # projects' claims of one name each with their own TXT proof and challenge target.
+    diagnose = [
+        doctor.Ask(
             always=state not in LIVE_STATES,
             token=token if (host, project) in contested else None,
         )
         for _, host, _, project, state, token in targets
-    }
+    ]
     results = diagnosis.verify_many(
         ((host, is_apex) for _, host, is_apex, *_ in targets),
         ask_txt=ask_txt,

@@ -20,7 +20,18 @@ from domains.models import Domain, OwnerEvent
 from domains.policy import DIGEST_WINDOW
 from domains.services.custom_domains import domain_add
 from tests.fixtures.domains import T0, go_live
-from tests.fixtures.nameservers import NS1, NS2, NS3, SCENARIOS, WWW, Zone, disagreeing
+from tests.fixtures.nameservers import (
+    CHALLENGE,
+    NS1,
+    NS2,
+    NS3,
+    SCENARIOS,
+    WILDCARD,
+    WWW,
+    Zone,
+    disagreeing,
+    undelegated,
+)
 
 pytestmark = pytest.mark.django_db
 CODES = list(SCENARIOS)
@@ -101,6 +112,24 @@ def test_the_page_marks_the_server_that_is_right_and_the_one_that_is_not(
         (False, False, True),
     ]
     assert NS2 in rows[1]
+
+
+def test_the_page_shows_a_wildcards_delegation_in_the_row_of_the_server_that_has_it(
+    zone, shop, alice, alice_client
+):
+    domain = domain_add(project=shop, hostname=undelegated(zone), actor=alice)
+    zone.server(NS1).remove(CHALLENGE)
+    zone.serve(CHALLENGE, "CNAME", domain.acme_challenge_target, on=(NS1,))
+    tasks.check_domain(domain.pk)
+    text = alice_client.get(f"/dashboard/projects/shop/domains/{WILDCARD}/").content.decode()
+    rows = text[text.index("<tbody>") : text.index("</tbody>")].split("<tr ")[1:]
+    record = f"{CHALLENGE} CNAME {domain.acme_challenge_target}."
+    assert [(record in row, "✓" in row, "✗" in row) for row in rows] == [
+        (True, True, False),
+        (False, False, True),
+    ]
+    assert NS2 in rows[1]
+    assert 'data-code="challenge_not_delegated"' in text
 
 
 def test_servers_that_agree_show_no_finding_on_the_page(zone, www, alice_client):

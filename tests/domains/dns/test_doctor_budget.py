@@ -17,7 +17,7 @@ from domains.services.verification import domain_check_many
 from domains.tasks import check_domain
 from tests.domains.dns.doctorrows import WWW, answers, findings
 from tests.fixtures.domains import TARGET, check, go_live
-from tests.fixtures.nameservers import ADDRESSES, NS1, NS2, ZONE
+from tests.fixtures.nameservers import ADDRESSES, CHALLENGE, NS1, NS2, WILDCARD, ZONE
 
 pytestmark = pytest.mark.django_db
 
@@ -123,6 +123,27 @@ def test_an_apex_with_a_txt_proof_asks_no_more_than_its_turns_of_silent_servers(
     }
     late = findings(Domain.objects.get(pk=rival.pk))[FindingCode.NAMESERVERS_UNASKED]
     assert "could not be asked before the check's deadline" in late["message"]
+
+
+def test_a_wildcards_challenge_question_takes_turns_with_its_other_questions(
+    zone, shop, alice, silent_everywhere, settings
+):
+    """A wildcard asks each address one question more (its `_acme-challenge` CNAME), within
+    the same DOCTOR_IN_FLIGHT turns: the first ones are held to the deadline, so the rest
+    are never sent."""
+    settings.DOMAINS_DNS_TIMEOUT = settings.DOMAINS_DNS_LIFETIME = 10.0
+    settings.DOMAINS_VERIFY_DEADLINE = 1.0
+    zone.of_silent_addresses(names=20, each=20)
+    wildcard = domain_add(project=shop, hostname=WILDCARD, actor=alice)
+    zone.resolver.add(WILDCARD, "CNAME", TARGET + ".")
+    zone.resolver.add(CHALLENGE, "CNAME", wildcard.acme_challenge_target)
+    check_domain(wildcard.pk)
+
+    assert len(silent_everywhere.queries) == DOCTOR_IN_FLIGHT
+    assert set(silent_everywhere.queries) == {(WILDCARD, "A"), (CHALLENGE, "CNAME")}
+    checked = Domain.objects.get(pk=wildcard.pk)
+    assert checked.check_code == CheckCode.OK
+    assert FindingCode.NAMESERVERS_UNASKED in findings(checked)
 
 
 def test_a_zone_is_asked_once_for_all_of_its_names_in_a_sweep_batch(zone, shop, alice):
