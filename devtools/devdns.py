@@ -11,6 +11,9 @@ record of that type) apart, can be told to answer SERVFAIL for a name, or to
 never answer for one (the client times out), or to answer nothing at all (`silent`: a
 name server of a zone that never answers, a lame delegation). Several servers, each on
 its own loopback address with its own records, share one port: devtools/nameservers.py.
+Given `updates` (devtools/dnsupdates.py), it takes the TXT records of one zone in RFC 2136
+updates signed with TSIG, as the platform's DNS-01 writes them to a zone's primary; without,
+it refuses every update.
 """
 
 from __future__ import annotations
@@ -19,7 +22,9 @@ import logging
 import threading
 import time
 from collections import deque
+from contextlib import AbstractContextManager
 from pathlib import Path
+from typing import Protocol
 
 import dns.exception
 import dns.flags
@@ -34,7 +39,7 @@ import dns.rdatatype
 import dns.rrset
 from publicsuffixlist import PublicSuffixList
 
-from devtools.dnswire import TCPServer, UDPServer
+from devtools.dnswire import TCPServer, UDPServer, refused
 from devtools.sockets import bind_udp_and_tcp
 from devtools.zonefiles import read_zone_file
 
@@ -159,6 +164,34 @@ class Records:
             self._zones, self._data = set(other._zones), dict(other._data)
             self._existing = set(other._existing)
 
+    # --- what dynamic updates read and write (devtools/dnsupdates.py) --------
+
+    def serves(self, zone: dns.name.Name) -> bool:
+        with self._lock:
+            return zone in self._zones
+
+    def editing(self) -> AbstractContextManager[bool]:
+        """Held while an update reads and writes several record sets: no answer and no
+        reload of the zone files comes between."""
+        return self._lock
+
+    def rrset(self, owner: dns.name.Name, rdtype: int) -> dns.rrset.RRset | None:
+        with self._lock:
+            found = self._data.get(owner, {}).get(rdtype)
+            return found.copy() if found is not None else None
+
+    def set_rrset(self, owner: dns.name.Name, rdtype: int, rrset: dns.rrset.RRset | None) -> None:
+        """`owner`'s records of `rdtype` replaced by `rrset`, or removed (None)."""
+        with self._lock:
+            if rrset is not None:
+                self._data.setdefault(owner, {})[rdtype] = rrset.copy()
+                self._mark_existing(owner)
+                return
+            node = self._data.get(owner)
+            if node is not None and node.pop(rdtype, None) is not None and not node:
+                del self._data[owner]
+                self._reindex()  # the name may be gone, or only an empty non-terminal now
+
     # --- answering ----------------------------------------------------------
 
     def _zone_of(self, qname: dns.name.Name) -> dns.name.Name | None:
@@ -222,8 +255,19 @@ class Records:
         return copied
 
 
+class TakesUpdates(Protocol):
+    """What takes a server's UPDATE messages (devtools/dnsupdates.py's Updates)."""
+
+    def answer(self, wire: bytes) -> dns.message.Message | None: ...
+
+    def replay(self, fresh: Records) -> None: ...
+
+
 class DNSServer:
     """UDP + TCP servers on one port, answering from `records` (or a zone directory)."""
+
+    # What takes this server's updates; None: every update is refused.
+    updates: TakesUpdates | None = None
 
     def __init__(
         self,
@@ -244,6 +288,7 @@ class DNSServer:
         self.port: int = udp.getsockname()[1]
         for server in (self.udp, self.tcp):
             server.records_for = self._records_for
+            server.answer_update = self._answer_update
         self._threads: list[threading.Thread] = []
 
     # Shortcuts for tests: set the records each case needs.
@@ -276,6 +321,14 @@ class DNSServer:
             self.reload_zones()
         return self.records
 
+    def _answer_update(self, wire: bytes) -> dns.message.Message | None:
+        if self.records.silent:
+            return None
+        if self.updates is None:
+            return refused(wire)
+        self._records_for()  # the zone files as they are now, before the update changes them
+        return self.updates.answer(wire)
+
     def reload_zones(self) -> None:
         """Re-read the zone files when any of them changed (or one was added or removed)."""
         files = sorted(self.zone_dir.glob("*.zone")) if self.zone_dir else []
@@ -289,7 +342,10 @@ class DNSServer:
                 fresh.load_rrsets(origin, read_zone_file(path.read_text(), origin))
             except (dns.exception.DNSException, OSError) as exc:
                 log.error("devdns: skipping %s: %s", path, exc)
-        self.records.replace_with(fresh)
+        with self.records.editing():  # no update comes between the replay and the swap
+            if self.updates is not None:
+                self.updates.replay(fresh)
+            self.records.replace_with(fresh)
         self._zone_stamp = stamp
         log.info("devdns: loaded %d zone file(s) from %s", len(files), self.zone_dir)
 

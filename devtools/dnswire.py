@@ -1,7 +1,9 @@
 """The development DNS server's wire: UDP and TCP servers on sockets bound beforehand
 (devtools/sockets.py), which hand each query to what answers it (devtools/devdns.py's
-Records) and send its answer back, truncated over UDP when it does not fit; a query that
-gets no answer (a black-holed name, a silent server) gets nothing back.
+Records) and each UPDATE message, unparsed (its signature is checked as it is read), to
+what takes updates (devtools/dnsupdates.py), and send the answer back, truncated over UDP
+when it does not fit; a message that gets no answer (a black-holed name, a silent server)
+gets nothing back.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ from typing import Protocol
 import dns.exception
 import dns.flags
 import dns.message
+import dns.opcode
+import dns.rcode
 
 
 class Answerer(Protocol):
@@ -48,17 +52,40 @@ def _parse(data: bytes) -> dns.message.Message | None:
         return None
 
 
+def is_update(wire: bytes) -> bool:
+    """Whether a message's header says UPDATE (its opcode, bits 1-4 of the third byte)."""
+    return len(wire) > 2 and (wire[2] >> 3) & 0x0F == dns.opcode.UPDATE
+
+
+def refused(wire: bytes) -> dns.message.Message | None:
+    """REFUSED, unsigned, for a message this server will not act on (None: unreadable)."""
+    try:
+        message = dns.message.from_wire(wire, keyring=False)
+    except dns.exception.DNSException:
+        return None
+    response = dns.message.make_response(message)
+    response.set_rcode(dns.rcode.REFUSED)
+    return response
+
+
+def _respond(server: UDPServer | TCPServer, data: bytes) -> dns.message.Message | None:
+    if is_update(data):
+        return server.answer_update(data)
+    query = _parse(data)
+    if query is None:
+        return None
+    return server.records_for().answer(query)
+
+
 class _UDPHandler(socketserver.BaseRequestHandler):
     server: UDPServer
 
     def handle(self) -> None:
         data, sock = self.request
-        query = _parse(data)
-        if query is None:
-            return
-        response = self.server.records_for().answer(query)
+        response = _respond(self.server, data)
         if response is not None:
-            limit = max(512, query.payload if query.edns >= 0 else 512)
+            # The size the question's EDNS allows, which make_response kept as request_payload.
+            limit = max(512, response.request_payload if response.edns >= 0 else 512)
             sock.sendto(_wire(response, limit), self.client_address)
 
 
@@ -73,12 +100,10 @@ class _TCPHandler(socketserver.BaseRequestHandler):
                 header = _recv_exactly(conn, 2)
                 if header is None:
                     return
-                query = _parse(_recv_exactly(conn, struct.unpack("!H", header)[0]) or b"")
-                if query is None:
-                    return
-                response = self.server.records_for().answer(query)
+                data = _recv_exactly(conn, struct.unpack("!H", header)[0])
+                response = _respond(self.server, data or b"")
                 if response is None:
-                    return  # blackholed: hang up without an answer
+                    return  # unreadable, or blackholed: hang up without an answer
                 wire = response.to_wire()
                 conn.sendall(struct.pack("!H", len(wire)) + wire)
         except OSError:
@@ -103,6 +128,7 @@ class UDPServer(socketserver.UDPServer):
     # blocks, and a thread per datagram costs more than the answer itself (the sweep
     # benchmark sends tens of thousands). A large receive buffer absorbs the bursts.
     records_for: Callable[[], Answerer]
+    answer_update: Callable[[bytes], dns.message.Message | None]
 
     def __init__(self, sock: socket.socket) -> None:
         super().__init__(sock.getsockname(), _UDPHandler, bind_and_activate=False)
@@ -117,6 +143,7 @@ class TCPServer(socketserver.ThreadingTCPServer):
 
     daemon_threads = True
     records_for: Callable[[], Answerer]
+    answer_update: Callable[[bytes], dns.message.Message | None]
 
     def __init__(self, sock: socket.socket) -> None:
         super().__init__(sock.getsockname(), _TCPHandler, bind_and_activate=False)

@@ -19,10 +19,12 @@ from django.core.management import call_command
 from dns.nameserver import Do53Nameserver
 
 from devtools.devdns import DNSServer
+from devtools.localenv import TSIG_KEY_NAME, tsig_secret
 from devtools.sockets import free_port
 from devtools.starterzones import demo_zone_file, write_starter_zones
 from domains.dns import diagnosis
 from domains.dns import lookups as platform_dns
+from domains.dns.rfc2136 import Rfc2136
 from tests.processes import ROOT, wait_for
 
 pytestmark = pytest.mark.django_db
@@ -199,12 +201,24 @@ def test_nameserver_setting_entries(entry, host, port, settings):
     assert (server.address, server.port) == (host, port)
 
 
-def test_the_devdns_command_serves_its_zone_directory(tmp_path):
+def test_the_devdns_command_serves_its_zone_directory_and_takes_updates_signed_with_its_key(
+    tmp_path,
+):
     # Below the ephemeral range: a port the kernel handed out could be taken for TCP by an
     # outgoing connection before devdns binds it.
     port = free_port()
     log = tmp_path / "devdns.log"
-    env = {**os.environ, "SECRET_KEY": "x", "DEBUG": "1", "PETSTORE_VAR_DIR": str(tmp_path)}
+    # The key as `make run` writes it (devtools/localenv.py); the zone is DEBUG's default.
+    key = {"DOMAINS_DNS01_TSIG_KEY_NAME": TSIG_KEY_NAME, "DOMAINS_DNS01_TSIG_SECRET": tsig_secret()}
+    env = {
+        **os.environ,
+        **key,
+        "SECRET_KEY": "x",
+        "DEBUG": "1",
+        "PETSTORE_VAR_DIR": str(tmp_path),
+        "PETSTORE_ENV_FILE": "",
+        "PLATFORM_DOMAIN": "petstore.localhost",
+    }
     with open(log, "wb") as out:
         process = subprocess.Popen(
             [sys.executable, "manage.py", "devdns", "--port", str(port),
@@ -218,6 +232,18 @@ def test_the_devdns_command_serves_its_zone_directory(tmp_path):
         assert ask(server, "domains.petstore.localhost", "A").answer
         assert ask(server, "domains.petstore.localhost", "A", tcp=True).answer
         assert (tmp_path / "zones" / "example.test.zone").exists()
+        # The platform's DNS-01 provider, with the same key, writes in PLATFORM_DOMAIN's zone.
+        provider = Rfc2136(
+            server=f"127.0.0.1:{port}",
+            zone="petstore.localhost",
+            key_name=key["DOMAINS_DNS01_TSIG_KEY_NAME"],
+            algorithm="hmac-sha256",
+            secret=key["DOMAINS_DNS01_TSIG_SECRET"],
+        )
+        provider.present("_acme-challenge.petstore.localhost", "from-the-platform")
+        answer = ask(server, "_acme-challenge.petstore.localhost", "TXT")
+        assert [rdata.to_text() for rdata in answer.answer[0]] == ['"from-the-platform"']
+        assert "updates signed with the key make-run." in log.read_text()
     finally:
         process.terminate()
         process.wait(timeout=10)

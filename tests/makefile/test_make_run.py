@@ -6,6 +6,7 @@ The service under load, started from the same Procfile line: tests/makefile/test
 
 from __future__ import annotations
 
+import base64
 import os
 import re
 import shlex
@@ -292,15 +293,18 @@ def test_a_refused_make_run_leaves_the_settings_file_and_the_servers_alone(tmp_p
     assert not (var / "postgres").exists()
 
 
-def test_a_first_make_run_writes_debug_a_key_and_a_metrics_token(tmp_path):
+def test_a_first_make_run_writes_debug_keys_and_a_metrics_token(tmp_path):
     local_env = tmp_path / "var" / "local.env"
     localenv.write(local_env, {"PORT": "8123", "HTTPS_PORT": "8443"})
     written = read_env_file(local_env)
     assert written.keys() == {
-        "DEBUG", "DOMAINS_KEY_ENCRYPTION_KEY", "METRICS_TOKEN", "PORT", "HTTPS_PORT"
+        "DEBUG", "DOMAINS_KEY_ENCRYPTION_KEY", "METRICS_TOKEN", "PORT", "HTTPS_PORT",
+        "DOMAINS_DNS01_TSIG_KEY_NAME", "DOMAINS_DNS01_TSIG_SECRET",
     }  # fmt: skip
     assert written["DEBUG"] == "1"
     assert written["DOMAINS_KEY_ENCRYPTION_KEY"] != written["METRICS_TOKEN"]
+    # The development DNS server's TSIG key: a secret as a DNS server's configuration has it.
+    assert len(base64.b64decode(written["DOMAINS_DNS01_TSIG_SECRET"], validate=True)) == 32
     assert local_env.stat().st_mode & 0o777 == 0o600
 
 
@@ -315,6 +319,8 @@ def test_a_later_run_on_the_default_ports_drops_their_lines_and_keeps_the_rest(t
         "DEBUG": "1",
         "DOMAINS_KEY_ENCRYPTION_KEY": first["DOMAINS_KEY_ENCRYPTION_KEY"],
         "METRICS_TOKEN": first["METRICS_TOKEN"],
+        "DOMAINS_DNS01_TSIG_KEY_NAME": first["DOMAINS_DNS01_TSIG_KEY_NAME"],
+        "DOMAINS_DNS01_TSIG_SECRET": first["DOMAINS_DNS01_TSIG_SECRET"],
         **defaults,
     }
 

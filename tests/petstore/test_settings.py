@@ -196,6 +196,35 @@ def test_a_dns01_provider_set_up_halfway_stops_the_process_naming_what_to_change
     assert "not base64 at all!" not in result.stderr
 
 
+@pytest.mark.parametrize(
+    ("env", "server"),
+    [
+        ({"DEBUG": "1", "DOMAINS_CA": "acme"}, "127.0.0.1:5399"),
+        ({"DEBUG": "1", "DOMAINS_CA": "acme", "DOMAINS_DNS01_SERVER": ""}, ""),
+        ({"DEBUG": "1", "DOMAINS_CA": "local"}, ""),
+        ({"DOMAINS_CA": "acme", "SECRET_KEY": "production"}, ""),
+    ],
+)
+def test_under_debug_an_acme_ca_writes_dns01_to_the_development_dns_server(env, server):
+    """`make run`'s settings file holds a TSIG key: with an ACME CA under DEBUG, DNS-01 goes
+    to the development DNS server; the local CA needs none (nor does production get one)."""
+    key = {"DOMAINS_DNS01_TSIG_KEY_NAME": "make-run.", "DOMAINS_DNS01_TSIG_SECRET": "c2VjcmV0"}
+    shown = _manage(
+        "shell",
+        "-c",
+        "from django.conf import settings as s; "
+        "print([s.DOMAINS_DNS01_SERVER, s.DOMAINS_DNS01_ZONE])",
+        PETSTORE_ENV_FILE="",
+        DOMAINS_DEV_DNS_PORT="5399",
+        PLATFORM_DOMAIN="petstore.localhost",
+        **key,
+        **env,
+    )
+    assert shown.returncode == 0, shown.stderr
+    zone = "petstore.localhost" if env.get("DEBUG") else ""
+    assert shown.stdout.splitlines()[-1] == repr([server, zone])
+
+
 def _deploy_check(**env: str) -> subprocess.CompletedProcess:
     return _manage(
         "check",

@@ -9,6 +9,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from devtools.devdns import DNSServer
+from devtools.dnsupdates import Updates
 from devtools.nameservers import NameServers
 from devtools.sockets import PortInUseError
 from devtools.starterzones import write_starter_zones
@@ -20,7 +21,9 @@ class Command(BaseCommand):
         "on 127.0.0.1:DOMAINS_DEV_DNS_PORT over UDP and TCP. With --also ADDRESS=DIR, also "
         "serve DIR's zone files on ADDRESS (another name server of a zone, say 127.0.0.2), "
         "and with --silent ADDRESS listen there and never answer (a lame one), all on the "
-        "same port. For development only."
+        "same port. With a DNS-01 TSIG key in the settings (make run writes one), the server "
+        "on --host takes the TXT records of DOMAINS_DNS01_ZONE in RFC 2136 updates signed "
+        "with it. For development only."
     )
 
     def add_arguments(self, parser):
@@ -55,17 +58,37 @@ class Command(BaseCommand):
             raise CommandError(f"devdns: {exc.strerror}; choose another with --port") from exc
         except OSError as exc:  # an address that is not this machine's
             raise CommandError(f"devdns: {exc.strerror}; use loopback addresses") from exc
+        self._take_updates(servers[host])
         servers.start()
         for address, server in servers.servers.items():
             self.stdout.write(
                 f"devdns: {self._serving(server)} on {address}:{servers.port} (UDP+TCP)"
             )
+            if server.updates is not None:
+                self.stdout.write(
+                    f"devdns: taking {settings.DOMAINS_DNS01_ZONE}'s TXT records (DNS-01) on "
+                    f"{address} in RFC 2136 updates signed with the key "
+                    f"{settings.DOMAINS_DNS01_TSIG_KEY_NAME}"
+                )
         with contextlib.suppress(KeyboardInterrupt):
             try:
                 while True:
                     time.sleep(3600)
             finally:
                 servers.stop()
+
+    def _take_updates(self, server: DNSServer) -> None:
+        """The platform's DNS-01 updates, signed with its key (petstore/settings/dns01.py)."""
+        key_name, secret = settings.DOMAINS_DNS01_TSIG_KEY_NAME, settings.DOMAINS_DNS01_TSIG_SECRET
+        if not (key_name and secret and settings.DOMAINS_DNS01_ZONE):
+            return
+        server.updates = Updates(
+            server.records,
+            zone=settings.DOMAINS_DNS01_ZONE,
+            key_name=key_name,
+            algorithm=settings.DOMAINS_DNS01_TSIG_ALGORITHM,
+            secret=secret,
+        )
 
     @staticmethod
     def _serving(server: DNSServer) -> str:
