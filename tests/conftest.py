@@ -26,6 +26,7 @@ pytest_plugins = [
     "tests.fixtures.browser",
     "tests.fixtures.pebble",
     "tests.fixtures.knot",
+    "tests.fixtures.dns01",
     "tests.fixtures.edge",
     "tests.fixtures.static",
     "tests.fixtures.smtp",

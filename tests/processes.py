@@ -135,6 +135,19 @@ def service_env(settings, **extra: str) -> dict[str, str]:
             "WEBHOOKS_TIMEOUT": str(settings.WEBHOOKS_TIMEOUT),
         }
     )
+    if settings.DOMAINS_DNS01_SERVER:
+        # DNS-01 as the test turned it on (tests/fixtures/dns01.py, knot.py). Only then: set
+        # empty, DEBUG=1 would not turn it on by itself as `make run` does.
+        env.update(
+            {
+                "DOMAINS_DNS01_SERVER": settings.DOMAINS_DNS01_SERVER,
+                "DOMAINS_DNS01_ZONE": settings.DOMAINS_DNS01_ZONE,
+                "DOMAINS_DNS01_TSIG_KEY_NAME": settings.DOMAINS_DNS01_TSIG_KEY_NAME,
+                "DOMAINS_DNS01_TSIG_ALGORITHM": settings.DOMAINS_DNS01_TSIG_ALGORITHM,
+                "DOMAINS_DNS01_TSIG_SECRET": settings.DOMAINS_DNS01_TSIG_SECRET,
+                "DOMAINS_DNS01_WAIT": str(settings.DOMAINS_DNS01_WAIT),
+            }
+        )
     env.update(extra)
     return env
 

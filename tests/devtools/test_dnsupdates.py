@@ -26,15 +26,13 @@ from domains.dns.challenges import ProviderError
 from domains.dns.rfc2136 import Rfc2136
 from domains.services import certificates
 from domains.services.custom_domains import domain_add
-from tests.fixtures.domains import LOOPBACK, TARGET, check
+from tests.fixtures.dns01 import ALGORITHM, KEY_NAME, SECRET
+from tests.fixtures.domains import TARGET, check
 from tests.fixtures.pebble import running_pebble
 from tests.needs import pebble_missing, require
 
 ZONE = "platform.test"
-KEY_NAME = "make-run."
-ALGORITHM = "hmac-sha256"
-# Test keys, 32 bytes each in base64: the server's, and one it does not hold.
-SECRET = "ZGV2ZG5zLXVwZGF0ZXMtdGVzdC1rZXktb25seS0wMDE="
+# A test key the server does not hold (32 bytes, base64); it holds tests/fixtures/dns01.py's.
 OTHER_SECRET = "YW5vdGhlci10c2lnLXNlY3JldC1vZi0zMi1ieXRlcyE="
 RECORD = f"_acme-challenge.{ZONE}"
 
@@ -217,49 +215,32 @@ def test_what_updates_left_outlives_an_edit_of_the_zone_file(tmp_path):
 @pytest.mark.acme
 @pytest.mark.django_db
 def test_an_owners_wildcard_gets_its_certificate_from_the_ca_with_this_server_as_dns01_primary(
-    settings, tmp_path, _pebble_tls, shop, alice
+    settings, tmp_path, _pebble_tls, dns01_primary, shop, alice
 ):
-    """`make run`'s layout with an ACME CA: one development DNS server holds the owner's zone
-    with their two records and PLATFORM_DOMAIN's, takes the platform's updates there, and is
-    the resolver Pebble validates with (it follows the owner's CNAME itself). The wildcard is
-    verified, then issued over DNS-01 on the certificates worker's path, and goes Active."""
+    """`make run`'s layout with an ACME CA (tests/fixtures/dns01.py): one development DNS
+    server holds the owner's zone with their two records and PLATFORM_DOMAIN's, takes the
+    platform's updates there, and is the resolver Pebble validates with (it follows the
+    owner's CNAME itself). The wildcard is verified, then issued over DNS-01 on the
+    certificates worker's path, and goes Active."""
     require(pebble_missing)
-    zone = settings.PLATFORM_DOMAIN
-    server = DNSServer("127.0.0.1", 0)
-    server.add(f"ns1.{zone}", "A", "127.0.0.1")
-    server.add(TARGET, "A", "127.0.0.1")
-    server.updates = Updates(
-        server.records, zone=zone, key_name=KEY_NAME, algorithm=ALGORITHM, secret=SECRET
-    )
-    server.start()
-    settings.DOMAINS_DNS_NAMESERVERS = [server.address]
-    settings.DOMAINS_DNS_AUTHORITATIVE_PORT = server.port
-    settings.OUTBOUND_ALLOWED_NETWORKS = LOOPBACK
-    settings.DOMAINS_DNS01_SERVER = server.address
-    settings.DOMAINS_DNS01_ZONE = zone
-    settings.DOMAINS_DNS01_TSIG_KEY_NAME = KEY_NAME
-    settings.DOMAINS_DNS01_TSIG_ALGORITHM = ALGORITHM
-    settings.DOMAINS_DNS01_TSIG_SECRET = SECRET
-    try:
-        domain = domain_add(project=shop, hostname="*.shop.example.test", actor=alice)
-        # The two records the dashboard shows, as the owner puts them in their zone file.
-        server.add("*.shop.example.test", "CNAME", TARGET)
-        server.add("_acme-challenge.shop.example.test", "CNAME", domain.acme_challenge_target)
-        assert check(domain).state == State.ISSUING
-        with running_pebble(free_port(), server.address, tmp_path, _pebble_tls) as pebble:
-            settings.DOMAINS_CA = "acme"
-            settings.DOMAINS_ACME_DIRECTORIES = [pebble.directory]
-            settings.DOMAINS_ACME_CA_BUNDLE = [str(pebble.ca_bundle)]
-            settings.DOMAINS_ACME_EMAIL = "platform@example.test"
-            certificate = certificates.certificate_issue(domain_id=domain.pk)
+    server = dns01_primary
+    domain = domain_add(project=shop, hostname="*.shop.example.test", actor=alice)
+    # The two records the dashboard shows, as the owner puts them in their zone file.
+    server.add("*.shop.example.test", "CNAME", TARGET)
+    server.add("_acme-challenge.shop.example.test", "CNAME", domain.acme_challenge_target)
+    assert check(domain).state == State.ISSUING
+    with running_pebble(free_port(), server.address, tmp_path, _pebble_tls) as pebble:
+        settings.DOMAINS_CA = "acme"
+        settings.DOMAINS_ACME_DIRECTORIES = [pebble.directory]
+        settings.DOMAINS_ACME_CA_BUNDLE = [str(pebble.ca_bundle)]
+        settings.DOMAINS_ACME_EMAIL = "platform@example.test"
+        certificate = certificates.certificate_issue(domain_id=domain.pk)
 
-        domain.refresh_from_db()
-        assert certificate is not None and domain.state == State.ACTIVE
-        assert certificate.serial in pebble.issued()
-        assert certificate.san == "*.shop.example.test"
-        assert pebble.validations() == ["shop.example.test"]
-        # Written at the claim's name in the platform's zone, and removed after.
-        assert (domain.acme_challenge_target, "TXT") in server.queries
-        assert txt(server, domain.acme_challenge_target) == []
-    finally:
-        server.stop()
+    domain.refresh_from_db()
+    assert certificate is not None and domain.state == State.ACTIVE
+    assert certificate.serial in pebble.issued()
+    assert certificate.san == "*.shop.example.test"
+    assert pebble.validations() == ["shop.example.test"]
+    # Written at the claim's name in the platform's zone, and removed after.
+    assert (domain.acme_challenge_target, "TXT") in server.queries
+    assert txt(server, domain.acme_challenge_target) == []

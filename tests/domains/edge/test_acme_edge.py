@@ -26,6 +26,7 @@ from domains.services import scheduling
 from domains.services.custom_domains import domain_add
 from tests.fixtures.domains import TARGET
 from tests.fixtures.edge import domainstatus, serial
+from tests.fixtures.worker import wait_until
 from tests.processes import paused, wait_for
 
 pytestmark = [pytest.mark.acme, pytest.mark.django_db(transaction=True)]
@@ -60,20 +61,6 @@ def verify(client) -> None:
     """Verify (or Re-verify), as the owner chooses it on the domain's page."""
     response = client.post(f"/dashboard/projects/shop/domains/{HOST}/verify/")
     assert response.status_code == 302
-
-
-def wait_until(domain: Domain, worker, **fields) -> Domain:
-    """The domain once its row has these values; on a timeout, the worker's log says why."""
-
-    def reached() -> bool:
-        domain.refresh_from_db()
-        return all(getattr(domain, name) == value for name, value in fields.items())
-
-    try:
-        wait_for(reached, timeout=60, interval=0.1, what=f"the domain's {fields}")
-    except pytest.fail.Exception as timed_out:
-        pytest.fail(f"{timed_out}\n{worker.log()[-3000:]}")
-    return domain
 
 
 def leaf(certificate: Certificate) -> x509.Certificate:
