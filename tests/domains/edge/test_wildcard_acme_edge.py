@@ -9,10 +9,13 @@ RFC 2136 into the platform's DNS-01 primary, the development DNS server
 wildcard's certificate for two names under it and the web process serves the owner's page.
 Then another project gets its own `a.shop.example.test` live (Pebble again, over HTTP-01
 through the edge's web process): the edge presents that project's certificate and page for
-`a.`, and still the wildcard's for `b.`.
+`a.`, and still the wildcard's for `b.`. Then the owner removes the wildcard: `b.` is served
+no more, `a.` still is, with its own project's certificate.
 """
 
 from __future__ import annotations
+
+import ssl
 
 import pytest
 from cryptography import x509
@@ -21,7 +24,7 @@ from django.test import Client
 from domains.choices import CertState, State
 from domains.dns import lookups
 from domains.models import Certificate
-from domains.services.custom_domains import domain_add
+from domains.services.custom_domains import domain_add, domain_remove
 from tests.fixtures.domains import TARGET
 from tests.fixtures.edge import domainstatus, serial
 from tests.fixtures.worker import wait_until
@@ -68,7 +71,7 @@ def from_pebble(certificate: Certificate | None, pebble) -> Certificate:
     return certificate
 
 
-def test_an_owners_wildcard_from_the_ca_serves_two_names_and_yields_to_another_projects_name(
+def test_an_owners_wildcard_from_the_ca_serves_two_names_yields_to_another_projects_and_is_removed(
     edge, pebble, dns01_primary, worker, shop, bobs, alice, bob, alice_client, bob_client
 ):
     dns = dns01_primary
@@ -119,3 +122,10 @@ def test_an_owners_wildcard_from_the_ca_serves_two_names_and_yields_to_another_p
     assert edge.get(A, "/", cafile=pebble.root_file) == (200, BOBS_PAGE)
     assert serial(edge.handshake(B, cafile=pebble.root_file)) == certificate.serial
     assert edge.get(B, "/", cafile=pebble.root_file) == (200, ALICES_PAGE)
+
+    # Remove: no name under the wildcard is served any more; bob's own name still is.
+    domain_remove(domain=wildcard, actor=alice)
+    edge.shows(B, None)
+    with pytest.raises((ssl.SSLError, OSError)):
+        edge.handshake(B, cafile=pebble.root_file)
+    assert serial(edge.handshake(A, cafile=pebble.root_file)) == bobs_certificate.serial
