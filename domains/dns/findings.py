@@ -71,6 +71,10 @@ def findings(
     undelegated = [server for server in answered if not server.delegated]
     if undelegated and needs.delegation is not None:
         found.append(said.undelegated(zone, undelegated, needs.delegation))
+    elif answered and needs.delegation and result.code == CheckCode.CHALLENGE_NOT_DELEGATED:
+        # Every server has it, the check did not: a resolver keeps the old answer.
+        old = [lookup(needs.delegation.name, "CNAME")]
+        found.append(said.cached(zone, needs.delegation, result, old, now))
     return found
 
 

@@ -145,8 +145,10 @@ def wrong(zone: str, wrong: list[Server], needs: Needs) -> dict[str, Any]:
 
 
 def cached(
-    zone: str, needs: Needs, result: Result, old: list[lookups.Lookup], now: datetime
+    zone: str, needs: Needs | Delegation, result: Result, old: list[lookups.Lookup], now: datetime
 ) -> dict[str, Any]:
+    """Every server gives what `needs` describes (the name's record, or a wildcard's
+    delegation), and the resolvers still keep `old`, which the check read."""
     ttls = [answer.ttl for answer in old if answer.ttl is not None]
     # `found` joins records with "; " (a subdomain's) or ", " (an apex's addresses).
     records = [record for record in re.split(r"; |, ", result.found) if record]

@@ -84,6 +84,24 @@ def test_servers_that_both_delegate_have_no_finding(zone, wildcard):
     ]
 
 
+def test_servers_that_both_delegate_while_the_resolvers_keep_the_old_answer_say_so(zone, wildcard):
+    """The panel never reads "all is well" above a failed check: the resolvers still keep
+    the old CNAME, which goes by itself."""
+    zone.resolver.add(CHALLENGE, "CNAME", OLD + ".", ttl=600)
+    zone.serve(CHALLENGE, "CNAME", wildcard.acme_challenge_target)
+    domain = check(wildcard)
+
+    assert domain.check_code == CheckCode.CHALLENGE_NOT_DELEGATED
+    assert [row[3] for row in answers(domain)] == [True, True]
+    assert list(findings(domain)) == [FindingCode.CACHED_ELSEWHERE]
+    cached = findings(domain)[FindingCode.CACHED_ELSEWHERE]
+    assert cached["records"] == [f"CNAME {OLD}"]
+    assert cached["message"].startswith(
+        f"Every name server of {ZONE} gives {delegation(wildcard)}, but the resolvers still "
+        f"keep the old answer (CNAME {OLD})."
+    )
+
+
 def test_no_server_with_the_delegation_names_them_all_and_nothing_else(zone, wildcard):
     """The names' record is right everywhere: the one finding is the delegation's, never
     "no server gives the record the platform needs"."""
