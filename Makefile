@@ -86,11 +86,12 @@ fuzz: $(call stamp,test)
 
 # Benchmarks on the local PostgreSQL and Redis: the API on production's web line against the
 # bare-Django floor and the FastAPI peer, the server table (gunicorn, granian, the peer), the
-# domain sweep and the TLS edge (with Debian's Pebble as the ACME CA); writes
-# bench/results.md and prints every target with its ratio, met or MISSED.
+# domain sweep (its zone served by Debian's Knot DNS) and the TLS edge (with Debian's Pebble as
+# the ACME CA); writes bench/results.md and prints every target with its ratio, met or MISSED.
 bench: $(call stamp,bench)
 	@command -v wrk >/dev/null || (apt-get update -qq && apt-get install -y -qq wrk)
 	@test -x /usr/bin/pebble || (apt-get update -qq && apt-get install -y -qq pebble)
+	@test -x /usr/sbin/knotd || (apt-get update -qq && apt-get install -y -qq knot)
 	$(BIN)/python bench/run.py $(BENCH_ARGS)
 
 # A bounded soak on loopback (about 2 minutes; SOAK_SECONDS, SOAK_RATE): gunicorn, a real

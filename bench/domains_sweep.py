@@ -1,12 +1,13 @@
 """The domain-checks sweep on real checks workers: 1,000 / 10,000 / 100,000 pending domains.
 
-For each size and each number of workers (1, 2, 4): the zone of bench/sweepzone.py in a
-DNS server of its own, the bench project with N pending domains, Procfile.production's
-checks worker line K times pointed at that server, and the sweep sent as beat sends it
-until every domain has a check result newer than the start. Then one sweep among 100,000
-active domains with none due. Reported: elapsed time, time per domain, the workers' and the
-database backends' peak RSS and CPU (bench/sweepfootprint.py), the database's size. Called
-by bench/run.py with its ENV; `python -m bench.domains_sweep --help` runs it alone.
+For each size and each number of workers (1, 2, 4): the zone of bench/sweepzone.py served by
+Knot DNS (`--zone-server devdns`: the development DNS server), the bench project with N
+pending domains, Procfile.production's checks worker line K times pointed at that server, and
+the sweep sent as beat sends it until every domain has a check result newer than the start.
+Then one sweep among 100,000 active domains with none due. Reported: elapsed time, time per
+domain, the workers' and the database backends' peak RSS, the CPU of the workers, the DNS
+server, PostgreSQL and Redis (bench/sweepfootprint.py), the database's size. Called by
+bench/run.py with its ENV; `python -m bench.domains_sweep --help` runs it alone.
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 
@@ -37,7 +37,8 @@ from bench.sweepfootprint import (  # noqa: E402
     load_average,
     tree_rss,
 )
-from bench.sweepzone import WARMUP, ZONE, DNSProcess, hostname  # noqa: E402
+from bench.sweeprows import Idle, Run, mb, named_workers, rows_for  # noqa: E402
+from bench.sweepzone import SERVERS, WARMUP, ZONE, hostname, zone_server  # noqa: E402
 from devtools.processes import spawn  # noqa: E402
 
 SIZES = (1_000, 10_000, 100_000)
@@ -45,32 +46,9 @@ WORKERS = (1, 2, 4)
 ACTIVE = 100_000
 SLUG = "sweep-bench"
 WAIT_LIMIT = 3600.0  # seconds; a run slower than this is reported as unfinished
-TARGET = 15.0  # seconds for 10,000 pending (docs/decisions/domain-sweep.md)
-TARGET_SIZE = 10_000
-FLAT = 1.2  # the largest size's cost per domain within this of the smallest's
-# One sweep with nothing due, whatever the number of active domains: almost nothing.
-IDLE_TARGET = 1.0  # seconds
 
 
-@dataclass
-class Run:
-    n: int
-    workers: int
-    seconds: float
-    done: int
-    peak_rss: int
-    idle_rss: int
-    codes: dict[str, int]
-    cpu: dict[str, float]
-    db_size: int
-    db_peak_rss: int
-
-    @property
-    def per_domain_ms(self) -> float:
-        return self.seconds * 1000 / self.n
-
-
-def _fresh_project(n: int, *, active: bool = False):
+def fresh_project(n: int, *, active: bool = False):
     """The bench project (the previous run's removed) with N pending domains, not due yet,
     and WARMUP domains due now; with `active`, N active domains next checked in a day."""
     from django.contrib.auth import get_user_model
@@ -110,7 +88,23 @@ def _fresh_project(n: int, *, active: bool = False):
         Domain(project=project, hostname=f"warm{i}.{ZONE}", next_check_at=due)
         for i in range(WARMUP)
     )
+    _vacuum()
     return project
+
+
+def _vacuum() -> None:
+    """VACUUM (ANALYZE) of the domains app's tables, as autovacuum keeps a production
+    database. Without it the rows earlier runs deleted and updated stay in the tables and
+    their indexes where autovacuum is off (the shared machine's PostgreSQL has it off): a
+    batch's look-up of its 100 host names read every earlier run's dead versions of them
+    (73 ms a batch after a dozen runs), and each run of a session was slower than the last."""
+    from django.apps import apps
+    from django.db import connection
+
+    models = apps.get_app_config("domains").get_models(include_auto_created=True)
+    tables = sorted({connection.ops.quote_name(model._meta.db_table) for model in models})
+    with connection.cursor() as cursor:
+        cursor.execute(f"VACUUM (ANALYZE) {', '.join(tables)}")
 
 
 def _sweep_and_wait(
@@ -146,11 +140,13 @@ def _sweep_and_wait(
     return time.monotonic() - started, done
 
 
-def _start_worker(env: dict, dns_address: str, log_path: Path, number: int) -> subprocess.Popen:
-    """Procfile.production's checks worker, with a node name of its own."""
+def _start_worker(env: dict, dns, log_path: Path, number: int) -> subprocess.Popen:
+    """Procfile.production's checks worker, with a node name of its own, asking `dns` (the
+    zone's server) as its resolver and as every zone's own name server."""
     worker_env = {
         **env,
-        "DOMAINS_DNS_NAMESERVERS": dns_address,
+        "DOMAINS_DNS_NAMESERVERS": dns.address,
+        "DOMAINS_DNS_AUTHORITATIVE_PORT": str(dns.port),
         # Certificates are a separate flow; keep their (delayed) issuance out of the window.
         "DOMAINS_CERT_ISSUE_DELAY": "3600",
         "DOMAINS_CA_DIR": str(log_path.parent / "ca"),
@@ -165,7 +161,7 @@ def _start_worker(env: dict, dns_address: str, log_path: Path, number: int) -> s
     return spawn(command, env=worker_env, log_path=log_path)
 
 
-def measure(n: int, env: dict, workers: int = 1) -> Run:
+def measure(n: int, env: dict, workers: int = 1, zone_server_name: str = "knot") -> Run:
     setup_django(env)
     from django.conf import settings
     from django.db.models import Count
@@ -173,16 +169,16 @@ def measure(n: int, env: dict, workers: int = 1) -> Run:
 
     from domains.models import Domain
 
-    target = settings.PLATFORM_CNAME_TARGET
-    server = DNSProcess(n, target)
     workdir = Path(tempfile.mkdtemp(prefix="sweep-bench-"))
+    target, dashboard = settings.PLATFORM_CNAME_TARGET, settings.DASHBOARD_HOST
+    server = zone_server(zone_server_name, n, target, dashboard, workdir)
     logs = [workdir / f"worker-{i + 1}.log" for i in range(workers)]
     started: list[subprocess.Popen] = []
     sampler = None
     try:
-        project = _fresh_project(n)
+        project = fresh_project(n)
         for number, log_path in enumerate(logs, start=1):
-            started.append(_start_worker(env, server.address, log_path, number))
+            started.append(_start_worker(env, server, log_path, number))
         for worker, log_path in zip(started, logs, strict=True):
             wait_for_worker(worker, log_path)
         domains = Domain.objects.filter(project=project)
@@ -217,14 +213,6 @@ def measure(n: int, env: dict, workers: int = 1) -> Run:
         shutil.rmtree(workdir, ignore_errors=True)
 
 
-@dataclass
-class Idle:
-    n: int
-    seconds: float
-    statements: int
-    checks: int
-
-
 def measure_idle(n: int, env: dict) -> Idle:
     """One sweep among `n` active domains none of which is due: what the worker's sweep
     task runs (scheduling.sweep), timed in this process, its statements counted."""
@@ -234,7 +222,7 @@ def measure_idle(n: int, env: dict) -> Idle:
 
     from domains.services import scheduling
 
-    _fresh_project(n, active=True)
+    fresh_project(n, active=True)
     # The warm-up domains are due: a first sweep takes them, the measured one finds none.
     scheduling.sweep()
     with connection.cursor() as cursor:
@@ -246,129 +234,46 @@ def measure_idle(n: int, env: dict) -> Idle:
     return Idle(n, seconds, len(queries), len(steps.checks))
 
 
-def _mb(size: int) -> str:
-    return f"{size / 2**20:,.0f} MB"
-
-
-def _rss(run: Run) -> str:
-    growth = (run.peak_rss - run.idle_rss) / 2**20
-    return f"{_mb(run.peak_rss)} (idle {_mb(run.idle_rss)}, +{growth:.0f} MB)"
-
-
-def _workers(k: int) -> str:
-    return f"{k} checks worker{'s' if k > 1 else ''}"
-
-
-def _verdict(met: bool) -> str:
-    return "met" if met else "MISSED"
-
-
-def _clean(run: Run) -> bool:
-    """Every domain checked, none of them timed out (a timeout ends a check early: it
-    measures DOMAINS_DNS_LIFETIME and a DNS server that fell behind, not the sweep)."""
-    return run.done >= run.n and not run.codes.get("dns_timeout")
-
-
-def _timeouts(run: Run) -> str:
-    timeouts = run.codes.get("dns_timeout", 0)
-    return f", {timeouts:,} dns_timeout" if timeouts else ""
-
-
-def rows_for(runs: list[Run], idle: Idle | None = None) -> list[str]:
-    """bench/results.md's rows: per number of workers, the cost per domain of each size
-    against the smallest, the 10,000 target, memory; then workers against one worker."""
-    rows = []
-    for k in sorted({run.workers for run in runs}):
-        mine = sorted((run for run in runs if run.workers == k), key=lambda run: run.n)
-        small = mine[0]
-        for large in mine[1:]:
-            ratio = large.per_domain_ms / small.per_domain_ms
-            rows.append(
-                f"| Domain sweep: cost per domain, {small.n:,} vs {large.n:,} pending, "
-                f"{_workers(k)} | {small.per_domain_ms:.2f} ms/domain ({small.seconds:.1f} s"
-                f"{_timeouts(small)}) | {large.per_domain_ms:.2f} ms/domain "
-                f"({large.seconds:.1f} s{_timeouts(large)}) | {ratio:.2f} | ≤ {FLAT}x | "
-                f"{_verdict(ratio <= FLAT and _clean(small) and _clean(large))} |"
-            )
-        for run in mine:
-            if run.n == TARGET_SIZE:
-                rows.append(
-                    f"| Domain sweep: {run.n:,} pending re-checked on {_workers(k)} | "
-                    f"limit {TARGET:.0f} s | {run.seconds:.1f} s ({run.done:,} checked"
-                    f"{_timeouts(run)}) | {run.seconds / TARGET:.2f} | < {TARGET:.0f} s | "
-                    f"{_verdict(run.seconds < TARGET and _clean(run))} |"
-                )
-        if len(mine) > 1:
-            large = mine[-1]
-            rows.append(
-                f"| Domain sweep: workers' peak RSS (process trees), {small.n:,} vs "
-                f"{large.n:,}, {_workers(k)} | {_rss(small)} | {_rss(large)} | "
-                f"{large.peak_rss / small.peak_rss:.2f} | flat (≤ 1.2x) | "
-                f"{_verdict(large.peak_rss / small.peak_rss <= 1.2)} |"
-            )
-            rows.append(
-                f"| Domain sweep: database, {small.n:,} vs {large.n:,}, {_workers(k)}: size; "
-                f"peak RSS of its backends | {_mb(small.db_size)}; {_mb(small.db_peak_rss)} | "
-                f"{_mb(large.db_size)}; {_mb(large.db_peak_rss)} | "
-                f"{large.db_peak_rss / small.db_peak_rss:.2f} | - | - |"
-            )
-    one = {run.n: run for run in runs if run.workers == 1}
-    for run in runs:
-        base = one.get(run.n)
-        if run.workers > 1 and base is not None:
-            rows.append(
-                f"| Domain sweep: {run.n:,} pending, 1 vs {_workers(run.workers)} | "
-                f"{base.seconds:.1f} s | {run.seconds:.1f} s | "
-                f"{base.seconds / run.seconds:.2f}x as fast{_timeouts(run)} | faster (2 cores) | "
-                f"{_verdict(run.seconds < base.seconds and _clean(base) and _clean(run))} |"
-            )
-    if idle is not None:
-        rows.append(
-            f"| Domain sweep: one sweep among {idle.n:,} active domains, none due | "
-            f"limit {IDLE_TARGET:.0f} s | {idle.seconds * 1000:.0f} ms ({idle.statements} "
-            f"statements, {idle.checks} claimed) | {idle.seconds / IDLE_TARGET:.2f} | "
-            f"< {IDLE_TARGET:.0f} s | {_verdict(idle.seconds < IDLE_TARGET)} |"
-        )
-    return rows
-
-
 def sweep_rows(
     env: dict,
     sizes: tuple[int, ...] = SIZES,
     workers: tuple[int, ...] = WORKERS,
     active: int | None = ACTIVE,
+    zone_server_name: str = "knot",
 ) -> list[str]:
     with exclusive(env):
-        return _sweep_rows(env, sizes, workers, active)
+        return _sweep_rows(env, sizes, workers, active, zone_server_name)
 
 
 def _sweep_rows(
-    env: dict, sizes: tuple[int, ...], workers: tuple[int, ...], active: int | None
+    env: dict, sizes: tuple[int, ...], workers: tuple[int, ...], active: int | None, server: str
 ) -> list[str]:
     migrate(env)
-    print(f"domains sweep: load average {load_average()}", flush=True)
+    print(f"domains sweep: zone served by {server}", flush=True)
     runs = []
     for k in workers:
         for n in sizes:
-            run = measure(n, env, k)
+            before = load_average()
+            run = measure(n, env, k, server)
             print(
-                f"domains sweep: {n:,} domains on {_workers(k)} in {run.seconds:.1f} s "
+                f"domains sweep: {n:,} domains on {named_workers(k)} in {run.seconds:.1f} s "
                 f"({run.per_domain_ms:.2f} ms/domain), {run.done:,} checked, "
-                f"peak RSS {_mb(run.peak_rss)} (idle {_mb(run.idle_rss)}), "
-                f"database {_mb(run.db_size)}, its backends' peak RSS {_mb(run.db_peak_rss)}, "
+                f"peak RSS {mb(run.peak_rss)} (idle {mb(run.idle_rss)}), "
+                f"database {mb(run.db_size)}, its backends' peak RSS {mb(run.db_peak_rss)}, "
                 f"codes {run.codes}, "
                 f"CPU s {', '.join(f'{k} {v:.1f}' for k, v in run.cpu.items())}; "
-                f"load average {load_average()}",
+                f"load average {before} / {load_average()}",
                 flush=True,
             )
             runs.append(run)
     idle = None
     if active:
+        before = load_average()
         idle = measure_idle(active, env)
         print(
             f"domains sweep: one sweep among {active:,} active domains in "
             f"{idle.seconds * 1000:.0f} ms, {idle.statements} statements; "
-            f"load average {load_average()}",
+            f"load average {before} / {load_average()}",
             flush=True,
         )
     return rows_for(runs, idle)
@@ -388,10 +293,14 @@ def main() -> None:
     parser.add_argument(
         "--active", type=int, default=ACTIVE, help="active domains for the idle sweep (0: none)"
     )
+    parser.add_argument(
+        "--zone-server", choices=SERVERS, default=SERVERS[0], help="the DNS server of the zone"
+    )
     args = parser.parse_args()
     create_database()
     sizes = tuple(n for n in args.sizes if n > 0)
-    for line in sweep_rows(ENV, sizes, tuple(args.workers), args.active or None):
+    rows = sweep_rows(ENV, sizes, tuple(args.workers), args.active or None, args.zone_server)
+    for line in rows:
         print(line)
 
 

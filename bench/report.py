@@ -175,7 +175,8 @@ def write_results(
             else []
         ),
         "",
-        "Reproduce: `make bench` (needs PostgreSQL and Redis on loopback and `wrk`), or "
+        "Reproduce: `make bench` (needs PostgreSQL and Redis on loopback, `wrk`, and Debian's "
+        "Knot DNS for the sweep's zone), or "
         "`.venv/bin/python bench/run.py --skip-domains --skip-edge` for the API part alone; "
         "`BENCH_ARGS='--seconds 5 --rounds 20'` for longer runs, `BENCH_WORKERS` for another "
         "worker count (WEB_CONCURRENCY), `--skip-servers` to keep the server table, "

@@ -14,9 +14,9 @@ from bench.processes import cpu_seconds, tree
 
 
 def cpu_snapshot(workers: list[psutil.Process], dns: int) -> dict[tuple[str, int], float]:
-    """CPU seconds so far per process: the workers' trees, this process (the DNS server
-    answers from its process), the benchmark database's backends (not the other databases'
-    of a shared machine) and Redis."""
+    """CPU seconds so far per process: the workers' trees, the DNS server's process (`dns`:
+    knotd, all its threads, or the development server's), the benchmark database's backends
+    (not the other databases' of a shared machine) and Redis."""
     groups = [("workers", p) for worker in workers for p in tree(worker)]
     groups.append(("dns server", psutil.Process(dns)))
     groups += [("postgres (its backends)", proc) for proc in database_backends()]

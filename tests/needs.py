@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from devtools.knot import KNOTD
 from devtools.pebble import PEBBLE
 from devtools.units import systemd_analyze
 
@@ -38,9 +39,6 @@ def pebble_missing() -> str | None:
     if not os.access(PEBBLE, os.X_OK):
         return f"needs Pebble at {PEBBLE}: apt-get install -y pebble"
     return None
-
-
-KNOTD = "/usr/sbin/knotd"
 
 
 def knotd_missing() -> str | None:
