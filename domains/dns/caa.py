@@ -60,8 +60,9 @@ def caa(hostname: str, identities: Sequence[str]) -> tuple[CheckResult, frozense
     ca = hostnames.comparable(identities[0])
     everyone = frozenset(identities)
     expected = f'CAA 0 issue "{ca}" (or no CAA records)'
-    wildcard = hostnames.is_wildcard(hostnames.comparable(hostname))
-    climb = _climb(hostnames.wildcard_base(hostnames.comparable(hostname)))
+    asked_for = hostnames.comparable(hostname)
+    wildcard = hostnames.is_wildcard(asked_for)
+    climb = _climb(hostnames.wildcard_base(asked_for))
     # Asked at once: the climb as a whole ends within one DNS lifetime.
     answers = lookups.lookup_many((name, "CAA") for name in climb)
     for name in climb:
