@@ -71,10 +71,6 @@ class OwnerEvent(models.Model):
     # (petstore/sentences.py); `data` keeps them in English, for the webhooks. Empty on an
     # event written before sentences were kept: its mail says `data` as it is.
     said = models.JSONField(null=True, blank=True)
-    # Compatibility shim (drop in 1.2.0): the table keeps the columns email_state,
-    # email_attempts, email_due_at, email_claim and emailed_at, with database defaults
-    # (migration 0019), because release 1.0.0's ORM lists them in every SELECT and INSERT
-    # of an event while it runs beside this release; 1.2.0's migration drops them.
 
     class Meta:
         ordering = ["-occurred_at", "-pk"]

@@ -33,9 +33,3 @@ class WebhookEndpoint(models.Model):
     @property
     def enabled(self) -> bool:
         return self.disabled_at is None
-
-
-# Compatibility shim (drop in 1.2.0): the table domains_webhookdelivery stays, empty
-# (migration 0019), because release 1.0.0's ORM SELECTs it whenever it deletes an endpoint
-# or an owner event (its cascade) while it runs beside this release; 1.2.0's migration
-# drops it.

@@ -77,8 +77,8 @@ class KeyRow:
     key_hash: str
     user_id: int
     username: str
-    # Defaults, so an entry cached by release 1.1.0's processes (which lacks them) reads
-    # as one to fetch again rather than as a key with no scopes.
+    # Compatibility shim (drop in 1.3.0): defaults, so an entry cached by release 1.1.0's
+    # processes (which lacks them) reads as one to fetch again, not as a key with no scopes.
     scopes: tuple[str, ...] | None = None
     expires_at: datetime | None = None
 

@@ -84,9 +84,6 @@ class IdempotencyRecord(models.Model):
     api_key = models.ForeignKey(ApiKey, on_delete=models.CASCADE, related_name="+")
     key = models.CharField(max_length=255)
     fingerprint = models.CharField(max_length=64)  # SHA-256 of method, path and body
-    # Compatibility shim (drop in 1.2.0): the table keeps the columns claim_token (default
-    # '') and locked_at (NULL) because release 1.0.0's ORM lists them in every SELECT of a
-    # record while it runs beside this release; 1.2.0's migration drops them.
     expires_at = models.DateTimeField(db_index=True)
     response_status = models.PositiveSmallIntegerField()
     response_body = models.JSONField(null=True, blank=True)

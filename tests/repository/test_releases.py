@@ -150,3 +150,19 @@ def test_a_heading_reads_with_and_without_its_commit():
         Release("1.1.0", "2026-12-06", "096a595db33c"),
         Release("1.0.0", "2026-11-28", None),
     ]
+
+
+def test_the_chart_and_the_kubernetes_steps_name_this_release():
+    """The chart's appVersion and default image tag, and the install steps' image, are the
+    release the version names: an install follows them to the image of this code."""
+    chart = (ROOT / "deploy/helm/petstore/Chart.yaml").read_text()
+    values = (ROOT / "deploy/helm/petstore/values.yaml").read_text()
+    steps = (ROOT / "docs/operators/kubernetes.md").read_text()
+    named = (
+        re.findall(r'^appVersion: "([^"]+)"', chart, re.M)
+        + re.findall(r'^  tag: "([^"]+)"', values, re.M)
+        + re.findall(r"petstore:(\d+\.\d+\.\d+)", steps)
+        + re.findall(r'tag: "(\d+\.\d+\.\d+)"', steps)
+    )
+    assert len(named) >= 4, named
+    assert set(named) == {version()}

@@ -1,7 +1,8 @@
 """The old outbox becomes deliveries, none lost: webhook deliveries keep their id, state,
 attempts and last answer; email progress in the `email_*` columns becomes an email
 delivery per event, in its state (migration 0013). Then the old table and columns leave
-the models while the database keeps them for release 1.0.0's processes (migration 0019).
+the models while the database keeps them for release 1.0.0's processes (migration 0020),
+and the database a release later (0032).
 Since 0023 an email delivery names the owner's membership, no longer the project."""
 
 from __future__ import annotations
@@ -69,7 +70,16 @@ def test_unsent_mail_and_every_webhook_delivery_become_deliveries():
     assert Delivery.objects.count() == 3
 
 
-def test_the_old_outbox_leaves_the_models_and_stays_readable_for_the_release_before():
+def old_outbox_in_database() -> bool:
+    with connection.cursor() as cursor:
+        tables = connection.introspection.table_names(cursor)
+        columns = {c.name for c in connection.introspection.get_table_description(
+            cursor, "domains_ownerevent"
+        )}  # fmt: skip
+    return "domains_webhookdelivery" in tables and "email_state" in columns
+
+
+def test_the_old_outbox_leaves_the_models_then_the_database():
     old = migrate(("domains", "0018_certificate_renewal_info"))
     user = old.get_model("auth", "User").objects.create(username="dave", email="d@example.test")
     project = old.get_model("domains", "Project").objects.create(slug="daves", owner=user)
@@ -101,10 +111,14 @@ def test_the_old_outbox_leaves_the_models_and_stays_readable_for_the_release_bef
     webhook = Delivery.objects.get(channel="webhook", event_id=late.pk)
     assert (webhook.state, webhook.attempts, webhook.finished_at) == ("failed", 5, T0)
     assert [a.status_code for a in webhook.attempt_log.all()] == [500]
-    # 1.1.0 writes an event without the old columns; 1.0.0's SELECT still finds them.
+    # 0032 drops the old table and columns; going back makes them again, empty and with the
+    # defaults 0020 gave them.
+    assert not old_outbox_in_database()
     fresh = OwnerEvent.objects.create(
         project=Project.objects.get(pk=project.pk), hostname="c.example.test", type="claim.lost"
     )
+    migrate(("domains", "0031_sweep_stages_partial_indexes"))
+    assert old_outbox_in_database()
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT email_state, email_attempts, email_due_at IS NOT NULL, email_claim,"
@@ -114,6 +128,8 @@ def test_the_old_outbox_leaves_the_models_and_stays_readable_for_the_release_bef
         assert cursor.fetchone() == ("skipped", 0, True, None, None)
         cursor.execute("SELECT id, endpoint_id, event_id, state FROM domains_webhookdelivery")
         assert cursor.fetchall() == []
+    migrate()
+    assert not old_outbox_in_database()
     # Deleting what the old table referred to no longer touches it.
     WebhookEndpoint.objects.filter(pk=endpoint.pk).delete()
     OwnerEvent.objects.filter(pk=late.pk).delete()

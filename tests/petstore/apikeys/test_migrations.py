@@ -1,7 +1,6 @@
 """The API key migrations on a real database: ApiKey taken over from the pets app keeps its
-keys and permissions, the idempotency records' claim columns leave the model while the
-release before still reads them, and a key made before scopes keeps every scope until an
-end the migration gives it."""
+keys and permissions, the idempotency records' claim columns leave the model, then the
+database, and a key made before scopes keeps every scope until an end the migration gives it."""
 
 from __future__ import annotations
 
@@ -54,10 +53,16 @@ def test_a_key_and_its_permissions_survive_the_move_from_pets():
     assert staff.has_perm("apikeys.change_apikey")
 
 
-def test_the_claim_columns_leave_the_model_and_stay_readable_for_the_release_before():
-    """1.1.0's writes leave `claim_token` and `locked_at` out; 1.0.0's processes, still
-    running during the deploy, SELECT them. A claim without an answer, which no running
-    process completes, is gone."""
+def claim_columns() -> set[str]:
+    with connection.cursor() as cursor:
+        found = connection.introspection.get_table_description(cursor, "pets_idempotencyrecord")
+    return {column.name for column in found} & {"claim_token", "locked_at"}
+
+
+def test_the_claim_columns_leave_the_model_then_the_database():
+    """0006 deletes the claims left without an answer, which no running process completes,
+    and takes the claim columns out of the model; 0009 drops them, and going back makes them
+    again with their default and NULL."""
     old = migrate(("apikeys", "0004_idempotencyrecord_claim_unused"))
     user = old.get_model("auth", "User").objects.create(username="claims")
     key = old.get_model("apikeys", "ApiKey").objects.create(
@@ -76,19 +81,20 @@ def test_the_claim_columns_leave_the_model_and_stay_readable_for_the_release_bef
 
     migrate()
 
+    assert claim_columns() == set()
     api_key = ApiKey.objects.get(prefix="claims01")
     assert list(IdempotencyRecord.objects.values_list("key", flat=True)) == ["answered"]
     with transaction.atomic():
         answer = idempotency.Answer(201, {"id": 2})
         assert idempotency.store(api_key=api_key, key="new", fingerprint="f", answer=answer)
-    IdempotencyRecord.objects.create(
-        api_key=api_key, key="orm", fingerprint="f", expires_at=later, response_status=200
-    )
+    migrate(("apikeys", "0008_key_last_used_ip_and_expiry_told"))
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT key, claim_token, locked_at FROM pets_idempotencyrecord ORDER BY key"
         )
-        assert cursor.fetchall() == [("answered", "", None), ("new", "", None), ("orm", "", None)]
+        assert cursor.fetchall() == [("answered", "", None), ("new", "", None)]
+    migrate()
+    assert claim_columns() == set()
 
 
 def test_a_key_made_before_scopes_gets_every_scope_and_ends_the_default_days_after():
