@@ -8,13 +8,20 @@ others round by round as `make bench` does: `GET /v1/pets?limit=100` and `POST /
 (bench/wrk/post_pets.lua, a fresh pet each). Prints the rows, each against the peer.
 
     BENCH_DB=... .venv/bin/python bench/wsgifloor.py --rounds 6
+
+`--in-process N` measures no server: each WSGI application called N times in this process
+with wrk's requests, CPU per request (the raw floor's and `petstore.wsgi.served`'s), then
+cProfile's cumulative top over N more through ours.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import cProfile
+import io
 import os
+import pstats
 import sys
 import time
 from pathlib import Path
@@ -22,7 +29,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.environment import create_database  # noqa: E402
+from bench.create_profile import environ  # noqa: E402
+from bench.environment import ENV, create_database, setup_django  # noqa: E402
 from bench.load import add_load_arguments, interleaved  # noqa: E402
 from bench.processes import stop  # noqa: E402
 from bench.report import VS_PEER, row  # noqa: E402
@@ -33,14 +41,52 @@ from bench.web import BASE, PEER, PEER_PORT, PORT, cpu_counter, server_env, star
 RAW_PORTS = (PORT + 2, PORT + 3)  # client-side binding, prepared
 
 
+def in_process(token: str, n: int) -> None:
+    """CPU per request of the raw floor and of ours in this process, and ours' profile."""
+    os.environ["BENCH_TOKEN"] = token
+    setup_django(ENV)
+    from bench import rawwsgi
+    from petstore.wsgi import served
+
+    def call(app, method: str, count: int) -> None:
+        statuses: list[str] = []
+        for i in range(count):
+            request = environ(token, i, keyed=False)
+            request["HTTP_HOST"] = "127.0.0.1:8277"
+            if method == "GET":
+                request.update(REQUEST_METHOD="GET", QUERY_STRING="limit=100")
+            body = app(request, lambda status, headers, *_: statuses.append(status))
+            b"".join(body)
+            if hasattr(body, "close"):
+                body.close()
+            assert statuses[-1][:3] in ("200", "201"), statuses[-1]
+
+    for method in ("GET", "POST"):
+        for label, app in (("raw WSGI", rawwsgi.application), ("ours", served)):
+            call(app, method, 200)  # warm-up: the key cached, the statements compiled
+            cpu = time.process_time()
+            call(app, method, n)
+            print(f"{method} {label}: {1e6 * (time.process_time() - cpu) / n:,.0f} µs CPU")
+    for method in ("GET", "POST"):
+        profiler = cProfile.Profile(time.process_time)
+        profiler.runcall(call, served, method, n)
+        out = io.StringIO()
+        pstats.Stats(profiler, stream=out).sort_stats("cumulative").print_stats(45)
+        print(method, out.getvalue())
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     add_load_arguments(parser)
+    parser.add_argument("--in-process", type=int, metavar="N", help="no servers: see above")
     args = parser.parse_args()
     load_before = " ".join(f"{x:.1f}" for x in os.getloadavg())
     started = time.monotonic()
     create_database()
     token = seed()
+    if args.in_process:
+        in_process(token, args.in_process)
+        return
     auth = {"Authorization": f"Bearer {token}"}
     common = {"seconds": args.seconds, "connections": args.connections, "rounds": args.rounds}
     rows: list[str] = []
