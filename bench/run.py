@@ -228,9 +228,11 @@ def main() -> None:
     kept_fairness = fairness.measure() if args.fairness else fairness.kept_section()
     edge = kept_section() if args.skip_edge else measure(args)
     rows += edge_rows(edge)
-    # Written by hand from bench/access_cost.py's runs: kept as it stands.
+    # Written by hand from bench/access_cost.py's and bench/wsgifloor.py's runs: kept as
+    # they stand.
     access = sections.kept("## Access checks", ("## Servers",))
-    kept = access + kept_servers + kept_fairness + edge_faults.kept_section() + edge
+    raw_floor = sections.kept("## Raw WSGI floor", ("## Servers",))
+    kept = access + raw_floor + kept_servers + kept_fairness + edge_faults.kept_section() + edge
     write_results(rows, notes, args, elapsed, load, workers, kept)
 
 

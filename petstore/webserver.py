@@ -99,10 +99,13 @@ def logging_config(django_logging: dict[str, Any]) -> dict[str, Any]:
     return config
 
 
-def build(config: WebServerConfig, django_logging: dict[str, Any]) -> MPServer | MTServer:
-    """`Granian` is the one of the two this interpreter runs (processes; threads without a GIL)."""
+def build(
+    config: WebServerConfig, django_logging: dict[str, Any], application: str = APPLICATION
+) -> MPServer | MTServer:
+    """`Granian` is the one of the two this interpreter runs (processes; threads without a GIL).
+    Another `application` is served exactly so (the benchmark's raw WSGI floor)."""
     return Granian(
-        APPLICATION,
+        application,
         address=config.bind,
         port=config.port,
         interface=Interfaces.WSGI,
