@@ -34,8 +34,9 @@ from bench.environment import ENV, create_database, machine, setup_django  # noq
 from bench.load import add_load_arguments, interleaved, paired, side_by_side  # noqa: E402
 from bench.processes import stop  # noqa: E402
 from bench.report import (  # noqa: E402
+    EDGE_AT_SCALE,
     edge_rows,
-    kept_sweep_rows,
+    kept_rows,
     list_rows,
     sweep_target,
     verdict,
@@ -216,7 +217,7 @@ def main() -> None:
         from bench.domains_sweep import sweep_rows
 
         rows += sweep_target(sweep_rows(ENV))
-    elif kept := kept_sweep_rows():
+    elif kept := kept_rows("Domain sweep: "):
         rows += sweep_target(kept)
         notes.append("The domain sweep's rows are kept from the run that measured them.")
     load = f"{load_before} / " + " ".join(f"{x:.1f}" for x in os.getloadavg())
@@ -228,6 +229,12 @@ def main() -> None:
     kept_fairness = fairness.measure() if args.fairness else fairness.kept_section()
     edge = kept_section() if args.skip_edge else measure(args)
     rows += edge_rows(edge)
+    if at_scale := kept_rows(*EDGE_AT_SCALE):
+        rows += at_scale
+        notes.append(
+            "The edge's rows at 1,000 to 100,000 certificates are kept from bench/edge_held.py's "
+            "runs (bench/results/2026-12-07-edge-at-100000.md)."
+        )
     # Written by hand from bench/access_cost.py's and bench/wsgifloor.py's runs: kept as
     # they stand.
     access = sections.kept("## Access checks", ("## Servers",))

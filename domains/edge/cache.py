@@ -23,7 +23,9 @@ raw SQL wrote it.
 - By the clock alone an answer is kept until the certificate's notAfter, and never longer
   than MAX_AGE (a certificate whose notBefore is still ahead, which no CA path stores).
 - Names without a certificate come from anyone's SNI: at most UNKNOWN_NAMES of them, the
-  least recently asked dropped first. Names with one are at most the active domains.
+  least recently asked dropped first. Names with one: at most EDGE_CACHED_CERTIFICATES, the
+  same way: any client can ask every live name, and a process's memory must not grow with
+  the platform's domains.
 - Keys in clear live only in this process's memory, as in each answer it sends Caddy.
 
 The endpoint's secret (`manage.py edge` writes it at each start) is read from its file on
@@ -66,7 +68,7 @@ class CertificateCache:
         self._stamp: Stamp | None = None  # what the entries were read under
         self._secret = ""
         self._secret_read_at = -math.inf
-        self._served: dict[str, _Entry] = {}
+        self._served: OrderedDict[str, _Entry] = OrderedDict()
         self._unknown: OrderedDict[str, _Entry] = OrderedDict()
 
     # --- The version and the secret -------------------------------------------------
@@ -105,10 +107,10 @@ class CertificateCache:
                 self._served.clear()
                 self._unknown.clear()
                 self._stamp = read_under
-            entry = self._served.get(name) or self._unknown.get(name)
+            kept = self._served if name in self._served else self._unknown
+            entry = kept.get(name)
             if entry is not None and now < entry.until:
-                if entry.answer.bundle is None:
-                    self._unknown.move_to_end(name)
+                kept.move_to_end(name)
                 return entry.answer
         answer = look_up(name)
         until = now + MAX_AGE
@@ -123,12 +125,14 @@ class CertificateCache:
     def _keep(self, name: str, entry: _Entry) -> None:
         self._served.pop(name, None)
         self._unknown.pop(name, None)
-        if entry.answer.bundle is not None:
-            self._served[name] = entry
-            return
-        self._unknown[name] = entry
-        while len(self._unknown) > UNKNOWN_NAMES:
-            self._unknown.popitem(last=False)
+        kept, limit = (
+            (self._served, settings.EDGE_CACHED_CERTIFICATES)
+            if entry.answer.bundle is not None
+            else (self._unknown, UNKNOWN_NAMES)
+        )
+        kept[name] = entry
+        while len(kept) > limit:
+            kept.popitem(last=False)
 
     # --- The thread -------------------------------------------------------------------
 

@@ -43,6 +43,17 @@ EDGE_HELD_CERTIFICATES = env.integer(
 )
 if EDGE_HELD_CERTIFICATES < 0:
     raise ImproperlyConfigured("EDGE_HELD_CERTIFICATES must be 0 or more")
+# Each answer kept is a chain and its key: with a bound, a process's memory does not grow with
+# the live domains, and a name past it costs its handshake one indexed read (what each costs:
+# docs/decisions/edge.md, At 100,000 certificates).
+EDGE_CACHED_CERTIFICATES = env.integer(
+    "EDGE_CACHED_CERTIFICATES",
+    10_000,
+    "How many names' certificates each certificate endpoint process keeps in memory, the "
+    "least recently asked dropped first (a name past them is read from the database).",
+)
+if EDGE_CACHED_CERTIFICATES < 1:
+    raise ImproperlyConfigured("EDGE_CACHED_CERTIFICATES must be 1 or more")
 # Production: port 80, where ACME HTTP-01 challenges arrive and browsers are sent on to
 # https. `make run`: HTTPS_PORT only, as the web process itself serves HTTP on PORT.
 EDGE_HTTP = env.flag(

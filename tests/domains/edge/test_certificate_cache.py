@@ -27,7 +27,7 @@ from domains.edge.endpoint import Endpoint
 from domains.edge.paths import CERTIFICATE_PATH, SECRET_FILE
 from domains.models import Certificate, Domain
 from domains.services import certificates
-from domains.services.custom_domains import domain_remove
+from domains.services.custom_domains import domain_add, domain_remove
 from tests.fixtures.domains import go_live, in_step
 from tests.petstore.database_copies import connected_to, older_copy
 
@@ -199,6 +199,24 @@ def test_names_without_a_certificate_are_kept_up_to_a_limit(endpoint, active, mo
         handshake(endpoint, "a.example.test")  # the least recently asked: dropped
         assert serves(endpoint, active)  # names with a certificate are not counted
     assert len(queries) == 1
+
+
+def test_names_with_a_certificate_are_kept_up_to_their_setting(endpoint, active, shop, alice,
+                                                                settings):  # fmt: skip
+    """A process's memory does not grow with the live domains: EDGE_CACHED_CERTIFICATES of
+    them, the least recently asked dropped first."""
+    settings.EDGE_CACHED_CERTIFICATES = 1
+    other = go_live(domain_add(project=shop, hostname="shop.example.test", actor=alice),
+                    State.ISSUING)  # fmt: skip
+    issued = certificates.certificate_issue(domain_id=other.pk)
+    assert issued is not None
+    assert serves(endpoint, active)
+    with CaptureQueriesContext(connection) as queries:
+        status, body = handshake(endpoint, other.hostname)  # drops the first
+        assert status == "200 OK" and body.decode().startswith(issued.pem.strip())
+        assert handshake(endpoint, other.hostname) == (status, body)
+        assert serves(endpoint, active)  # read again
+    assert len(queries) == 2
 
 
 def test_the_secret_file_is_read_on_the_beat_not_per_request(endpoint, active, edge_secret):

@@ -53,6 +53,24 @@ def test_after_remove_the_handshake_fails_within_the_caches_bound(edge, active, 
         edge.handshake(HOST)
 
 
+def test_a_remove_closes_no_other_tenants_kept_alive_connection(edge, active, alice,
+                                                                 bobs_on_edge):  # fmt: skip
+    """Caddy holds no certificate: a change reloads nothing, so another tenant's idle
+    connection outlives a Remove."""
+    kept = edge.kept_alive(bobs_on_edge.hostname)
+    kept.request("GET", "/")
+    assert kept.getresponse().read() == b"<h1>Bob's place</h1>"
+    opened = kept.sock
+
+    domain_remove(domain=active, actor=alice)
+    edge.shows(HOST, None)
+
+    kept.request("GET", "/")  # an edge that had closed it: RemoteDisconnected
+    assert kept.getresponse().read() == b"<h1>Bob's place</h1>"
+    assert kept.sock is opened
+    kept.close()
+
+
 def test_a_stopped_domain_is_not_served_over_https(edge, active):
     Domain.objects.filter(pk=active.pk).update(**in_step(State.FAILED))
     edge.shows(HOST, None)
