@@ -112,9 +112,9 @@ MAX_IN_FLIGHT_OF_CAPPED_GROUPS = MAX_IN_FLIGHT // 2
 # starts. One interpreter runs one thread at a time, and an event loop gives it up at every
 # system call (a socket made, a datagram sent or read, a socket closed): with 16 loops at
 # once, each waits for 15 others to give it back, a batch's answers sit unread for seconds
-# and its questions time out on a quiet server. A few at once still overlap one slow
-# server's wait with other batches' work (docs/decisions/domain-sweep.md).
-CALLS_AT_ONCE = 4
+# and its questions time out on a quiet server. Two at once still overlap one slow
+# server's wait with another batch's work (docs/decisions/domain-sweep.md).
+CALLS_AT_ONCE = 2
 _TURNS = threading.BoundedSemaphore(CALLS_AT_ONCE)
 
 
