@@ -11,7 +11,7 @@ which `shown` reads as it is (docs/adr/0020-translations-compiled-and-committed.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Union
 
@@ -31,17 +31,27 @@ class Sentence:
     values: Mapping[str, Value] = field(default_factory=dict)
 
     def __str__(self) -> str:
-        if not self.msgid:
-            return ""  # gettext("") is the catalogue's header
-        translated = translation.gettext(self.msgid)
-        if not self.values:
-            return translated
-        return translated % {name: _text(value) for name, value in self.values.items()}
+        return self._said(translation.gettext)
 
     def english(self) -> str:
-        """The sentence in the platform's language (LANGUAGE_CODE): what is stored as text."""
-        with translation.override(settings.LANGUAGE_CODE):
-            return str(self)
+        """The sentence in the platform's language (LANGUAGE_CODE), what is stored as text:
+        its msgid as written, since every msgid is in that language (settings.LANGUAGE_CODE).
+        Not read through gettext under `translation.override`: switching the active language
+        takes a lock that all of a worker's threads share, and a check stores several
+        sentences (tests/petstore/languages/test_sentences.py holds the two equal)."""
+        return self._said(_as_written)
+
+    def _said(self, read: Callable[[str], str]) -> str:
+        """`msgid % values` with each string read by `read`, a value that is a sentence too."""
+        if not self.msgid:
+            return ""  # gettext("") is the catalogue's header
+        text = read(self.msgid)
+        if not self.values:
+            return text
+        return text % {
+            name: value._said(read) if isinstance(value, Sentence) else value
+            for name, value in self.values.items()
+        }
 
     def stored(self) -> dict[str, Any]:
         """As a JSON column keeps it."""
@@ -63,8 +73,8 @@ class Sentence:
         return cls(stored["msgid"], {k: v for k, v in values.items() if v is not None})
 
 
-def _text(value: Value) -> str | int:
-    return str(value) if isinstance(value, Sentence) else value
+def _as_written(msgid: str) -> str:
+    return msgid
 
 
 def joined(*parts: Sentence) -> Sentence:

@@ -243,8 +243,11 @@ def refuse_not_public(name: str) -> None:
         raise _refuse(sentence, code)
 
 
+@lru_cache(maxsize=4096)
 def _ascii(name: str) -> str:
-    """`name` in its ASCII (IDNA) form where it has one, else as it is."""
+    """`name` in its ASCII (IDNA) form where it has one, else as it is. Kept for the names
+    asked again and again (the doctor reads the same few name servers' names for every
+    domain of a batch: IDNA's checks cost more than the rest of the decision)."""
     try:
         return idna.encode(name, uts46=True).decode("ascii")
     except idna.IDNAError:

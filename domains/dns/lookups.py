@@ -29,7 +29,9 @@ of questions costs little more than its slowest answer (docs/decisions/domain-sw
 The lifetime is one clock for the call: a question gets what is left of it when its turn
 comes (the wait for a turn is spent from it too), one whose turn comes after it is not asked
 (`asked` false), and none outlives it, whatever a server does: a call ends within its
-lifetime however many questions it holds.
+lifetime however many questions it holds. The clock starts when the call's process gives it
+a turn to ask (CALLS_AT_ONCE calls of a process at once): waiting for the interpreter other
+calls hold is not a server's slowness.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import threading
 from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -102,6 +105,17 @@ MAX_IN_FLIGHT = 100
 # Of those, the most that groups with turns of their own (Group.in_flight: the doctor's) hold:
 # the other questions of a call (the checks' own, in a batch) always have the rest.
 MAX_IN_FLIGHT_OF_CAPPED_GROUPS = MAX_IN_FLIGHT // 2
+
+
+# Calls of one process asking at once (each its own event loop, in its own thread: a checks
+# worker's 16 threads each run a batch); the others wait for a turn before their lifetime
+# starts. One interpreter runs one thread at a time, and an event loop gives it up at every
+# system call (a socket made, a datagram sent or read, a socket closed): with 16 loops at
+# once, each waits for 15 others to give it back, a batch's answers sit unread for seconds
+# and its questions time out on a quiet server. Two at once still overlap one slow
+# server's wait with another batch's work (docs/decisions/domain-sweep.md).
+CALLS_AT_ONCE = 2
+_TURNS = threading.BoundedSemaphore(CALLS_AT_ONCE)
 
 
 def _parse_nameserver(entry: str) -> dns.nameserver.Do53Nameserver:
@@ -185,7 +199,8 @@ def lookup_groups(
         return dict(known or {})
     resolver = get_resolver(lifetime)
     resolvers = {True: resolver, False: one_datagram(resolver)}
-    return _run(_ask_all(resolvers, groups, known or {}))
+    with _TURNS:
+        return _run(_ask_all(resolvers, groups, known or {}))
 
 
 def _run(coroutine: Coroutine[Any, Any, _T]) -> _T:

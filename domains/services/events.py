@@ -152,14 +152,13 @@ def owner_event_build(
     kept: dict[str, Any] = {"what": what.stored()}
     # The row is the webhooks' body too, which stays in the API's language (English),
     # whoever's request made the event; a mail says what to do in its reader's language.
-    with translation.override(settings.LANGUAGE_CODE):
-        data: dict[str, Any] = {
-            "project": project.slug,
-            "hostname": hostname,
-            "what": what.english(),
-            "what_to_do": event_next_step(type),
-            "path": _page(project, domain),
-        }
+    data: dict[str, Any] = {
+        "project": project.slug,
+        "hostname": hostname,
+        "what": what.english(),
+        "what_to_do": _next_step(type, settings.LANGUAGE_CODE),
+        "path": _page(project, domain),
+    }
     if domain is not None:
         data["state"] = domain.state
         if type == EventType.DOMAIN_FAILING and (stops := domain.stops_serving_at()):

@@ -201,3 +201,48 @@ def test_groups_with_turns_of_their_own_never_hold_the_others(dns_server, settin
     assert len([q for q in dns_server.queries if q[0].startswith("slow")]) == 2
     assert sum(found[question].asked for question in held) == 2
     assert [found[question].status for question in own] == [lookups.OK, lookups.OK]
+
+
+def test_a_process_asks_for_calls_at_once_calls_and_the_others_wait_for_a_turn(
+    dns_server, settings
+):
+    """Two calls more than CALLS_AT_ONCE, each in its own thread (a checks worker's batches),
+    to a server that holds every question: only CALLS_AT_ONCE are asked; the other two wait
+    for a turn, longer than their own lifetime, and that wait is not spent from it: once the
+    server answers and the turns come, they are asked and answered."""
+    hostile = HostileDNS(dns_server.address).start()
+    first = [f"first{n}.example.test" for n in range(lookups.CALLS_AT_ONCE)]
+    waiting = ["waits1.example.test", "waits2.example.test"]
+    for name in first + waiting:
+        dns_server.add(name, "A", "192.0.2.80")
+    found: dict[str, lookups.Lookup] = {}
+
+    def ask(name: str, lifetime: float) -> threading.Thread:
+        asking = threading.Thread(
+            target=lambda: found.update(
+                {name: lookups.lookup_many([(name, "A")], lifetime=lifetime)[(name, "A")]}
+            )
+        )
+        asking.start()
+        return asking
+
+    try:
+        settings.DOMAINS_DNS_NAMESERVERS = [hostile.address]
+        settings.DOMAINS_DNS_TIMEOUT = 10.0
+        hostile.mode = "hold"
+        threads = [ask(name, 10.0) for name in first]
+        wait_for(lambda: len(hostile.queries) >= len(first), timeout=5, what="the first calls held")
+        threads += [ask(name, 1.0) for name in waiting]
+        threads[-1].join(timeout=1.5)  # longer than the waiting calls' lifetime
+        held = sorted(name for _, name in hostile.queries)
+        hostile.mode = "forward"
+        for thread in threads:
+            thread.join(timeout=10)
+    finally:
+        hostile.mode = "forward"
+        hostile.stop()
+
+    assert held == sorted(f"{name}." for name in first)
+    assert {name: (found[name].status, found[name].final) for name in first + waiting} == {
+        name: (lookups.OK, ("192.0.2.80",)) for name in first + waiting
+    }
