@@ -20,13 +20,13 @@ from django.conf import settings
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db.models import OuterRef, Subquery
-from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop
 
 from domains.channels import deliveries_create
+from domains.channels.email import next_step
 from domains.choices import (
     AUDIT_ACTION_OF_ACTION,
     OWNER_EVENT_OF_ACTION,
@@ -294,17 +294,11 @@ def event_types_clean(values: Iterable[str]) -> list[str]:
     return chosen
 
 
-def event_next_step(type: str) -> str:
-    """What the owner should do after an event of `type`, in one sentence
-    (templates/domains/copy/), in the active language."""
-    return _next_step(type, translation.get_language())
-
-
 @functools.cache
 def _next_step(type: str, language: str) -> str:
     # The same for every event of a type in a language, so rendered once each.
     with translation.override(language):
-        return render_to_string("domains/copy/event_next_step.txt", {"type": type}).strip()
+        return next_step(type)
 
 
 def _what(type: EventType, hostname: str, reason: Sentence, message: str) -> Sentence:

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from domains.channels.email import next_step
 from domains.choices import EventType, State
 from domains.dashboard.presenters import state_help
-from domains.services.events import event_next_step
 
 
 @pytest.mark.parametrize("state", State.values)
@@ -20,13 +20,13 @@ def test_every_state_has_its_own_sentence_for_the_owner(state):
 
 @pytest.mark.parametrize("type", EventType.values)
 def test_every_event_type_says_what_to_do_next(type):
-    assert event_next_step(type).endswith(".")
-    assert "\n" not in event_next_step(type)
+    assert next_step(type).endswith(".")
+    assert "\n" not in next_step(type)
 
 
 def test_the_copy_is_word_for_word_what_owners_read():
     assert state_help(State.PENDING) == "Waiting for the DNS record. Create it, then choose Verify."
-    assert event_next_step(EventType.CLAIM_LOST) == (
+    assert next_step(EventType.CLAIM_LOST) == (
         "If the name is yours, add this project's TXT record, then choose Re-verify."
     )
     assert state_help("no such state") == ""
