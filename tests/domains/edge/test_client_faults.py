@@ -51,6 +51,13 @@ def edges(django_db_setup, tmp_path_factory) -> Iterator[dict[int, int]]:
         }
 
 
+# How much slower the victim's p90 may be under the attacker. A stall of the edge's
+# upstream costs seconds against a quiet p90 of milliseconds, hundreds of times over; a
+# shared 2-core machine's noise alone moved a few-millisecond p90 by half. bench/edge_faults.py
+# measures the real ratio, longer.
+SLOWER_AT_MOST = 3.0
+
+
 @pytest.mark.parametrize("web_processes", [1, 2])
 def test_an_anonymous_client_sending_large_bodies_leaves_the_others_p90(
     edges, alice_key, web_processes
@@ -59,14 +66,18 @@ def test_an_anonymous_client_sending_large_bodies_leaves_the_others_p90(
     victim = Victim(port, "/v1/pets?limit=20", {"Authorization": f"Bearer {alice_key.plaintext}"})
     try:
         result = compare(victim, port, rate=RATE, rounds=6, seconds=0.75)
-        if result.ratio > 1.5:
+        if result.ratio > SLOWER_AT_MOST:
             # Measured once more: a busy machine's noise moves a p90 of a few milliseconds
-            # by a millisecond or two, while the stall this guards against (the edge taking
-            # its upstream out) costs seconds in every measurement.
+            # by a few more, while the stall this guards against (the edge taking its
+            # upstream out) costs seconds in every measurement.
             result = compare(victim, port, rate=RATE, rounds=6, seconds=0.75)
     finally:
         victim.close()
 
     assert set(result.victim) == {200}, result.victim  # no 502, nobody waited out a retry
     assert result.attacker[401] > 0  # it was answered, and refused
-    assert result.ratio <= 1.5, (p90(result.quiet), p90(result.attacked), result.attacker)
+    assert result.ratio <= SLOWER_AT_MOST, (
+        p90(result.quiet),
+        p90(result.attacked),
+        result.attacker,
+    )
