@@ -12,8 +12,13 @@ the port and the side that is taken.
 from __future__ import annotations
 
 import errno
+import os
 import random
 import socket
+import tempfile
+import time
+import uuid
+from pathlib import Path
 
 # Fresh ports tried with port 0 before giving up; a clash is rare, twenty in a row is
 # a machine out of ports.
@@ -21,6 +26,10 @@ ATTEMPTS = 20
 # Below Linux's ephemeral range (32768-60999): a port the kernel picked for us could be taken
 # by any outgoing connection before the server that is to listen on it starts.
 PORT_RANGE = (20000, 32000)
+# free_port's reservations: long enough for a test to start its server on the port (or to
+# start it again after killing it), short enough that the range never runs out.
+PORTS_FOLDER = Path(tempfile.gettempdir()) / "petstore-ports"
+RESERVED_FOR = 300
 
 
 class PortInUseError(OSError):
@@ -93,7 +102,13 @@ def tcp_port_open(port: int, host: str = "127.0.0.1") -> bool:
 
 def free_port() -> int:
     """A TCP port nobody listens on (every interface), for a server started next (by a test,
-    a benchmark): one of PORT_RANGE, free when asked."""
+    a benchmark): one of PORT_RANGE, free when asked and reserved for RESERVED_FOR seconds.
+
+    Free when asked is not enough: between the answer and the server's bind, a second call
+    (in this process, for the same server's next port, or in another test process) could be
+    given the same number. The reservation is a file per port in PORTS_FOLDER, made with
+    O_EXCL, so no two callers on the machine hold the same port at once."""
+    PORTS_FOLDER.mkdir(exist_ok=True)
     while True:
         port = random.randint(*PORT_RANGE)  # noqa: S311 (not a secret)
         with socket.socket() as sock:
@@ -101,4 +116,29 @@ def free_port() -> int:
                 sock.bind(("0.0.0.0", port))  # noqa: S104 (only to see that it is free)
             except OSError:
                 continue
+        if _reserved(port):
             return port
+
+
+def _reserved(port: int) -> bool:
+    """Whether this call now holds `port`'s reservation: made afresh, or taken over from a
+    reservation older than RESERVED_FOR (renamed first, so only one caller takes it over)."""
+    path = PORTS_FOLDER / str(port)
+    try:
+        os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+        return True
+    except FileExistsError:
+        pass
+    try:
+        if time.time() - path.stat().st_mtime < RESERVED_FOR:
+            return False
+        stale = path.with_name(f"{port}.{os.getpid()}.{uuid.uuid4().hex}")
+        path.rename(stale)
+    except FileNotFoundError:  # another caller took it over first
+        return False
+    stale.unlink()
+    try:
+        os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+    except FileExistsError:  # made afresh by a caller that came between
+        return False
+    return True

@@ -1,11 +1,14 @@
 """One port for a loopback DNS server's UDP and TCP (devtools/sockets.py): with
 port 0 a TCP side taken by someone else means a fresh port, with a fixed port a clear
-error that names it."""
+error that names it; and free_port, which hands no port to two callers at once."""
 
 from __future__ import annotations
 
 import errno
+import multiprocessing
+import os
 import socket
+import time
 
 import pytest
 from django.core.management import CommandError, call_command
@@ -129,3 +132,48 @@ def test_the_dev_dns_server_and_its_command_refuse_a_busy_port(dns_server, tmp_p
 
     with pytest.raises(CommandError, match=f"port {dns_server.port} .*--port"):
         call_command("devdns", "--port", str(dns_server.port), "--zones", str(tmp_path))
+
+
+# --- free_port's reservations ------------------------------------------------------------
+
+
+@pytest.fixture
+def ports_folder(monkeypatch, tmp_path):
+    monkeypatch.setattr(sockets, "PORTS_FOLDER", tmp_path / "ports")
+    return tmp_path / "ports"
+
+
+def _ports(count: int, into: multiprocessing.Queue | None = None) -> list[int]:
+    ports = [sockets.free_port() for _ in range(count)]
+    if into is not None:
+        into.put(ports)
+    return ports
+
+
+def test_free_port_never_gives_one_process_the_same_port_twice(ports_folder):
+    # Drawn at random from 12,000 ports, 400 draws repeat one with a probability of 1 - 1e-3.
+    ports = _ports(400)
+    assert len(set(ports)) == 400
+
+
+def test_free_port_never_gives_two_processes_the_same_port(ports_folder):
+    fork = multiprocessing.get_context("fork")
+    results: multiprocessing.Queue = fork.Queue()
+    callers = [fork.Process(target=_ports, args=(300, results)) for _ in range(2)]
+    for caller in callers:
+        caller.start()
+    first, second = results.get(timeout=60), results.get(timeout=60)
+    for caller in callers:
+        caller.join(timeout=60)
+    assert not set(first) & set(second)  # about 7 shared if nothing were reserved
+
+
+def test_a_reservation_is_kept_for_its_time_then_taken_over(ports_folder, monkeypatch):
+    drawn = iter([21000, 21001, 21000])
+    monkeypatch.setattr(sockets.random, "randint", lambda low, high: next(drawn))
+    assert sockets.free_port() == 21000
+    assert sockets.free_port() == 21001  # 21000 is still reserved: drawn, and passed over
+    aged = time.time() - sockets.RESERVED_FOR - 1
+    os.utime(ports_folder / "21000", (aged, aged))
+    assert sockets.free_port() == 21000
+    assert sorted(path.name for path in ports_folder.iterdir()) == ["21000", "21001"]

@@ -15,10 +15,12 @@ from tests.processes import service_env, wait_for, web_server
 
 
 def _terminate_other_backends() -> int:
-    """Kill every other session on the test database (the server's), like a failover."""
+    """Kill every other session on the test database (the server's), like a failover, and
+    wait until each is gone: a request sent while a backend is still ending its session
+    would be one in flight when its connection dropped, which no health check can save."""
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
+            "SELECT count(pg_terminate_backend(pid, 10000)) FROM pg_stat_activity"
             " WHERE datname = current_database() AND pid <> pg_backend_pid()"
         )
         return cursor.fetchone()[0]
