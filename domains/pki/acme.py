@@ -63,7 +63,8 @@ from domains.pki.authority import (
     issued_from_pem,
 )
 from domains.pki.cas import AcmeCA
-from domains.policy import RENEWAL_INFO_AT_MOST, renewal_time
+from domains.policy import PLACED_ORDER_STORED_WITHIN, RENEWAL_INFO_AT_MOST, renewal_time
+from petstore.database.outages import outlasting_outages
 from petstore.sentences import Sentence
 
 logger = logging.getLogger(__name__)
@@ -251,14 +252,16 @@ class AcmeAuthority:
         key = sealing.new_key()
         csr_pem = crypto_util.make_csr(sealing.pem(key).encode(), [domain.hostname])
         placed = acme.new_order(csr_pem)
-        order, _ = AcmeOrder.objects.get_or_create(
-            domain=domain,
-            defaults={
-                "directory": self.name,
-                "url": placed.uri,
-                "csr_pem": csr_pem.decode(),
-                "key_pem": sealing.seal(sealing.pem(key)),
-            },
+        defaults = {
+            "directory": self.name,
+            "url": placed.uri,
+            "csr_pem": csr_pem.decode(),
+            "key_pem": sealing.seal(sealing.pem(key)),
+        }
+        # The order exists at the CA from here on, known only by this answer's URL.
+        order, _ = outlasting_outages(
+            lambda: AcmeOrder.objects.get_or_create(domain=domain, defaults=defaults),
+            within=PLACED_ORDER_STORED_WITHIN.total_seconds(),
         )
         if not self._holds(order):
             raise Pending("Another run's order, at another CA, is under way.", retry_after=1)

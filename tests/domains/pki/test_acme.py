@@ -9,10 +9,11 @@ from datetime import timedelta
 from io import StringIO
 
 import pytest
+from acme import client, messages
 from cryptography import x509
 from cryptography.hazmat.primitives.serialization import load_pem_private_key
 from django.core.management import call_command
-from django.db import transaction
+from django.db import connection, connections, transaction
 from django.test import Client
 from django.utils import timezone
 
@@ -126,6 +127,34 @@ def test_a_second_run_resumes_the_order_instead_of_placing_another(verified):
     assert list(AcmeOrder.objects.values_list("url", flat=True)) == [first]
     assert certificates.certificate_issue(domain_id=verified.pk) is not None
     assert Certificate.objects.filter(domain=verified).count() == 1
+
+
+def test_an_order_placed_as_the_database_drops_the_connection_is_stored_not_placed_again(
+    verified, pebble, monkeypatch
+):
+    """The CA placed the order, then the server ended the worker's connection (a restart)
+    before the order was stored: the run stores it on a new connection, and the CA has one
+    order for the domain."""
+    placing = client.ClientV2.new_order
+
+    def placed_then_dropped(acme: client.ClientV2, csr_pem: bytes) -> messages.OrderResource:
+        placed = placing(acme, csr_pem)
+        pid = connection.connection.info.backend_pid
+        other = connections.create_connection("default")
+        try:
+            with other.cursor() as cursor:
+                cursor.execute("SELECT pg_terminate_backend(%s, 10000)", [pid])
+        finally:
+            other.close()
+        return placed
+
+    monkeypatch.setattr(client.ClientV2, "new_order", placed_then_dropped)
+    pki.authority().prepare(Domain.objects.get(pk=verified.pk))
+    monkeypatch.undo()
+
+    assert AcmeOrder.objects.filter(domain=verified).count() == 1
+    assert certificates.certificate_issue(domain_id=verified.pk) is not None
+    assert len(pebble.orders()) == 1
 
 
 def test_caa_naming_another_ca_blocks_the_order_with_its_reason(verified, dns_server):
