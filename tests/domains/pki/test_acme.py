@@ -13,7 +13,7 @@ from acme import client, messages
 from cryptography import x509
 from cryptography.hazmat.primitives.serialization import load_pem_private_key
 from django.core.management import call_command
-from django.db import connection, connections, transaction
+from django.db import transaction
 from django.test import Client
 from django.utils import timezone
 
@@ -23,6 +23,7 @@ from domains.models import AcmeChallenge, AcmeOrder, Certificate, Domain
 from domains.pki import sealing
 from domains.policy import RENEWAL_SPREAD
 from domains.services import certificates
+from tests.database.drops import drop_this_connection
 from tests.fixtures.domains import in_step
 from tests.petstore.languages.english import visible_text
 
@@ -139,13 +140,7 @@ def test_an_order_placed_as_the_database_drops_the_connection_is_stored_not_plac
 
     def placed_then_dropped(acme: client.ClientV2, csr_pem: bytes) -> messages.OrderResource:
         placed = placing(acme, csr_pem)
-        pid = connection.connection.info.backend_pid
-        other = connections.create_connection("default")
-        try:
-            with other.cursor() as cursor:
-                cursor.execute("SELECT pg_terminate_backend(%s, 10000)", [pid])
-        finally:
-            other.close()
+        drop_this_connection()
         return placed
 
     monkeypatch.setattr(client.ClientV2, "new_order", placed_then_dropped)

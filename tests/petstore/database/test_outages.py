@@ -6,21 +6,11 @@ error goes up."""
 from __future__ import annotations
 
 import pytest
-from django.db import OperationalError, connection, connections, transaction
+from django.db import OperationalError, connection, transaction
 
 from pets.models import Category
 from petstore.database import outages
-
-
-def _dropped() -> None:
-    """The test's own connection ended by the server, as a restart ends it."""
-    pid = connection.connection.info.backend_pid
-    other = connections.create_connection("default")
-    try:
-        with other.cursor() as cursor:
-            cursor.execute("SELECT pg_terminate_backend(%s, 10000)", [pid])
-    finally:
-        other.close()
+from tests.database.drops import drop_this_connection
 
 
 def _writes_after_the_drop(name: str, attempts: list[int]):
@@ -28,7 +18,7 @@ def _writes_after_the_drop(name: str, attempts: list[int]):
         attempts.append(1)
         if len(attempts) == 1:
             connection.ensure_connection()
-            _dropped()
+            drop_this_connection()
         return Category.objects.create(name=name)
 
     return write
