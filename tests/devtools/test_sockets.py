@@ -169,11 +169,16 @@ def test_free_port_never_gives_two_processes_the_same_port(ports_folder):
 
 
 def test_a_reservation_is_kept_for_its_time_then_taken_over(ports_folder, monkeypatch):
-    drawn = iter([21000, 21001, 21000])
+    # Two ports nobody listens on (so the draws below are not passed over for that), their
+    # reservations in this test's folder dropped again.
+    first, second = sockets.free_port(), sockets.free_port()
+    for path in ports_folder.iterdir():
+        path.unlink()
+    drawn = iter([first, second, first])
     monkeypatch.setattr(sockets.random, "randint", lambda low, high: next(drawn))
-    assert sockets.free_port() == 21000
-    assert sockets.free_port() == 21001  # 21000 is still reserved: drawn, and passed over
+    assert sockets.free_port() == first
+    assert sockets.free_port() == second  # first is still reserved: drawn, and passed over
     aged = time.time() - sockets.RESERVED_FOR - 1
-    os.utime(ports_folder / "21000", (aged, aged))
-    assert sockets.free_port() == 21000
-    assert sorted(path.name for path in ports_folder.iterdir()) == ["21000", "21001"]
+    os.utime(ports_folder / str(first), (aged, aged))
+    assert sockets.free_port() == first
+    assert sorted(path.name for path in ports_folder.iterdir()) == sorted([str(first), str(second)])
