@@ -52,14 +52,15 @@ run: $(call stamp,run)
 	$(RUN_ENV) $(BIN)/python -m devtools.devserver run
 
 # The whole suite. Without DATABASE_URL/REDIS_URL it starts its own PostgreSQL and Redis from
-# their wheels (tests/settings.py); .ci/run points it at the machine's. On two pytest-xdist
-# workers, each with its own test database and Redis databases (tests/settings.py;
-# docs/decisions/platform.md, "The suite's time"). No test may rely on `xdist_group`: with
-# pytest 9.2, xdist 3.8's loadgroup spreads a group over both workers
+# their wheels (tests/settings.py); .ci/run points it at the machine's. On three pytest-xdist
+# workers, each with its own test database and Redis databases (tests/settings.py): the tests
+# wait on the servers, workers and browsers they start, so a third worker on two cores fills
+# those waits (docs/adr/0022-the-suite-on-three-workers.md). No test may rely on
+# `xdist_group`: with pytest 9.2, xdist 3.8's loadgroup spreads a group over the workers
 # (pytest-dev/pytest-xdist#1386); `make drill` runs its module in one process.
 # Here rather than in pyproject's addopts, so that `.venv/bin/pytest tests/some_file.py` runs
 # in one process; `make test PYTEST_XDIST=` runs the whole suite so too.
-PYTEST_XDIST ?= -n 2 --dist loadgroup
+PYTEST_XDIST ?= -n 3 --dist loadgroup
 # The units' boot drill (tests/deploy/test_systemd_boot.py: systemd 252 in systemd-nspawn,
 # root only) is `make drill`'s, not the suite's: it boots a whole platform for minutes.
 PYTEST_MARKERS ?= -m "not systemd"

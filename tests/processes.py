@@ -27,6 +27,7 @@ from devtools import embedded
 from devtools.devserver import procfile_command
 from devtools.processes import spawn, stop_group
 from devtools.sockets import free_port
+from domains.edge.processes import endpoint_command
 
 ROOT = Path(__file__).resolve().parents[1]
 PRODUCTION_PROCFILE = ROOT / "Procfile.production"
@@ -152,6 +153,17 @@ def service_env(settings, **extra: str) -> dict[str, str]:
     return env
 
 
+def workers_started(log_path: Path) -> int:
+    """How many granian workers say in `log_path` that they have started."""
+    return log_path.read_text(errors="replace").count("Started worker-")
+
+
+def endpoint_workers() -> int:
+    """How many workers the edge's certificate endpoint starts on this machine."""
+    command = endpoint_command()
+    return int(command[command.index("--workers") + 1])
+
+
 @contextlib.contextmanager
 def web_server_process(
     env: dict[str, str], tmp_path: Path, *, workers: int = 1, production: bool = False
@@ -175,7 +187,7 @@ def web_server_process(
         if process.poll() is not None:
             pytest.fail("the web server exited:\n" + log_path.read_text(errors="replace")[-3000:])
         # Every worker listening (each on a socket of its own), not only the first to load.
-        if log_path.read_text(errors="replace").count("Started worker-") < workers:
+        if workers_started(log_path) < workers:
             return False
         try:
             return requests.get(base + "/healthz", timeout=5).status_code == 200
