@@ -15,7 +15,7 @@ import pytest
 from django.conf import settings as django_settings
 
 from devtools.sockets import free_port
-from tests.fixtures.edge import plain_edge
+from tests.fixtures.plainedge import plain_edge
 from tests.processes import service_env, wait_for, web_server
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -36,18 +36,18 @@ def test_requests_skip_a_dead_web_process(tmp_path):
     dead = f"127.0.0.1:{free_port()}"
     with (
         web_server(service_env(django_settings), tmp_path) as web,
-        plain_edge([dead, web.removeprefix("http://")], tmp_path) as port,
+        plain_edge([dead, web.removeprefix("http://")], tmp_path) as edge,
     ):
-        statuses = [get(port, method).status for method in ["GET", "POST"] * 10]
+        statuses = [get(edge.port, method).status for method in ["GET", "POST"] * 10]
     # /healthz answers GET (200) and refuses POST (405): every one reached the live process.
     assert statuses == [200, 405] * 10
 
 
 def test_with_no_web_process_the_502_has_a_request_id_and_an_access_line(tmp_path):
     dead = f"127.0.0.1:{free_port()}"
-    with plain_edge([dead], tmp_path, LOG_FORMAT="json") as port:
+    with plain_edge([dead], tmp_path, LOG_FORMAT="json") as edge:
         # After the edge's retries (domains/edge/caddy.py: 5 s).
-        response = get(port, Authorization="Bearer never-logged-5e0b")
+        response = get(edge.port, Authorization="Bearer never-logged-5e0b")
         request_id = response.headers["X-Request-ID"]
 
         def line() -> list[dict]:

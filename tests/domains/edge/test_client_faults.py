@@ -3,22 +3,26 @@
 An anonymous client sends chunked bodies of several megabytes to the API, which refuses them
 (401) before reading them; the edge's write of the rest then fails. That is the client's
 doing, not a sign the web process is unwell: the other clients' requests must go on as
-before. Measured as the red-team measured it (devtools/bodyflood.py): a client on one
-kept-alive connection, its p90 in windows without the attacker and with it, alternated;
-with the edge before one web process and before two. bench/edge_faults.py runs the same
-longer and writes its figures in bench/results.md.
+before, and the edge must count no failure against the process (Caddy takes a process out
+of rotation by the failures it counts, domains/edge/caddy.py). Driven as the red-team drove
+it (devtools/bodyflood.py): a client on one kept-alive connection, in windows without the
+attacker and with it, alternated; with the edge before one web process and before two. How
+much slower the client is under the attacker is a time, which a test on a shared machine
+cannot bound: bench/edge_faults.py measures it and writes its figures in bench/results.md.
 """
 
 from __future__ import annotations
 
 import contextlib
+import threading
+from collections import Counter
 from collections.abc import Iterator
 
 import pytest
 from django.conf import settings as django_settings
 
-from devtools.bodyflood import Victim, compare, p90
-from tests.fixtures.edge import plain_edge
+from devtools.bodyflood import Victim, compare
+from tests.fixtures.plainedge import PlainEdge, plain_edge
 from tests.processes import service_env, web_server_process
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -30,9 +34,9 @@ RATE = 2.0
 
 
 @pytest.fixture(scope="module")
-def edges(django_db_setup, tmp_path_factory) -> Iterator[dict[int, int]]:
+def edges(django_db_setup, tmp_path_factory) -> Iterator[dict[int, PlainEdge]]:
     """Two web processes (production's line, two workers each) and two edges (production's):
-    one before the first process alone, one before both. Each edge's port by the number of web
+    one before the first process alone, one before both. Each edge by the number of web
     processes behind it."""
     tmp_path = tmp_path_factory.mktemp("faults")
     # The victim is one client sending 40 requests a second: the API's limits would refuse it.
@@ -51,33 +55,33 @@ def edges(django_db_setup, tmp_path_factory) -> Iterator[dict[int, int]]:
         }
 
 
-# How much slower the victim's p90 may be under the attacker. A stall of the edge's
-# upstream costs seconds against a quiet p90 of milliseconds, hundreds of times over; a
-# shared 2-core machine's noise alone moved a few-millisecond p90 by half. bench/edge_faults.py
-# measures the real ratio, longer.
-SLOWER_AT_MOST = 3.0
-
-
 @pytest.mark.parametrize("web_processes", [1, 2])
-def test_an_anonymous_client_sending_large_bodies_leaves_the_others_p90(
+def test_an_anonymous_client_sending_large_bodies_leaves_the_others_answered(
     edges, alice_key, web_processes
 ):
-    port = edges[web_processes]
-    victim = Victim(port, "/v1/pets?limit=20", {"Authorization": f"Bearer {alice_key.plaintext}"})
+    edge = edges[web_processes]
+    victim = Victim(
+        edge.port, "/v1/pets?limit=20", {"Authorization": f"Bearer {alice_key.plaintext}"}
+    )
+    # What the edge counts against each web process, read throughout: a failure counted is
+    # remembered for a while (Caddy's fail_duration), never less than a tenth of a second.
+    counted: Counter[str] = Counter()
+    done = threading.Event()
+
+    def watch() -> None:
+        while not done.wait(0.1):
+            counted.update(edge.failures_counted())
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
     try:
-        result = compare(victim, port, rate=RATE, rounds=6, seconds=0.75)
-        if result.ratio > SLOWER_AT_MOST:
-            # Measured once more: a busy machine's noise moves a p90 of a few milliseconds
-            # by a few more, while the stall this guards against (the edge taking its
-            # upstream out) costs seconds in every measurement.
-            result = compare(victim, port, rate=RATE, rounds=6, seconds=0.75)
+        result = compare(victim, edge.port, rate=RATE, rounds=6, seconds=0.75)
     finally:
+        done.set()
+        watcher.join()
         victim.close()
 
     assert set(result.victim) == {200}, result.victim  # no 502, nobody waited out a retry
     assert result.attacker[401] > 0  # it was answered, and refused
-    assert result.ratio <= SLOWER_AT_MOST, (
-        p90(result.quiet),
-        p90(result.attacked),
-        result.attacker,
-    )
+    assert len(counted) == web_processes  # every web process was read, over and over
+    assert set(counted.values()) == {0}, counted  # and none had a failure counted against it

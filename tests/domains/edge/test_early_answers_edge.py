@@ -15,7 +15,7 @@ from collections.abc import Iterator
 import pytest
 from django.conf import settings as django_settings
 
-from tests.fixtures.edge import plain_edge
+from tests.fixtures.plainedge import plain_edge
 from tests.processes import service_env, web_server_process
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -31,9 +31,9 @@ def edge_port(django_db_setup, tmp_path_factory) -> Iterator[int]:
     env = service_env(django_settings)
     with (
         web_server_process(env, tmp_path, workers=2, production=True) as (web, _),
-        plain_edge([web.removeprefix("http://")], tmp_path) as port,
+        plain_edge([web.removeprefix("http://")], tmp_path) as edge,
     ):
-        yield port
+        yield edge.port
 
 
 def chunks() -> Iterator[bytes]:
