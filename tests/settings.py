@@ -9,7 +9,7 @@ names all of them in the environment, so the settings below and every process a 
 use the same. Here rather than in a pytest plugin: pytest-django imports these settings
 before any conftest runs.
 
-Under pytest-xdist (`make test` runs two workers) every worker inherits those variables from
+Under pytest-xdist (`make test` runs three workers) every worker inherits those variables from
 the controller, which imported this module first; each then takes Redis databases and a
 folder of its own (`per_worker`), so that no worker flushes, purges or counts another's
 keys. pytest-django already gives each worker its own test database (test_<name>_gw<N>).
