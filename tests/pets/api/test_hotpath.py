@@ -22,7 +22,7 @@ from rest_framework.test import APIClient
 from petstore import wsgi
 from petstore.api.errors import SUSPICIOUS
 from petstore.api.pagination import encode_cursor
-from petstore.api.throttles import Policy, counter_key
+from petstore.api.throttles import counter_key, parse_rate
 from petstore.apikeys.services import api_key_issue, api_key_revoke
 from petstore.http import lean
 from petstore.redisclients import shared_client
@@ -282,8 +282,10 @@ def test_the_lean_handler_answers_the_same_429(settings, alice_key, pets, monkey
             first = wsgi_get("", auth)
             # The window's end is Redis's clock, which time_machine does not stop: a counter
             # without an expiry gets the whole window at its next count (ratelimits.HIT), so
-            # both paths' 429 name all 60 seconds, however long the first request took.
-            counter = counter_key(Policy("key", 0, 60), alice_key.api_key.prefix)
+            # both paths' 429 name the whole window, however long the first request took.
+            policy = parse_rate("key", settings.API_RATE_LIMIT)
+            assert policy is not None
+            counter = counter_key(policy, alice_key.api_key.prefix)
             shared_client(settings.REDIS_URL).persist(cache.make_and_validate_key(counter))
             served.append([first, wsgi_get("", auth)])
     assert served[0] == served[1]
