@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from playwright.sync_api import expect
 from rest_framework.test import APIClient
 
 from petstore.apikeys.models import ApiKey
@@ -38,7 +39,7 @@ def test_a_key_is_made_shown_once_not_made_again_on_reload_and_revoked(page, liv
     # A reload sends the form again (Chromium confirms a resubmission by itself here): no
     # second key, and the first is not shown again.
     page.reload()
-    assert page.locator("#api-key-resent").is_visible()
+    expect(page.locator("#api-key-resent")).to_be_visible()
     assert_accessible(page)
     assert not KEY.search(page.content())
     assert ApiKey.objects.count() == 1
@@ -51,6 +52,6 @@ def test_a_key_is_made_shown_once_not_made_again_on_reload_and_revoked(page, liv
     page.locator("#api-keys").get_by_role("link", name="Revoke").click()
     assert_accessible(page)
     page.get_by_role("button", name="Revoke").click()
-    assert page.get_by_text("revoked: it works no more").is_visible()
+    expect(page.get_by_text("revoked: it works no more")).to_be_visible()
     assert_accessible(page)
     assert client.get("/v1/projects/shop/domains").status_code == 401

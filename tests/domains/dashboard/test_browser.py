@@ -6,6 +6,7 @@ from datetime import timedelta
 
 import pytest
 from django.utils import timezone
+from playwright.sync_api import expect
 
 from domains.choices import CertState
 from domains.models import Domain
@@ -24,22 +25,20 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 def test_sign_in_page_leads_to_the_owners_projects(shop, live_dashboard, page, screenshot):
     page.goto(live_dashboard.url + "/dashboard/")
     assert page.url.startswith(live_dashboard.url + "/accounts/login/")
-    assert page.get_by_role("heading", name="Sign in").is_visible()
+    expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
     screenshot(page, "01-sign-in")
 
     sign_in(page, live_dashboard, "alice", PASSWORD)
-    assert page.get_by_role("heading", name="Your projects").is_visible()
+    expect(page.get_by_role("heading", name="Your projects")).to_be_visible()
     assert_accessible(page)
     page.get_by_role("link", name="Shop", exact=True).click()
-    assert page.get_by_role("heading", name="Domains", exact=True).is_visible()
+    expect(page.get_by_role("heading", name="Domains", exact=True)).to_be_visible()
     assert_accessible(page)
 
 
 def test_owner_takes_a_subdomain_from_add_domain_to_a_certificate_and_removes_one(
     page, live_dashboard, dns_server, celery_worker, edge, shop, screenshot, settings
 ):
-    from playwright.sync_api import expect
-
     settings.DOMAINS_VERIFY_COOLDOWN = 0  # the owner fixes each record and verifies at once
     port = live_dashboard.url.rsplit(":", 1)[1]
     settings.HTTP_PORT = int(port)  # the port redirects name: the platform's own
@@ -136,8 +135,6 @@ def test_owner_takes_a_subdomain_from_add_domain_to_a_certificate_and_removes_on
 def test_no_certificate_after_30_minutes_shows_the_steps_and_re_verify(
     shop, alice, dns_server, celery_worker, time_machine, live_dashboard, page, screenshot
 ):
-    from playwright.sync_api import expect
-
     domain = domain_add(project=shop, hostname="www.example.test", actor=alice)
     dns_server.add("www.example.test", "CNAME", TARGET + ".")
     dns_server.add("example.test", "CAA", '0 issue "letsencrypt.org"')
@@ -165,8 +162,6 @@ def test_two_owners_claim_one_name_and_the_txt_proof_decides(
     """bob's project serves www.example.test on the CNAME alone; alice, who controls the
     DNS, adds it too, publishes her claim's TXT record and verifies: the name moves to her,
     and bob's page says he lost it."""
-    from playwright.sync_api import expect
-
     settings.DOMAINS_VERIFY_COOLDOWN = 0
     dns_server.add("www.example.test", "CNAME", TARGET + ".")
     bobs_claim = domain_add(project=bobs, hostname="www.example.test", actor=bob)

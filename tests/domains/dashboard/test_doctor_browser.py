@@ -9,6 +9,7 @@ the panel for a zone whose servers disagree."""
 from __future__ import annotations
 
 import pytest
+from playwright.sync_api import expect
 
 from tests.fixtures.accessibility import assert_accessible
 from tests.fixtures.browser import sign_in
@@ -22,8 +23,6 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 def test_verify_shows_what_each_name_server_says(
     zone, page, live_dashboard, celery_worker, www, screenshot, settings
 ):
-    from playwright.sync_api import expect
-
     settings.DOMAINS_VERIFY_COOLDOWN = 0
     disagreeing(zone)  # ns2 still has the old CNAME, which the resolvers got from it
     sign_in(page, live_dashboard, "alice", PASSWORD)

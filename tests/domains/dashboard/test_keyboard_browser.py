@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 from django.utils import timezone
+from playwright.sync_api import expect
 
 from domains.models import Domain
 from domains.services.custom_domains import domain_add
@@ -51,8 +52,6 @@ def skip_to_content(page) -> None:
 def test_add_verify_and_remove_a_domain_by_keyboard_alone(
     page, live_dashboard, dns_server, celery_worker, shop, settings
 ):
-    from playwright.sync_api import expect
-
     settings.DOMAINS_VERIFY_COOLDOWN = 0
     dns_server.add("shop.example.test", "CNAME", TARGET + ".")
     sign_in(page, live_dashboard, "alice", PASSWORD)
@@ -97,8 +96,6 @@ def test_add_verify_and_remove_a_domain_by_keyboard_alone(
 
 
 def test_the_focus_stays_put_when_the_status_reloads_the_page(page, live_dashboard, shop, alice):
-    from playwright.sync_api import expect
-
     www = domain_add(project=shop, hostname="www.example.test", actor=alice)
     sign_in(page, live_dashboard, "alice", PASSWORD)
     page.goto(live_dashboard.url + "/dashboard/projects/shop/domains/www.example.test/")
@@ -121,8 +118,6 @@ def test_the_focus_stays_put_when_the_status_reloads_the_page(page, live_dashboa
 def test_a_rows_menu_opens_below_it_without_covering_the_next_and_closes_outside(
     page, live_dashboard, shop, alice
 ):
-    from playwright.sync_api import expect
-
     for hostname in ("a.example.test", "b.example.test"):
         domain_add(project=shop, hostname=hostname, actor=alice)
     sign_in(page, live_dashboard, "alice", PASSWORD)

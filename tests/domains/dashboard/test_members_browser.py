@@ -9,6 +9,7 @@ import re
 from urllib.parse import urlsplit
 
 import pytest
+from playwright.sync_api import expect
 
 from domains.choices import Role
 from domains.models import AuditEntry, Membership, Project
@@ -48,8 +49,6 @@ def _anonymous(page):
 def test_invite_accept_with_a_new_account_change_role_revoke_and_remove(
     shop, alice, smtp_server, invitation_counts, live_dashboard, page, screenshot
 ):
-    from playwright.sync_api import expect
-
     url = live_dashboard.url
     sign_in(page, live_dashboard, "alice", PASSWORD)
     page.get_by_role("link", name="Shop", exact=True).click()
@@ -119,8 +118,6 @@ def test_invite_accept_with_a_new_account_change_role_revoke_and_remove(
 def test_an_existing_user_signs_in_from_the_link_then_owns_the_project_by_transfer(
     shop, alice, smtp_server, invitation_counts, live_dashboard, page
 ):
-    from playwright.sync_api import expect
-
     url = live_dashboard.url
     alice.email = "alice@example.test"
     alice.save()
