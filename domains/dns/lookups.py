@@ -25,13 +25,14 @@ that does not fit one datagram is `truncated`, never fetched again over TCP, so 
 zone makes the platform read hundreds of records to use two. We only choose how many
 questions wait at once; asyncio lets them wait together in one thread, so a batch of hundreds
 of questions costs little more than its slowest answer (docs/decisions/domain-sweep.md).
+Every call of a process asks on the process's one event loop (domains/dns/eventloop.py).
 
 The lifetime is one clock for the call: a question gets what is left of it when its turn
 comes (the wait for a turn is spent from it too), one whose turn comes after it is not asked
 (`asked` false), and none outlives it, whatever a server does: a call ends within its
-lifetime however many questions it holds. The clock starts when the call's process gives it
-a turn to ask (CALLS_AT_ONCE calls of a process at once): waiting for the interpreter other
-calls hold is not a server's slowness.
+lifetime however many questions it holds. The clock starts when the call's first question
+takes one of the process's slots: waiting behind earlier calls' questions is not a server's
+slowness.
 """
 
 from __future__ import annotations
@@ -39,11 +40,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import threading
-from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
 import dns.asyncbackend
 import dns.asyncquery
@@ -62,6 +61,7 @@ from django.conf import settings
 from django.utils.translation import gettext_noop
 
 from domains import outbound
+from domains.dns import eventloop
 from domains.dns.answers import (
     FENCED as FENCED,
 )
@@ -96,26 +96,14 @@ from domains.dns.answers import (
 )
 from domains.dns.datagrams import one_datagram
 
-_T = TypeVar("_T")
 log = logging.getLogger(__name__)
 
-# Questions in flight at once in lookup_many(): enough to hide the round trips,
+# Questions of one call in flight at once: enough to hide the round trips,
 # few enough not to overrun a nameserver's (or our loopback server's) UDP buffer.
 MAX_IN_FLIGHT = 100
 # Of those, the most that groups with turns of their own (Group.in_flight: the doctor's) hold:
 # the other questions of a call (the checks' own, in a batch) always have the rest.
 MAX_IN_FLIGHT_OF_CAPPED_GROUPS = MAX_IN_FLIGHT // 2
-
-
-# Calls of one process asking at once (each its own event loop, in its own thread: a checks
-# worker's 16 threads each run a batch); the others wait for a turn before their lifetime
-# starts. One interpreter runs one thread at a time, and an event loop gives it up at every
-# system call (a socket made, a datagram sent or read, a socket closed): with 16 loops at
-# once, each waits for 15 others to give it back, a batch's answers sit unread for seconds
-# and its questions time out on a quiet server. Two at once still overlap one slow
-# server's wait with another batch's work (docs/decisions/domain-sweep.md).
-CALLS_AT_ONCE = 2
-_TURNS = threading.BoundedSemaphore(CALLS_AT_ONCE)
 
 
 def _parse_nameserver(entry: str) -> dns.nameserver.Do53Nameserver:
@@ -199,19 +187,7 @@ def lookup_groups(
         return dict(known or {})
     resolver = get_resolver(lifetime)
     resolvers = {True: resolver, False: one_datagram(resolver)}
-    with _TURNS:
-        return _run(_ask_all(resolvers, groups, known or {}))
-
-
-def _run(coroutine: Coroutine[Any, Any, _T]) -> _T:
-    """Run to completion from synchronous code: in this thread, or, where this thread
-    already runs an event loop (an async caller, a browser driver), in a thread of its own."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coroutine)
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(asyncio.run, coroutine).result()
+    return eventloop.run(_ask_all(resolvers, groups, known or {}))
 
 
 # A group's own turns and the capped groups' share (none: Group.in_flight).
@@ -236,29 +212,41 @@ async def _ask_all(
     for question, answer in known.items():
         asked[(question, not answer.truncated)] = loop.create_future()
         asked[(question, not answer.truncated)].set_result(answer)
-    deadline = loop.time() + resolvers[True].lifetime
+    process = eventloop.shared()
+    order, lifetime = next(process.calls), resolvers[True].lifetime
+    deadline: float | None = None  # set when the call's first question takes a slot
 
     async def ask(question: Question, turns: Turns, whole: bool) -> Lookup:
-        name, rdtype = question[0], question[1]
         async with turns[0], turns[1], in_flight:  # a group's turn first: no slot held waiting
-            left = deadline - loop.time()
-            if left <= 0:
-                return Lookup(name, rdtype, TIMEOUT, error=NOT_ASKED, asked=False)
+            await process.slots.take(order)
             try:
-                # dnspython gives a TCP retry after a truncated answer the whole timeout again.
-                async with asyncio.timeout_at(deadline):
-                    if len(question) == 3:
-                        return await _ask_directly(
-                            backend, question[2], name, rdtype, left, whole=whole
-                        )
-                    return await _ask(resolvers[whole], backend, name, rdtype, left)
-            except TimeoutError:
-                return Lookup(name, rdtype, TIMEOUT, error="the lifetime ran out")
-            except Exception as exc:  # noqa: BLE001 - this question's failure, not the batch's
-                # Not one of the outcomes above (a resolver bug, a reply it chokes on): the
-                # question failed, for now; its neighbours in the batch go on.
-                log.exception("DNS question %s %s failed unexpectedly", name, rdtype)
-                return Lookup(name, rdtype, SERVFAIL, error=f"{type(exc).__name__}: {exc}")
+                return await ask_in_slot(question, whole)
+            finally:
+                process.slots.give()
+
+    async def ask_in_slot(question: Question, whole: bool) -> Lookup:
+        nonlocal deadline
+        name, rdtype = question[0], question[1]
+        if deadline is None:
+            deadline = loop.time() + lifetime
+        left = deadline - loop.time()
+        if left <= 0:
+            return Lookup(name, rdtype, TIMEOUT, error=NOT_ASKED, asked=False)
+        try:
+            # dnspython gives a TCP retry after a truncated answer the whole timeout again.
+            async with asyncio.timeout_at(deadline):
+                if len(question) == 3:
+                    return await _ask_directly(
+                        backend, question[2], name, rdtype, left, whole=whole
+                    )
+                return await _ask(resolvers[whole], backend, name, rdtype, left)
+        except TimeoutError:
+            return Lookup(name, rdtype, TIMEOUT, error="the lifetime ran out")
+        except Exception as exc:  # noqa: BLE001 - this question's failure, not the batch's
+            # Not one of the outcomes above (a resolver bug, a reply it chokes on): the
+            # question failed, for now; its neighbours in the batch go on.
+            log.exception("DNS question %s %s failed unexpectedly", name, rdtype)
+            return Lookup(name, rdtype, SERVFAIL, error=f"{type(exc).__name__}: {exc}")
 
     def answers_to(
         questions: Iterable[Question], turns: Turns, whole: bool

@@ -4,11 +4,12 @@ flight, and no more than `MAX_IN_FLIGHT` are asked at once."""
 
 from __future__ import annotations
 
+import asyncio
 import threading
 
 import pytest
 
-from domains.dns import lookups
+from domains.dns import eventloop, lookups
 from tests.fixtures.domains import TARGET
 from tests.processes import wait_for
 from tests.reliability.hostile_dns import HostileDNS
@@ -203,37 +204,65 @@ def test_groups_with_turns_of_their_own_never_hold_the_others(dns_server, settin
     assert [found[question].status for question in own] == [lookups.OK, lookups.OK]
 
 
-def test_a_process_asks_for_calls_at_once_calls_and_the_others_wait_for_a_turn(
-    dns_server, settings
-):
-    """Two calls more than CALLS_AT_ONCE, each in its own thread (a checks worker's batches),
-    to a server that holds every question: only CALLS_AT_ONCE are asked; the other two wait
-    for a turn, longer than their own lifetime, and that wait is not spent from it: once the
-    server answers and the turns come, they are asked and answered."""
+def ask_in_thread(found: dict[str, lookups.Lookup], name: str, lifetime: float) -> threading.Thread:
+    """`name`'s A question, from a thread of its own (a checks worker's batch), into `found`."""
+    asking = threading.Thread(
+        target=lambda: found.update(
+            {name: lookups.lookup_many([(name, "A")], lifetime=lifetime)[(name, "A")]}
+        )
+    )
+    asking.start()
+    return asking
+
+
+def test_calls_held_by_a_silent_server_hold_their_sockets_not_the_process(dns_server, settings):
+    """Three calls, each in its own thread, whose questions a server holds: a fourth call, to
+    a server that answers, is answered while they wait (they are answered once let go)."""
     hostile = HostileDNS(dns_server.address).start()
-    first = [f"first{n}.example.test" for n in range(lookups.CALLS_AT_ONCE)]
-    waiting = ["waits1.example.test", "waits2.example.test"]
-    for name in first + waiting:
+    held = [f"held{n}.example.test" for n in range(3)]
+    for name in [*held, "answered.example.test"]:
         dns_server.add(name, "A", "192.0.2.80")
     found: dict[str, lookups.Lookup] = {}
+    try:
+        hostile.mode = "hold"
+        settings.DOMAINS_DNS_NAMESERVERS = [hostile.address]
+        settings.DOMAINS_DNS_TIMEOUT = 10.0
+        threads = [ask_in_thread(found, name, 10.0) for name in held]
+        wait_for(lambda: len(hostile.queries) >= len(held), timeout=5, what="the calls held")
+        settings.DOMAINS_DNS_NAMESERVERS = [dns_server.address]
+        ask_in_thread(found, "answered.example.test", 5.0).join(timeout=10)
+        answered_while_held = dict(found)
+        hostile.mode = "forward"
+        for thread in threads:
+            thread.join(timeout=10)
+    finally:
+        hostile.mode = "forward"
+        hostile.stop()
 
-    def ask(name: str, lifetime: float) -> threading.Thread:
-        asking = threading.Thread(
-            target=lambda: found.update(
-                {name: lookups.lookup_many([(name, "A")], lifetime=lifetime)[(name, "A")]}
-            )
-        )
-        asking.start()
-        return asking
+    assert list(answered_while_held) == ["answered.example.test"]
+    assert {name: (found[name].status, found[name].final) for name in found} == {
+        name: (lookups.OK, ("192.0.2.80",)) for name in [*held, "answered.example.test"]
+    }
 
+
+def test_a_call_waiting_for_a_slot_is_not_charged_for_the_wait(dns_server, settings, monkeypatch):
+    """With every slot of the process held by calls a server holds, a later call waits for a
+    slot longer than its own lifetime; its clock starts when it gets one, so once the server
+    lets go it is asked and answered, not refused for want of time."""
+    monkeypatch.setattr(eventloop, "PROCESS_IN_FLIGHT", 2)
+    hostile = HostileDNS(dns_server.address).start()
+    first = ["first1.example.test", "first2.example.test"]
+    for name in [*first, "waits.example.test"]:
+        dns_server.add(name, "A", "192.0.2.80")
+    found: dict[str, lookups.Lookup] = {}
     try:
         settings.DOMAINS_DNS_NAMESERVERS = [hostile.address]
         settings.DOMAINS_DNS_TIMEOUT = 10.0
         hostile.mode = "hold"
-        threads = [ask(name, 10.0) for name in first]
-        wait_for(lambda: len(hostile.queries) >= len(first), timeout=5, what="the first calls held")
-        threads += [ask(name, 1.0) for name in waiting]
-        threads[-1].join(timeout=1.5)  # longer than the waiting calls' lifetime
+        threads = [ask_in_thread(found, name, 10.0) for name in first]
+        wait_for(lambda: len(hostile.queries) >= len(first), timeout=5, what="the slots held")
+        threads.append(ask_in_thread(found, "waits.example.test", 1.0))
+        threads[-1].join(timeout=1.5)  # longer than the waiting call's lifetime
         held = sorted(name for _, name in hostile.queries)
         hostile.mode = "forward"
         for thread in threads:
@@ -243,6 +272,50 @@ def test_a_process_asks_for_calls_at_once_calls_and_the_others_wait_for_a_turn(
         hostile.stop()
 
     assert held == sorted(f"{name}." for name in first)
-    assert {name: (found[name].status, found[name].final) for name in first + waiting} == {
-        name: (lookups.OK, ("192.0.2.80",)) for name in first + waiting
+    assert {name: (found[name].status, found[name].final) for name in found} == {
+        name: (lookups.OK, ("192.0.2.80",)) for name in [*first, "waits.example.test"]
     }
+
+
+def test_a_freed_slot_goes_to_the_earliest_calls_waiting_question(monkeypatch):
+    """Slots handed over in the order of the calls, not of arrival; a question cancelled while
+    waiting takes none."""
+    monkeypatch.setattr(eventloop, "PROCESS_IN_FLIGHT", 1)
+
+    async def scenario() -> list[str]:
+        slots, order = eventloop.Slots(), []
+        await slots.take(0)
+
+        async def waiter(name: str, call: int) -> None:
+            await slots.take(call)
+            order.append(name)
+            slots.give()
+
+        later = asyncio.create_task(waiter("later call", 5))
+        gone = asyncio.create_task(waiter("cancelled", 1))
+        earlier = asyncio.create_task(waiter("earlier call", 2))
+        await asyncio.sleep(0)
+        gone.cancel()
+        await asyncio.sleep(0)
+        slots.give()
+        await asyncio.gather(later, earlier)
+        return [*order, f"taken {slots.taken}"]
+
+    assert asyncio.run(scenario()) == ["earlier call", "later call", "taken 0"]
+
+
+def test_a_question_cancelled_as_its_slot_came_passes_the_slot_on(monkeypatch):
+    monkeypatch.setattr(eventloop, "PROCESS_IN_FLIGHT", 1)
+
+    async def scenario() -> tuple[bool, int]:
+        slots = eventloop.Slots()
+        await slots.take(0)
+        first = asyncio.create_task(slots.take(1))
+        second = asyncio.create_task(slots.take(2))
+        await asyncio.sleep(0)
+        slots.give()  # to `first`, which is cancelled before it resumes
+        first.cancel()
+        await asyncio.wait_for(second, timeout=5)
+        return first.cancelled(), slots.taken
+
+    assert asyncio.run(scenario()) == (True, 1)
