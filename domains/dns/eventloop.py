@@ -4,8 +4,8 @@ A checks worker runs its batches on 16 threads. Each call of `lookups` hands its
 to this one loop, in a thread of its own, and waits for the answers. So a server that
 never answers holds the sockets of its own questions, never a thread's turn, and the
 process's questions are read by one loop instead of one per thread: every system call of
-a loop gives the interpreter up, and two loops at once cost about a fifth more CPU per
-domain than one (docs/decisions/domain-sweep.md, "One loop per process").
+a loop gives the interpreter up, and two loops at once cost more CPU per domain than one
+(docs/decisions/domain-sweep.md, "One loop per process").
 
 At most PROCESS_IN_FLIGHT questions of the process are in flight at once (each holds a
 socket). A waiting question of an earlier call takes a freed slot before one of a later
@@ -15,6 +15,7 @@ call, so a call's follow-up questions are not queued behind every call that came
 from __future__ import annotations
 
 import asyncio
+import collections
 import heapq
 import itertools
 import os
@@ -36,6 +37,15 @@ class Slots:
         # (call order, arrival, future): the earliest call's first waiting question on top.
         self.waiting: list[tuple[int, int, asyncio.Future[None]]] = []
         self.arrivals = itertools.count()
+        self.calls_waiting: collections.deque[asyncio.Future[None]] = collections.deque()
+
+    async def admit(self) -> None:
+        """Wait, in the order calls came, until fewer than PROCESS_IN_FLIGHT questions wait."""
+        if len(self.waiting) < PROCESS_IN_FLIGHT and not self.calls_waiting:
+            return
+        future = asyncio.get_running_loop().create_future()
+        self.calls_waiting.append(future)
+        await future
 
     async def take(self, order: int) -> None:
         """Wait for a slot, before any question of a later call (`order`)."""
@@ -59,6 +69,10 @@ class Slots:
             if not future.done():  # one cancelled while waiting is skipped
                 self.taken += 1
                 future.set_result(None)
+        if self.calls_waiting and len(self.waiting) < PROCESS_IN_FLIGHT:
+            self.calls_waiting.popleft().set_result(
+                None
+            )  # one call at a time: it adds its questions
 
 
 class SharedLoop:
