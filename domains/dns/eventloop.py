@@ -15,7 +15,6 @@ call, so a call's follow-up questions are not queued behind every call that came
 from __future__ import annotations
 
 import asyncio
-import collections
 import heapq
 import itertools
 import os
@@ -37,15 +36,6 @@ class Slots:
         # (call order, arrival, future): the earliest call's first waiting question on top.
         self.waiting: list[tuple[int, int, asyncio.Future[None]]] = []
         self.arrivals = itertools.count()
-        self.calls_waiting: collections.deque[asyncio.Future[None]] = collections.deque()
-
-    async def admit(self) -> None:
-        """Wait, in the order calls came, until fewer than PROCESS_IN_FLIGHT questions wait."""
-        if len(self.waiting) < PROCESS_IN_FLIGHT and not self.calls_waiting:
-            return
-        future = asyncio.get_running_loop().create_future()
-        self.calls_waiting.append(future)
-        await future
 
     async def take(self, order: int) -> None:
         """Wait for a slot, before any question of a later call (`order`)."""
@@ -69,10 +59,6 @@ class Slots:
             if not future.done():  # one cancelled while waiting is skipped
                 self.taken += 1
                 future.set_result(None)
-        if self.calls_waiting and len(self.waiting) < PROCESS_IN_FLIGHT:
-            self.calls_waiting.popleft().set_result(
-                None
-            )  # one call at a time: it adds its questions
 
 
 class SharedLoop:

@@ -214,7 +214,6 @@ async def _ask_all(
         asked[(question, not answer.truncated)].set_result(answer)
     process = eventloop.shared()
     order, lifetime = next(process.calls), resolvers[True].lifetime
-    await process.slots.admit()
     deadline: float | None = None  # set when the call's first question takes a slot
 
     async def ask(question: Question, turns: Turns, whole: bool) -> Lookup:

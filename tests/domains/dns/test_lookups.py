@@ -320,28 +320,3 @@ def test_a_question_cancelled_as_its_slot_came_passes_the_slot_on(monkeypatch):
 
     assert asyncio.run(scenario()) == (True, 1)
 
-
-def test_a_call_makes_its_questions_only_while_few_enough_wait(monkeypatch):
-    """A process's waiting questions stay bounded: a call is admitted once fewer than
-    PROCESS_IN_FLIGHT questions wait for a slot, in the order the calls came."""
-    monkeypatch.setattr(eventloop, "PROCESS_IN_FLIGHT", 1)
-
-    async def scenario() -> list[str]:
-        slots, said = eventloop.Slots(), []
-        await slots.admit()  # nothing waits: at once
-        await slots.take(0)
-        waiter = asyncio.create_task(slots.take(1))
-        await asyncio.sleep(0)
-        first = asyncio.create_task(slots.admit())
-        second = asyncio.create_task(slots.admit())
-        await asyncio.sleep(0)
-        said.append(f"while one waits: {first.done()}, {second.done()}")
-        slots.give()  # to the waiter: none waits now
-        await asyncio.sleep(0)
-        said.append(f"after: {first.done()}, {second.done()}")
-        await waiter
-        slots.give()
-        await asyncio.wait_for(second, timeout=5)
-        return said
-
-    assert asyncio.run(scenario()) == ["while one waits: False, False", "after: True, False"]
