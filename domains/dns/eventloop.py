@@ -2,10 +2,10 @@
 
 A checks worker runs its batches on 16 threads. Each call of `lookups` hands its questions
 to this one loop, in a thread of its own, and waits for the answers. So a server that
-never answers holds the sockets of its own questions, never a thread's turn, and the
-process's questions are read by one loop instead of one per thread: every system call of
-a loop gives the interpreter up, and two loops at once cost more CPU per domain than one
-(docs/decisions/domain-sweep.md, "One loop per process").
+never answers holds the sockets of its own questions, never a share of the process's
+asking, and 16 threads never run 16 loops that each give the interpreter up at every
+system call and read their answers too late (docs/decisions/domain-sweep.md, "One loop per
+process").
 
 At most PROCESS_IN_FLIGHT questions of the process are in flight at once (each holds a
 socket). A waiting question of an earlier call takes a freed slot before one of a later

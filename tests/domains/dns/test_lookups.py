@@ -319,4 +319,3 @@ def test_a_question_cancelled_as_its_slot_came_passes_the_slot_on(monkeypatch):
         return first.cancelled(), slots.taken
 
     assert asyncio.run(scenario()) == (True, 1)
-
