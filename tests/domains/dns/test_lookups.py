@@ -215,6 +215,22 @@ def ask_in_thread(found: dict[str, lookups.Lookup], name: str, lifetime: float) 
     return asking
 
 
+def let_go(hostile: HostileDNS, threads: list[threading.Thread]) -> None:
+    """The held questions forwarded to the real server: their calls end."""
+    hostile.mode = "forward"
+    for thread in threads:
+        thread.join(timeout=10)
+
+
+def answers(found: dict[str, lookups.Lookup]) -> dict[str, tuple[str, tuple[str, ...]]]:
+    return {name: (lookup.status, lookup.final) for name, lookup in found.items()}
+
+
+def answered(names: list[str]) -> dict[str, tuple[str, tuple[str, ...]]]:
+    """What `answers` holds when each of `names` was answered with the address it has."""
+    return {name: (lookups.OK, ("192.0.2.80",)) for name in names}
+
+
 def test_calls_held_by_a_silent_server_hold_their_sockets_not_the_process(dns_server, settings):
     """Three calls, each in its own thread, whose questions a server holds: a fourth call, to
     a server that answers, is answered while they wait (they are answered once let go)."""
@@ -232,17 +248,13 @@ def test_calls_held_by_a_silent_server_hold_their_sockets_not_the_process(dns_se
         settings.DOMAINS_DNS_NAMESERVERS = [dns_server.address]
         ask_in_thread(found, "answered.example.test", 5.0).join(timeout=10)
         answered_while_held = dict(found)
-        hostile.mode = "forward"
-        for thread in threads:
-            thread.join(timeout=10)
+        let_go(hostile, threads)
     finally:
         hostile.mode = "forward"
         hostile.stop()
 
     assert list(answered_while_held) == ["answered.example.test"]
-    assert {name: (found[name].status, found[name].final) for name in found} == {
-        name: (lookups.OK, ("192.0.2.80",)) for name in [*held, "answered.example.test"]
-    }
+    assert answers(found) == answered([*held, "answered.example.test"])
 
 
 def test_a_call_waiting_for_a_slot_is_not_charged_for_the_wait(dns_server, settings, monkeypatch):
@@ -264,17 +276,13 @@ def test_a_call_waiting_for_a_slot_is_not_charged_for_the_wait(dns_server, setti
         threads.append(ask_in_thread(found, "waits.example.test", 1.0))
         threads[-1].join(timeout=1.5)  # longer than the waiting call's lifetime
         held = sorted(name for _, name in hostile.queries)
-        hostile.mode = "forward"
-        for thread in threads:
-            thread.join(timeout=10)
+        let_go(hostile, threads)
     finally:
         hostile.mode = "forward"
         hostile.stop()
 
     assert held == sorted(f"{name}." for name in first)
-    assert {name: (found[name].status, found[name].final) for name in found} == {
-        name: (lookups.OK, ("192.0.2.80",)) for name in [*first, "waits.example.test"]
-    }
+    assert answers(found) == answered([*first, "waits.example.test"])
 
 
 def test_a_freed_slot_goes_to_the_earliest_calls_waiting_question(monkeypatch):
