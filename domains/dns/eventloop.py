@@ -26,6 +26,8 @@ _T = TypeVar("_T")
 
 # Questions of one process in flight at once, across its calls: the sockets it holds.
 PROCESS_IN_FLIGHT = 200
+# How often a caller waiting for the loop looks whether the loop's thread still runs.
+ALIVE_EVERY = 1.0
 
 
 class Slots:
@@ -80,19 +82,28 @@ _starting = threading.Lock()
 
 def shared() -> SharedLoop:
     """This process's loop, started on first use; a forked child starts its own (the parent's
-    thread does not exist in it)."""
+    thread does not exist in it), and so does a process whose loop's thread has ended."""
     global _shared
     with _starting:
-        if _shared is None or _shared.pid != os.getpid():
+        if _shared is None or _shared.pid != os.getpid() or not _shared.thread.is_alive():
             _shared = SharedLoop()
         return _shared
 
 
 def run(coroutine: Coroutine[Any, Any, _T]) -> _T:
     """Run `coroutine` on the process's loop and wait for its result (from any thread but
-    the loop's own, an async caller's included)."""
+    the loop's own, an async caller's included). Every call ends within its lifetime once
+    it runs; a loop whose thread has ended answers nothing, and the caller hears so instead
+    of waiting for ever (the next call starts a new loop)."""
     loop = shared()
     if threading.current_thread() is loop.thread:
         coroutine.close()
         raise RuntimeError("the DNS loop cannot wait for itself")
-    return asyncio.run_coroutine_threadsafe(coroutine, loop.loop).result()
+    future = asyncio.run_coroutine_threadsafe(coroutine, loop.loop)
+    while True:
+        try:
+            return future.result(timeout=ALIVE_EVERY)
+        except TimeoutError:
+            if not loop.thread.is_alive():
+                future.cancel()
+                raise RuntimeError("the DNS loop's thread ended before it answered") from None

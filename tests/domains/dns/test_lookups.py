@@ -327,3 +327,32 @@ def test_a_question_cancelled_as_its_slot_came_passes_the_slot_on(monkeypatch):
         return first.cancelled(), slots.taken
 
     assert asyncio.run(scenario()) == (True, 1)
+
+
+def test_a_caller_hears_when_the_loops_thread_ends_and_the_next_call_has_a_new_loop(dns_server):
+    """Nothing waits for ever on a loop that stopped: the waiting call raises, and the next
+    call of the process is answered on a loop of its own."""
+    dns_server.add("after.example.test", "A", "192.0.2.80")
+    stopped = eventloop.shared()
+    outcome: list[BaseException] = []
+
+    def wait_for_ever() -> None:
+        try:
+            eventloop.run(asyncio.sleep(3600))
+        except RuntimeError as error:
+            outcome.append(error)
+
+    waiting = threading.Thread(target=wait_for_ever)
+    waiting.start()
+    stopped.loop.call_soon_threadsafe(stopped.loop.stop)
+    waiting.join(timeout=30)
+
+    assert [str(error) for error in outcome] == ["the DNS loop's thread ended before it answered"]
+    after = lookups.lookup_many([("after.example.test", "A")])[("after.example.test", "A")]
+    assert (after.status, after.final) == (lookups.OK, ("192.0.2.80",))
+    assert eventloop.shared() is not stopped
+    left = asyncio.all_tasks(stopped.loop)  # the sleep the caller gave up on
+    for task in left:
+        task.cancel()
+    stopped.loop.run_until_complete(asyncio.gather(*left, return_exceptions=True))
+    stopped.loop.close()
