@@ -95,13 +95,28 @@ def edge_rows(section: list[str]) -> list[str]:
 EDGE_AT_SCALE = ("Edge: Remove → placeholder", "Edge: other tenants' kept-alive")
 
 
+def kept_lines(*starts: str) -> list[str]:
+    """The lines of bench/results.md that start with one of `starts`, as they stand."""
+    results = ROOT / "bench" / "results.md"
+    text = results.read_text() if results.exists() else ""
+    return [line for line in text.splitlines() if line.startswith(starts)]
+
+
 def kept_rows(*figures: str) -> list[str]:
     """The rows of bench/results.md whose figure starts with one of `figures`, as they stand
     (the sweep's for a run with --skip-domains; the edge's at scale always)."""
-    results = ROOT / "bench" / "results.md"
-    text = results.read_text() if results.exists() else ""
-    starts = tuple(f"| {figure}" for figure in figures)
-    return [line for line in text.splitlines() if line.startswith(starts)]
+    return kept_lines(*(f"| {figure}" for figure in figures))
+
+
+# The note that says where kept sweep rows come from (written by hand with the run that
+# measured them: which machine, commit and hour); kept with the rows.
+SWEEP_NOTE = "The domain sweep's rows are kept from the run"
+
+
+def kept_sweep_note() -> str:
+    """The note on the kept sweep rows as it stands, or its first sentence."""
+    kept = kept_lines(f"- {SWEEP_NOTE}")
+    return kept[0].removeprefix("- ") if kept else f"{SWEEP_NOTE} that measured them."
 
 
 def sweep_target(rows: list[str]) -> list[str]:

@@ -37,6 +37,7 @@ from bench.report import (  # noqa: E402
     EDGE_AT_SCALE,
     edge_rows,
     kept_rows,
+    kept_sweep_note,
     list_rows,
     sweep_target,
     verdict,
@@ -219,7 +220,7 @@ def main() -> None:
         rows += sweep_target(sweep_rows(ENV))
     elif kept := kept_rows("Domain sweep: "):
         rows += sweep_target(kept)
-        notes.append("The domain sweep's rows are kept from the run that measured them.")
+        notes.append(kept_sweep_note())
     load = f"{load_before} / " + " ".join(f"{x:.1f}" for x in os.getloadavg())
     elapsed = time.monotonic() - started
 

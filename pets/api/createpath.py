@@ -42,6 +42,7 @@ import io
 import logging
 from typing import Any
 
+import psycopg
 from django.conf import settings
 from django.db import OperationalError, connection, transaction
 from django.http import HttpRequest, HttpResponse, HttpResponseBase
@@ -285,10 +286,27 @@ def _own_transaction() -> Any:
 
 def _insert(name: str, category_id: int, status: str, now: Any) -> int | None:
     stamp = connection.ops.adapt_datetimefield_value(now)
-    with connection.cursor() as cursor:
-        cursor.execute(_PLAIN, [name, status, stamp, stamp, category_id])
-        row = cursor.fetchone()
+    row = _run_prepared(_PLAIN, [name, status, stamp, stamp, category_id])
     return row[0] if row else None
+
+
+def _run_prepared(sql: str, params: list[Any]) -> Any:
+    """The statement's one row (or None), its parameters bound by the server, so that psycopg
+    prepares it once it has run the connection's `prepare_threshold` times (settings'
+    DATABASES): PostgreSQL then neither parses nor plans it again. Django's cursors bind on the
+    client, which no statement can prepare; every other query of the platform stays so
+    (docs/decisions/performance.md, "Writes"). Django's own connection, health check, error
+    mapping and cursor wrapper (its execute wrappers, DEBUG's query log) as for any query."""
+    connection.close_if_health_check_failed()
+    connection.ensure_connection()
+    connection.validate_thread_sharing()
+    with connection.wrap_database_errors:
+        # Typed Any: django-stubs has make_cursor take a CursorWrapper, Django a DB-API cursor.
+        bound: Any = psycopg.Cursor(connection.connection)
+    wrap = connection.make_debug_cursor if connection.queries_logged else connection.make_cursor
+    with wrap(bound) as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchone()
 
 
 def _insert_keyed(
@@ -310,7 +328,5 @@ def _insert_keyed(
         idempotency.IN_USE_WAIT,
         *(name, category_id, status, stamp, stamp),
     ]
-    with connection.cursor() as cursor:
-        cursor.execute(_KEYED, params)
-        row = cursor.fetchone()
+    row = _run_prepared(_KEYED, params)
     return row[0] if row and row[1] else None

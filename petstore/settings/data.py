@@ -45,6 +45,10 @@ if DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql":
 # The same backend, its health check without a round trip unless the server has written to
 # the idle connection, as it does when it drops one (petstore/database/).
 DATABASES["default"]["ENGINE"] = "petstore.database"
+# A statement bound on the server is prepared once it has run this often on a connection
+# (psycopg's default; Django's is never). Django's cursors bind on the client, which never
+# prepares, so this reaches only createPet's statement (pets/api/createpath.py).
+DATABASES["default"].setdefault("OPTIONS", {})["prepare_threshold"] = 5
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # Unset: the embedded server (`make run`), its database 0 the cache, 1 the Celery broker.

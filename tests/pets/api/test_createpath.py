@@ -14,13 +14,15 @@ from datetime import UTC, datetime
 
 import pytest
 import time_machine
+from django.db import connection
+from rest_framework.test import APIClient
 
 from pets.models import Category
 from petstore.apikeys.scopes import Scope
 from petstore.apikeys.services import api_key_issue, api_key_revoke
 from tests.pets.api.compare import NO_HEADER
 from tests.pets.api.compare_creates import assert_same_creates, post, wsgi_post
-from tests.pets.helpers import bearer
+from tests.pets.helpers import bearer, post_json
 
 pytestmark = pytest.mark.django_db
 
@@ -190,6 +192,41 @@ def test_a_keyed_create_of_an_unknown_category_stores_no_record(
     requests = [keyed(pet(dogs, categoryId=424242)), keyed(pet(dogs))]
     answers = assert_same_creates(settings, alice_key, requests, fast=[False, True])
     assert [answer[0] for answer in answers] == [400, 201]
+
+
+# --- The statement, prepared ----------------------------------------------------------------
+
+
+def prepared_inserts() -> list[str]:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT statement FROM pg_prepared_statements")
+        return [row[0] for row in cursor.fetchall() if "INSERT INTO pets_pet" in row[0]]
+
+
+def test_the_create_statements_are_prepared_once_they_ran_a_few_times(
+    settings, alice_key, dogs, no_rate_limits
+):
+    """PostgreSQL parses and plans each of createPet's statements once per connection, not
+    once per create: after as many creates as the connection's threshold, both the plain
+    and the keyed one are prepared on it."""
+    settings.API_LIST_FAST_PATH = True
+    client = APIClient(**bearer(alice_key.plaintext))
+    for n in range(settings.DATABASES["default"]["OPTIONS"]["prepare_threshold"] + 1):
+        assert (
+            post_json(client, "/v1/pets", {"name": f"Rex {n}", "categoryId": dogs.id}).status_code
+            == 201
+        )
+        keyed = post_json(
+            client,
+            "/v1/pets",
+            {"name": f"Max {n}", "categoryId": dogs.id},
+            HTTP_IDEMPOTENCY_KEY=f"prepared-{n}",
+        )
+        assert keyed.status_code == 201
+
+    statements = prepared_inserts()
+    assert any(statement.startswith("INSERT INTO pets_pet") for statement in statements)
+    assert any(statement.startswith("WITH new AS") for statement in statements)
 
 
 # --- Through the WSGI application: the lean handler (petstore.http.lean) -----------------
