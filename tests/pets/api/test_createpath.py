@@ -10,6 +10,8 @@ is DRF's own, whichever path took the request.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from datetime import UTC, datetime
 
 import pytest
@@ -23,6 +25,7 @@ from petstore.apikeys.services import api_key_issue, api_key_revoke
 from tests.pets.api.compare import NO_HEADER
 from tests.pets.api.compare_creates import assert_same_creates, post, wsgi_post
 from tests.pets.helpers import bearer, post_json
+from tests.processes import ROOT, service_env
 
 pytestmark = pytest.mark.django_db
 
@@ -227,6 +230,25 @@ def test_the_create_statements_are_prepared_once_they_ran_a_few_times(
     statements = prepared_inserts()
     assert any(statement.startswith("INSERT INTO pets_pet") for statement in statements)
     assert any(statement.startswith("WITH new AS") for statement in statements)
+
+
+@pytest.mark.parametrize(("flag", "threshold"), [("", "5"), ("0", "None")], ids=["on", "off"])
+def test_db_prepared_statements_sets_each_connections_threshold(settings, flag, threshold):
+    """Behind a pooler that drops prepared statements an operator turns them off: the
+    process's psycopg connection then never prepares."""
+    code = (
+        "import django; django.setup(); from django.db import connection; "
+        "connection.ensure_connection(); print(connection.connection.prepare_threshold)"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        env=service_env(settings, DB_PREPARED_STATEMENTS=flag),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.stdout.strip().splitlines()[-1] == threshold, result.stderr
 
 
 # --- Through the WSGI application: the lean handler (petstore.http.lean) -----------------
