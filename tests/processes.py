@@ -20,6 +20,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 import pytest
+import redis
 import requests
 from django.db import connection
 
@@ -80,8 +81,6 @@ class OwnRedis:
         return self
 
     def answers(self) -> bool:
-        import redis
-
         try:
             return bool(redis.Redis(port=self.port, socket_connect_timeout=0.2).ping())
         except redis.RedisError:

@@ -72,8 +72,6 @@ def test_the_platform_resolver_sees_servfail_and_timeout_apart(dns_server):
 
 
 def test_a_port_where_nothing_answers_is_a_timeout(settings):
-    import socket
-
     silent = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     silent.bind(("127.0.0.1", 0))
     try:

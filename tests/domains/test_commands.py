@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import json
+from datetime import timedelta
+from io import StringIO
 
 import pytest
+import time_machine
 from django.core.management import call_command, load_command_class
 from django.core.management.base import CommandError
+from django.utils import timezone
 
 from domains.choices import State
 from domains.models import Deploy, Domain, Project
@@ -18,8 +22,6 @@ pytestmark = pytest.mark.django_db
 
 
 def run(*args) -> str:
-    from io import StringIO
-
     out = StringIO()
     call_command(*args, stdout=out)
     return out.getvalue()
@@ -152,11 +154,6 @@ def test_a_refused_command_exits_non_zero_with_the_message(capsys):
 def test_domainstatus_carries_the_troubleshooting_steps_after_30_minutes(
     dns_server, shop, django_capture_on_commit_callbacks
 ):
-    from datetime import timedelta
-
-    import time_machine
-    from django.utils import timezone
-
     run("adddomain", "shop", "www.example.test")
     dns_server.add("www.example.test", "CNAME", TARGET + ".")
     dns_server.add("example.test", "CAA", '0 issue "letsencrypt.org"')

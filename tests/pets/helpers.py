@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import json
 
+from django.core.cache import cache
+
+from petstore.api.throttles import Policy, counter_key
+
 
 def bearer(plaintext: str) -> dict:
     return {"HTTP_AUTHORIZATION": f"Bearer {plaintext}"}
@@ -30,9 +34,6 @@ def assert_error(response, status: int, code: str) -> dict:
 def clear_rate_limits(*idents: str) -> None:
     """Forget the rate-limit counters of these API key prefixes and client addresses,
     whatever the window (petstore.api.throttles.counter_key)."""
-    from django.core.cache import cache
-
-    from petstore.api.throttles import Policy, counter_key
 
     cache.delete_many(
         [

@@ -8,6 +8,7 @@ import threading
 import pytest
 from celery.signals import task_failure
 from django.db import connection
+from kombu.exceptions import OperationalError
 
 from domains.tasks import check_domain, issue_certificate
 from petstore.celery import app
@@ -51,8 +52,6 @@ def test_an_enqueue_without_broker_is_counted_and_does_not_raise():
 
 @pytest.mark.django_db
 def test_inside_a_running_task_a_failed_publish_still_raises():
-    from kombu.exceptions import OperationalError
-
     dead = app.connection_for_write(DEAD_BROKER)
     # celery-types gives push_request the task's own parameters; it takes the request's fields.
     check_domain.push_request(called_directly=False, id="running", retries=0)  # type: ignore[call-arg]

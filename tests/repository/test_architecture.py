@@ -30,7 +30,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from rest_framework.views import APIView
 
+from petstore.api.views import BaseAPIView
 from tests.processes import ROOT
 
 PACKAGES = ("petstore", "pets", "domains", "devtools")
@@ -171,10 +173,6 @@ def app_api_modules() -> list[str]:
 
 
 def views_not_on_the_base_view(module: str) -> list[str]:
-    from rest_framework.views import APIView
-
-    from petstore.api.views import BaseAPIView
-
     loaded = importlib.import_module(module)
     return [
         name

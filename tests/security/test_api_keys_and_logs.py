@@ -5,6 +5,7 @@ refused request leaves one log line carrying its request id."""
 from __future__ import annotations
 
 import io
+import json
 import logging
 
 import pytest
@@ -81,7 +82,6 @@ def test_each_refusal_is_logged_with_the_request_id_of_its_response(every_log_li
     response = api.get("/v1/pets/999999", HTTP_X_REQUEST_ID="trace-me-42")
     assert response.status_code == 404
     assert response["X-Request-ID"] == "trace-me-42"
-    import json
 
     refusals = [
         json.loads(line)

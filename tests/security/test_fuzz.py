@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 from typing import Any
+from urllib.parse import quote, urlencode
 
 import pytest
 import schemathesis
@@ -131,8 +132,6 @@ _HEADER_VALUE = st.text(
 def test_raw_fuzzing_of_v1_never_breaks_the_error_contract(
     alice_key, method, segments, query, body, content_type, auth, junk, idempotency_key
 ):
-    from urllib.parse import quote, urlencode
-
     client = APIClient()
     headers: dict[str, Any] = {}  # WSGI environ for the test client
     if auth == "good":

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 
 from domains.models import Domain, DomainEvent, Redirect
 from domains.services.custom_domains import domain_add
@@ -108,9 +110,6 @@ def test_sign_in_page_signs_the_owner_in_to_the_dashboard(client, alice):
 
 
 def test_project_page_queries_do_not_grow_with_domains(client, alice, shop):
-    from django.db import connection
-    from django.test.utils import CaptureQueriesContext
-
     client.force_login(alice)
 
     def queries() -> int:

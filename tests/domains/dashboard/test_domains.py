@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from domains.models import Domain, DomainEvent, Redirect
+from domains.services import certificates
 from domains.services.custom_domains import domain_add, domain_request_check
 from domains.services.projects import project_create
 from domains.services.redirects import redirect_save
 from domains.services.verification import domain_check
-from tests.fixtures.domains import go_live
+from tests.fixtures.domains import TARGET, go_live
 
 SHOP = "/dashboard/projects/shop/domains/"
 
@@ -130,9 +133,6 @@ def test_history_shows_who_did_what_and_when(alice_client, shop, alice):
 
 
 def test_domain_page_queries_do_not_grow_with_its_history(alice_client, shop, alice):
-    from django.db import connection
-    from django.test.utils import CaptureQueriesContext
-
     domain = domain_add(project=shop, hostname="www.example.com", actor=alice)
 
     def queries() -> int:
@@ -232,12 +232,6 @@ def test_remove_page_says_an_existing_redirect_ends_with_the_domain(alice_client
 
 
 def test_the_domain_page_reads_the_certificate_once(alice_client, shop, alice, dns_server):
-    from django.db import connection
-    from django.test.utils import CaptureQueriesContext
-
-    from domains.services import certificates
-    from tests.fixtures.domains import TARGET
-
     dns_server.add("www.example.com", "CNAME", TARGET + ".")
     domain = domain_add(project=shop, hostname="www.example.com", actor=alice)
     domain_check(domain_id=domain.pk)  # verified: its certificate is requested

@@ -100,7 +100,6 @@ def test_no_more_than_max_in_flight_questions_are_asked_at_once(dns_server, sett
 
 def test_a_caller_already_inside_an_event_loop_gets_its_answer(zone):
     """An async caller (or a browser driver's loop in this thread) still gets the answer."""
-    import asyncio
 
     async def ask_from_a_running_loop() -> lookups.Lookup:
         return lookups.lookup("ok.example.test", "CNAME")

@@ -13,7 +13,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 import time_machine
 from celery.exceptions import Retry
-from django.db import transaction
+from django.db import connection, transaction
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from domains import tasks
@@ -132,8 +133,6 @@ def test_the_domains_a_batch_verifies_are_written_with_one_update(dns_server, sh
     """Verified and their certificates requested in one statement for the batch (the
     sweep's largest cost after the DNS was an UPDATE per domain;
     docs/decisions/domain-sweep.md)."""
-    from django.db import connection
-    from django.test.utils import CaptureQueriesContext
 
     hostnames = [f"shop{i}.example.test" for i in range(5)]
     for hostname in hostnames:

@@ -7,6 +7,7 @@ import re
 import pytest
 from django.contrib.staticfiles import finders
 from django.core.management import call_command
+from django.urls import path as route
 from drf_spectacular.generators import SchemaGenerator
 from drf_spectacular.utils import extend_schema
 from rest_framework.response import Response
@@ -204,9 +205,7 @@ def test_the_stability_decorator_sets_the_extension_from_view_code():
         def get(self, request):
             return Response()
 
-    from django.urls import path
-
-    generated = SchemaGenerator(patterns=[path("v1/beta", BetaView.as_view())]).get_schema(
+    generated = SchemaGenerator(patterns=[route("v1/beta", BetaView.as_view())]).get_schema(
         request=None, public=True
     )
     assert generated["paths"]["/beta"]["get"]["x-stability"] == "beta"

@@ -11,6 +11,7 @@ from django.test import RequestFactory
 
 from pets.api import createpath, views
 from pets.models import Pet
+from petstore import urls
 from petstore.api import errors
 from petstore.api.exceptions import ErrorCode
 from tests.pets.helpers import assert_error, post_json
@@ -165,7 +166,5 @@ def test_handler404_answers_the_error_body_under_v1():
 
 
 def test_the_project_uses_the_api_handlers():
-    from petstore import urls
-
     assert urls.handler404 == "petstore.api.errors.handler404"
     assert urls.handler500 == "petstore.api.errors.handler500"

@@ -5,12 +5,21 @@ answered 429 with the Error body and Retry-After."""
 from __future__ import annotations
 
 import ipaddress
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
+import requests
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from rest_framework.test import APIClient
 
+from pets.models import Category, Pet
+from petstore import settings as defaults
+from petstore.apikeys import keycache
+from petstore.apikeys.services import api_key_issue
 from tests.pets.helpers import assert_error, bearer, clear_rate_limits
+from tests.processes import service_env, web_server_process
 
 pytestmark = pytest.mark.django_db
 
@@ -75,8 +84,6 @@ def test_one_address_is_limited_across_all_its_keys(settings, alice_key, bob_key
 
 
 def test_writes_count_too_and_a_refused_create_stores_nothing(settings, alice_key):
-    from pets.models import Category, Pet
-
     settings.API_ADDRESS_RATE_LIMIT = "1/min"
     dogs = Category.objects.create(name="Dogs")
     client = _client(alice_key, "198.51.100.3")
@@ -115,8 +122,6 @@ def test_an_empty_address_limit_turns_it_off(settings, alice_key):
 
 
 def test_limits_are_settings_with_documented_defaults():
-    from petstore import settings as defaults
-
     assert defaults.API_RATE_LIMIT == "600/min"
     assert defaults.API_ADDRESS_RATE_LIMIT == "3000/min"
     assert defaults.API_FAILED_KEY_RATE_LIMIT == "30/min"
@@ -140,12 +145,6 @@ def test_concurrent_requests_are_counted_exactly(transactional_db, settings, ali
     """50 requests at once against a limit of 10, through a real web server with several
     workers: each is counted by one atomic Redis script, so exactly 10 pass (before, a
     read-then-write of the history let 23-31 through)."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    import requests
-
-    from petstore.apikeys.services import api_key_issue
-    from tests.processes import service_env, web_server_process
 
     key = api_key_issue(user=alice).plaintext
     env = service_env(settings, API_RATE_LIMIT="10/min", API_ADDRESS_RATE_LIMIT="")
@@ -173,11 +172,6 @@ def _bogus(address: str, n: int) -> APIClient:
 def test_an_address_past_its_refused_keys_is_answered_429_before_any_lookup(
     settings, alice_key, monkeypatch
 ):
-    from django.db import connection
-    from django.test.utils import CaptureQueriesContext
-
-    from petstore.apikeys import keycache
-
     settings.API_FAILED_KEY_RATE_LIMIT = "3/min"
     address = "198.51.100.1"
     assert [_bogus(address, n).get("/v1/pets").status_code for n in range(3)] == [401] * 3
