@@ -45,18 +45,19 @@ if DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql":
 # The same backend, its health check without a round trip unless the server has written to
 # the idle connection, as it does when it drops one (petstore/database/).
 DATABASES["default"]["ENGINE"] = "petstore.database"
+# A statement bound on the server is prepared once it has run this often on a connection
+# (psycopg's default; Django's is never). Django's cursors bind on the client, which never
+# prepares, so this reaches only createPet's statement (pets/api/createpath.py).
+PREPARE_THRESHOLD = 5
 DB_PREPARED_STATEMENTS = env.flag(
     "DB_PREPARED_STATEMENTS",
     True,
-    "createPet's statement prepared on each database connection after its fifth use; off "
-    "behind a pooler in transaction mode that does not keep prepared statements (PgBouncer "
-    "before 1.21, or without `max_prepared_statements`).",
+    f"createPet's statement prepared on each database connection once it has run "
+    f"{PREPARE_THRESHOLD} times there; off behind a pooler in transaction mode that does not "
+    "keep prepared statements (PgBouncer before 1.21, or without `max_prepared_statements`).",
 )
-# Prepared once it has run five times on a connection (psycopg's default; Django's is
-# never). Django's cursors bind on the client, which never prepares, so this reaches only the
-# statement bound on the server: createPet's (pets/api/createpath.py).
 DATABASES["default"].setdefault("OPTIONS", {})["prepare_threshold"] = (
-    5 if DB_PREPARED_STATEMENTS else None
+    PREPARE_THRESHOLD if DB_PREPARED_STATEMENTS else None
 )
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 

@@ -232,8 +232,8 @@ def test_the_create_statements_are_prepared_once_they_ran_a_few_times(
     assert any(statement.startswith("WITH new AS") for statement in statements)
 
 
-@pytest.mark.parametrize(("flag", "threshold"), [("", "5"), ("0", "None")], ids=["on", "off"])
-def test_db_prepared_statements_sets_each_connections_threshold(settings, flag, threshold):
+@pytest.mark.parametrize(("flag", "prepared"), [("", True), ("0", False)], ids=["on", "off"])
+def test_db_prepared_statements_sets_each_connections_threshold(settings, flag, prepared):
     """Behind a pooler that drops prepared statements an operator turns them off: the
     process's psycopg connection then never prepares."""
     code = (
@@ -248,6 +248,7 @@ def test_db_prepared_statements_sets_each_connections_threshold(settings, flag, 
         text=True,
         timeout=60,
     )
+    threshold = str(settings.PREPARE_THRESHOLD) if prepared else "None"
     assert result.stdout.strip().splitlines()[-1] == threshold, result.stderr
 
 
